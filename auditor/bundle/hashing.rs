@@ -1,0 +1,66 @@
+//! A reader that hashes, counts and caps the bytes passing through it, so a
+//! member is hashed in the same pass that parses it and can never exceed its
+//! size limit, whatever its header claims.
+
+use sha2::{Digest, Sha256};
+use std::io::{self, Read};
+
+pub(crate) struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    count: u64,
+    cap: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    pub(crate) fn new(inner: R, cap: u64) -> Self {
+        HashingReader { inner, hasher: Sha256::new(), count: 0, cap }
+    }
+
+    pub(crate) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Read the rest of the stream (still capped) and return the hex digest.
+    pub(crate) fn finish(mut self) -> io::Result<(u64, String)> {
+        io::copy(&mut self, &mut io::sink())?;
+        Ok((self.count, hex(&self.hasher.finalize())))
+    }
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.count >= self.cap {
+            // Probe one byte: a member exactly at the cap is fine, one over is not.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::other(format!("larger than the member size limit of {} bytes", self.cap))),
+            };
+        }
+        let room = usize::try_from(self.cap - self.count).unwrap_or(usize::MAX).min(buf.len());
+        let n = self.inner.read(&mut buf[..room])?;
+        self.hasher.update(&buf[..n]);
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// Lower-case hex of a digest.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_and_caps() {
+        let (n, digest) = HashingReader::new(&b"abc"[..], 3).finish().unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        let err = HashingReader::new(&b"abcd"[..], 3).finish().unwrap_err();
+        assert!(err.to_string().contains("member size limit"));
+    }
+}

@@ -1,0 +1,62 @@
+//! Resource limits for reading untrusted bundles. Every archive member and
+//! every line is bounded; whatever a limit stops is reported as not examined.
+
+/// Limits applied while reading a bundle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most members (files) read from one bundle, nested archives included.
+    pub max_members: u64,
+    /// Largest single member, in bytes (uncompressed).
+    pub max_member_size: u64,
+    /// Most bytes (uncompressed) read from one bundle in all.
+    pub max_total_size: u64,
+    /// Longest line kept, in bytes; the rest of a longer line is not examined.
+    pub max_line_length: usize,
+    /// Deepest directory or archive nesting followed.
+    pub max_depth: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_members: 200_000,
+            max_member_size: 4 << 30,
+            max_total_size: 64 << 30,
+            max_line_length: 4 << 20,
+            max_depth: 32,
+        }
+    }
+}
+
+/// Parse a byte size such as `4096`, `64K`, `512M`, `4G` or `1T` (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let number: u64 = digits.parse().map_err(|_| format!("not a size: {text:?} (use e.g. 512M or 4G)"))?;
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("unknown size unit in {text:?} (use K, M, G or T)")),
+    };
+    number.checked_mul(1 << shift).ok_or_else(|| format!("size too large: {text:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("64K"), Ok(64 << 10));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("4g"), Ok(4 << 30));
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+}

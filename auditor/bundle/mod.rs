@@ -1,0 +1,87 @@
+//! Finding and reading inputs: run-bundle directories, `.zip` and `.tar.gz`
+//! archives (read in place, never extracted), and grouping their files into
+//! the benchmark jobs that produced them.
+
+mod hashing;
+pub mod layout;
+pub mod limits;
+mod read;
+
+pub use layout::{Job, JobKind, JobMeta, Scenario};
+pub use limits::Limits;
+pub use read::{read_bundle, BundleError};
+
+use serde::Serialize;
+use std::io::{self, Read};
+
+/// What happened to one file of a bundle. Every file ends in exactly one state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", content = "reason", rename_all = "kebab-case")]
+pub enum FileStatus {
+    /// Read whole and examined.
+    Read,
+    /// Read, but part of it could not be examined (the reason says which part).
+    Partial(String),
+    /// Deliberately not examined: it carries no launch evidence (e.g. metrics CSV).
+    Skipped(String),
+    /// Could not be examined (over a limit, corrupt, unreadable).
+    NotExamined(String),
+}
+
+impl FileStatus {
+    /// Whether this state leaves part of the input unexamined.
+    pub fn is_incomplete(&self) -> bool {
+        matches!(self, FileStatus::Partial(_) | FileStatus::NotExamined(_))
+    }
+}
+
+/// One file of a bundle and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileRecord {
+    /// Path inside the bundle, `/`-separated; members of nested archives
+    /// are written `outer.tar.gz/inner/path`.
+    pub path: String,
+    /// Bytes read (uncompressed), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// SHA-256 of the whole content, when it was read to the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(flatten)]
+    pub status: FileStatus,
+}
+
+/// What a visitor made of a member it was handed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disposition {
+    Read,
+    Partial(String),
+    Skipped(String),
+}
+
+/// Receives every regular file of a bundle as a stream, in path order for
+/// directories and archive order for archives.
+pub trait MemberVisitor {
+    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition>;
+}
+
+/// A bundle after reading: every file accounted for, and the bundle-level
+/// problems (an archive that ended early, a limit that stopped the walk).
+#[derive(Debug, Clone, Serialize)]
+pub struct Bundle {
+    /// The path as the user gave it.
+    pub path: String,
+    /// SHA-256 of the archive file, or of the sorted `sha256  path` manifest
+    /// of a directory's files.
+    pub sha256: String,
+    pub files: Vec<FileRecord>,
+    /// Parts of the input that could not be examined, beyond single files.
+    pub not_examined: Vec<String>,
+}
+
+impl Bundle {
+    /// Whether anything in this bundle was left unexamined.
+    pub fn is_incomplete(&self) -> bool {
+        !self.not_examined.is_empty() || self.files.iter().any(|f| f.status.is_incomplete())
+    }
+}

@@ -1,0 +1,380 @@
+//! Walking a bundle: a directory tree, a zip archive, a (gzipped) tar
+//! archive, or a single file. Archives are streamed member by member;
+//! nested `.tar.gz` members (srt-slurm log tarballs) are walked in place.
+
+use super::hashing::{hex, HashingReader};
+use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
+use flate2::read::MultiGzDecoder;
+use sha2::{Digest, Sha256};
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read, Seek};
+use std::path::Path;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum BundleError {
+    #[error("{path}: no such file or directory")]
+    Missing { path: String },
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+    #[error("{path}: nothing could be read: {reason}")]
+    Unreadable { path: String, reason: String },
+}
+
+/// The container format of a bundle or nested member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Zip,
+    TarGz,
+    Tar,
+    /// A single gzip-compressed file (e.g. `server.log.gz`).
+    Gz,
+    Plain,
+}
+
+fn format_by_name(name: &str) -> Format {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".zip") {
+        Format::Zip
+    } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+        Format::TarGz
+    } else if lower.ends_with(".tar") {
+        Format::Tar
+    } else if lower.ends_with(".gz") {
+        Format::Gz
+    } else {
+        Format::Plain
+    }
+}
+
+/// Sniff the format from the first bytes, falling back to the name.
+fn format_of(head: &[u8], name: &str) -> Format {
+    let by_name = format_by_name(name);
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        Format::Zip
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        if by_name == Format::Gz { Format::Gz } else { Format::TarGz }
+    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+        Format::Tar
+    } else {
+        by_name
+    }
+}
+
+/// Read the bundle at `path`, handing every regular file to `visitor`.
+pub fn read_bundle(path: &Path, limits: &Limits, visitor: &mut dyn MemberVisitor) -> Result<Bundle, BundleError> {
+    let label = path.display().to_string();
+    let io_err = |source| BundleError::Io { path: label.clone(), source };
+    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
+        _ => io_err(e),
+    })?;
+    let mut walker = Walker { limits: *limits, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0 };
+    let sha256 = if meta.is_dir() {
+        walker.walk_dir(path, "", 0);
+        manifest_digest(&walker.files)
+    } else {
+        let mut file = File::open(path).map_err(io_err)?;
+        let mut head = Vec::with_capacity(512);
+        (&mut file).take(512).read_to_end(&mut head).map_err(io_err)?;
+        file.rewind().map_err(io_err)?;
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match format_of(&head, &name) {
+            Format::Zip => walker.walk_zip_file(path),
+            Format::TarGz => walker.walk_tar(MultiGzDecoder::new(BufReader::new(file)), &label, "", 0),
+            Format::Tar => walker.walk_tar(BufReader::new(file), &label, "", 0),
+            Format::Gz => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
+            Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
+        }
+        file_digest(path).map_err(io_err)?
+    };
+    if walker.files.is_empty() {
+        let reason = match walker.not_examined.first() {
+            Some(reason) => reason.clone(),
+            None => "it contains no files".to_string(),
+        };
+        return Err(BundleError::Unreadable { path: label, reason });
+    }
+    if walker.files.iter().all(|f| matches!(f.status, FileStatus::NotExamined(_))) {
+        let reason = walker.files.iter().find_map(|f| match &f.status {
+            FileStatus::NotExamined(r) => Some(format!("{}: {r}", f.path)),
+            _ => None,
+        });
+        return Err(BundleError::Unreadable { path: label, reason: reason.unwrap_or_default() });
+    }
+    Ok(Bundle { path: label, sha256, files: walker.files, not_examined: walker.not_examined })
+}
+
+fn file_digest(path: &Path) -> io::Result<String> {
+    let mut hasher = Sha256::new();
+    io::copy(&mut BufReader::new(File::open(path)?), &mut hasher)?;
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Digest of a directory: SHA-256 over `sha256  path\n` lines sorted by path,
+/// with `-` for a file whose content was not read to the end.
+fn manifest_digest(files: &[FileRecord]) -> String {
+    let mut lines: Vec<String> = files
+        .iter()
+        .map(|f| format!("{}  {}\n", f.sha256.as_deref().unwrap_or("-"), f.path))
+        .collect();
+    lines.sort();
+    let mut hasher = Sha256::new();
+    lines.iter().for_each(|l| hasher.update(l.as_bytes()));
+    hex(&hasher.finalize())
+}
+
+struct Walker<'v> {
+    limits: Limits,
+    visitor: &'v mut dyn MemberVisitor,
+    files: Vec<FileRecord>,
+    not_examined: Vec<String>,
+    members: u64,
+    total: u64,
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    let name = name.trim_start_matches("./").trim_start_matches('/');
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
+}
+
+impl Walker<'_> {
+    fn record(&mut self, path: &str, size: Option<u64>, sha256: Option<String>, status: FileStatus) {
+        self.files.push(FileRecord { path: path.to_string(), size, sha256, status });
+    }
+
+    /// Whether the member limit stops the walk here; notes it once.
+    fn member_limit_reached(&mut self) -> bool {
+        if self.members < self.limits.max_members {
+            return false;
+        }
+        let note = format!(
+            "more than {} members: the rest of the bundle was not examined (raise --max-members)",
+            self.limits.max_members
+        );
+        if !self.not_examined.contains(&note) {
+            self.not_examined.push(note);
+        }
+        true
+    }
+
+    /// Hand one member to the visitor (or walk it, if it is an archive).
+    fn member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, depth: u32) {
+        if self.member_limit_reached() {
+            return;
+        }
+        self.members += 1;
+        if self.total >= self.limits.max_total_size {
+            let reason = format!("total size limit of {} bytes reached (raise --max-total-size)", self.limits.max_total_size);
+            return self.record(path, declared, None, FileStatus::NotExamined(reason));
+        }
+        if let Some(size) = declared.filter(|&s| s > self.limits.max_member_size) {
+            let reason = format!(
+                "{size} bytes, over the member size limit of {} bytes (raise --max-member-size)",
+                self.limits.max_member_size
+            );
+            return self.record(path, declared, None, FileStatus::NotExamined(reason));
+        }
+        let format = format_by_name(path);
+        let mut hashing = HashingReader::new(reader, self.limits.max_member_size);
+        let status = match format {
+            Format::TarGz | Format::Tar if depth >= self.limits.max_depth => {
+                FileStatus::NotExamined(format!("archive nested deeper than {} levels", self.limits.max_depth))
+            }
+            Format::TarGz => self.walk_nested(MultiGzDecoder::new(&mut hashing), path, depth),
+            Format::Tar => self.walk_nested(&mut hashing, path, depth),
+            Format::Zip if depth > 0 => FileStatus::NotExamined(
+                "a zip archive inside the bundle is not read in place; audit it separately".to_string(),
+            ),
+            Format::Gz => self.visit(path, &mut MultiGzDecoder::new(&mut hashing)),
+            Format::Zip | Format::Plain => self.visit(path, &mut hashing),
+        };
+        self.total += hashing.count();
+        let (size, sha256, status) = finish(hashing, declared, status);
+        self.record(path, size, sha256, status);
+    }
+
+    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> FileStatus {
+        match self.visitor.visit(path, reader) {
+            Ok(Disposition::Read) => FileStatus::Read,
+            Ok(Disposition::Partial(reason)) => FileStatus::Partial(reason),
+            Ok(Disposition::Skipped(reason)) => FileStatus::Skipped(reason),
+            Err(e) => FileStatus::NotExamined(format!("read error: {e}")),
+        }
+    }
+
+    fn walk_nested<R: Read>(&mut self, reader: R, path: &str, depth: u32) -> FileStatus {
+        let before = self.not_examined.len();
+        self.walk_tar(reader, path, path, depth + 1);
+        match self.not_examined.len() > before {
+            true => FileStatus::Partial("archive could not be read to the end (see not examined)".to_string()),
+            false => FileStatus::Read,
+        }
+    }
+
+    fn walk_dir(&mut self, dir: &Path, rel: &str, depth: u32) {
+        if depth > self.limits.max_depth {
+            self.not_examined.push(format!("{rel}: directory nested deeper than {} levels", self.limits.max_depth));
+            return;
+        }
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => return self.not_examined.push(format!("{}: cannot list directory: {e}", display_rel(rel))),
+        };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            if self.member_limit_reached() {
+                return;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = join(rel, &name);
+            let meta = match fs::symlink_metadata(entry.path()) {
+                Ok(meta) => meta,
+                Err(e) => {
+                    self.record(&path, None, None, FileStatus::NotExamined(format!("cannot stat: {e}")));
+                    continue;
+                }
+            };
+            let kind = meta.file_type();
+            if kind.is_dir() {
+                self.walk_dir(&entry.path(), &path, depth + 1);
+            } else if kind.is_symlink() {
+                let target = fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default();
+                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not followed")));
+            } else if kind.is_file() {
+                match File::open(entry.path()) {
+                    Ok(file) => self.member(&path, Some(meta.len()), &mut BufReader::new(file), depth),
+                    Err(e) => self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}"))),
+                }
+            } else {
+                self.record(&path, None, None, FileStatus::Skipped("not a regular file (device, FIFO or socket)".to_string()));
+            }
+        }
+    }
+
+    /// Walk a tar stream; `label` names the archive in notes, `prefix` is
+    /// prepended to member paths.
+    fn walk_tar<R: Read>(&mut self, reader: R, label: &str, prefix: &str, depth: u32) {
+        let mut archive = tar::Archive::new(reader);
+        let entries = match archive.entries() {
+            Ok(entries) => entries,
+            Err(e) => return self.not_examined.push(format!("{label}: not a readable tar archive: {e}")),
+        };
+        let mut seen = 0u64;
+        for entry in entries {
+            let mut entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    let at = if seen == 0 { "at its start".to_string() } else { format!("after {seen} members") };
+                    self.not_examined.push(format!("{label}: archive unreadable {at}, the rest was not examined: {e}"));
+                    return;
+                }
+            };
+            seen += 1;
+            let path = join(prefix, &String::from_utf8_lossy(&entry.path_bytes()));
+            let kind = entry.header().entry_type();
+            if kind.is_dir() {
+                continue;
+            }
+            if kind.is_symlink() || kind.is_hard_link() {
+                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+                self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
+            } else if kind.is_file() || kind == tar::EntryType::Continuous {
+                let size = entry.size();
+                self.member(&path, Some(size), &mut entry, depth);
+            } else if !(kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink()) {
+                self.record(&path, None, None, FileStatus::Skipped(format!("tar entry of type {kind:?}, not a regular file")));
+            }
+            if self.member_limit_reached() {
+                return;
+            }
+        }
+    }
+
+    fn walk_zip_file(&mut self, path: &Path) {
+        let label = path.display().to_string();
+        let open = || File::open(path).map(BufReader::new);
+        let archive = open().map_err(zip::result::ZipError::from).and_then(zip::ZipArchive::new);
+        match archive {
+            Ok(mut archive) => {
+                for index in 0..archive.len() {
+                    if self.member_limit_reached() {
+                        return;
+                    }
+                    let name = archive.name_for_index(index).and_then(Result::ok).map(|n| n.into_owned());
+                    match archive.by_index(index) {
+                        Ok(mut file) => {
+                            let name = String::from_utf8_lossy(file.name_raw()).into_owned();
+                            self.zip_member(&mut file, &join("", &name));
+                        }
+                        Err(e) => {
+                            let name = name.unwrap_or_else(|| format!("(member #{index})"));
+                            self.record(&join("", &name), None, None, FileStatus::NotExamined(format!("corrupt zip member: {e}")));
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                self.not_examined.push(format!(
+                    "{label}: zip central directory unreadable ({e}); members were recovered from their local headers"
+                ));
+                let Ok(mut reader) = open() else { return };
+                loop {
+                    if self.member_limit_reached() {
+                        return;
+                    }
+                    match zip::read::read_zipfile_from_stream(&mut reader) {
+                        Ok(Some(mut file)) => {
+                            let name = String::from_utf8_lossy(file.name_raw()).into_owned();
+                            self.zip_member(&mut file, &join("", &name));
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>, path: &str) {
+        if file.is_dir() {
+            return;
+        }
+        if file.is_symlink() {
+            self.record(path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
+            return;
+        }
+        let size = file.size();
+        self.member(path, Some(size), file, 0);
+    }
+}
+
+fn display_rel(rel: &str) -> &str {
+    if rel.is_empty() { "." } else { rel }
+}
+
+/// Turn the hashing reader's end state into the file's size, digest and status.
+fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: FileStatus) -> (Option<u64>, Option<String>, FileStatus) {
+    let read_so_far = hashing.count();
+    match status {
+        FileStatus::Read | FileStatus::Skipped(_) => match hashing.finish() {
+            Ok((size, digest)) => match declared {
+                Some(want) if size < want => (
+                    Some(size),
+                    None,
+                    FileStatus::Partial(format!("truncated: {size} of {want} bytes present")),
+                ),
+                _ => (Some(size), Some(digest), status),
+            },
+            Err(e) => (Some(read_so_far), None, match status {
+                FileStatus::Read => FileStatus::Partial(format!("read error after {read_so_far} bytes: {e}")),
+                _ => FileStatus::NotExamined(format!("read error after {read_so_far} bytes: {e}")),
+            }),
+        },
+        other => (Some(read_so_far), None, other),
+    }
+}

@@ -1,0 +1,165 @@
+//! `forbidden-env`: no engine environment variable that the policy forbids
+//! takes effect in any job, from any source the bundle shows (env dumps,
+//! exports, command prefixes, scripts), resolved by the engine's own rules.
+
+use super::{AuditedJob, CheckResult, Context};
+use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::knobs::Meaning;
+use crate::finding::{Finding, Severity};
+use crate::policy::{CheckPolicy, ForbidWhen, ForbiddenVar};
+use std::collections::BTreeSet;
+
+const ID: &str = "forbidden-env";
+
+pub const RULES: &[(&str, &str)] = &[
+    ("forbidden-env/enabled", "a forbidden variable takes effect (the engine reads its value as enabled)"),
+    ("forbidden-env/set", "a variable forbidden in any form is set"),
+    ("forbidden-env/invalid-value", "a forbidden variable has a value the engine rejects: it warns and keeps the default"),
+    ("forbidden-env/unresolved", "a forbidden variable is set from an expansion whose value the bundle does not show"),
+    ("forbidden-env/overridden", "a forbidden variable was enabled, then overridden before it took effect"),
+];
+
+pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+    let sources: usize = ctx.jobs.iter().map(env_sources).sum();
+    if sources == 0 {
+        return CheckResult::not_applicable(ID, settings, "no environment evidence (env dumps, exports, command prefixes) in the input");
+    }
+    let mut findings = Vec::new();
+    let mut failing_jobs = 0;
+    let mut in_effect = BTreeSet::new();
+    for job in ctx.jobs {
+        let env: Vec<EnvAssignment> = job.files.iter().flat_map(|f| f.env.iter().cloned()).collect();
+        let mut failed = false;
+        for var in &settings.forbid {
+            if judge(ctx, job, &env, var, &mut findings) {
+                in_effect.insert(var.name.as_str());
+                failed = true;
+            }
+        }
+        failing_jobs += usize::from(failed);
+    }
+    let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
+    let pass = format!(
+        "none of {} takes effect in {} job(s) ({sources} environment source(s) examined)",
+        names.join(", "),
+        ctx.job_count()
+    );
+    let fail = format!("{} in effect in {failing_jobs} of {} job(s)", in_effect.into_iter().collect::<Vec<_>>().join(", "), ctx.job_count());
+    CheckResult::from_findings(ID, settings, findings, pass, fail)
+}
+
+/// Distinct places that record a job's environment: dump blocks and
+/// assignment scopes.
+fn env_sources(job: &AuditedJob) -> usize {
+    job.files
+        .iter()
+        .map(|f| {
+            let mut scopes: Vec<&str> = f.env.iter().map(|a| a.scope.as_str()).collect();
+            scopes.extend(f.env_dumps.iter().map(|d| d.scope.as_str()));
+            scopes.sort_unstable();
+            scopes.dedup();
+            scopes.len()
+        })
+        .sum()
+}
+
+/// Judge one forbidden variable in one job; true when it takes effect.
+fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) -> bool {
+    let job_id = Some(job.job.id.as_str());
+    let mut violations = Vec::new();
+    let mut first_message = None;
+    for resolved in ctx.catalog.resolve(env, &var.name) {
+        let a = resolved.assignment;
+        let value = a.value.as_deref().unwrap_or_default();
+        let legacy = if resolved.via_legacy {
+            format!(" through the legacy spelling {}, which SGLang copies over {}", a.name, var.name)
+        } else {
+            String::new()
+        };
+        if a.expands {
+            findings.push(Finding::new(
+                "forbidden-env/unresolved",
+                Severity::Warning,
+                format!("{}={value} is set from an expansion whose value the bundle does not show{legacy}", a.name),
+                job_id,
+                vec![a.provenance.clone()],
+            ));
+            continue;
+        }
+        let meaning = ctx.catalog.meaning(&a.name, value);
+        let violated = match (var.when, &meaning) {
+            (ForbidWhen::Set, _) => true,
+            (ForbidWhen::Enabled, Meaning::Bool(b)) => *b,
+            (ForbidWhen::Enabled, Meaning::Invalid { reason, default }) => {
+                findings.push(Finding::new(
+                    "forbidden-env/invalid-value",
+                    Severity::Warning,
+                    format!(
+                        "{}={value}: {reason}; SGLang ignores the value with a warning and keeps the default ({}){legacy}",
+                        a.name,
+                        default.as_deref().unwrap_or("unknown")
+                    ),
+                    job_id,
+                    vec![a.provenance.clone()],
+                ));
+                false
+            }
+            (ForbidWhen::Enabled, _) => false,
+        };
+        if violated {
+            first_message.get_or_insert_with(|| {
+                let how = match var.when {
+                    ForbidWhen::Set => "is set".to_string(),
+                    ForbidWhen::Enabled => format!("takes effect: SGLang reads {value:?} as true"),
+                };
+                format!("{}={value} {how}{legacy}. Source: {}. Forbidden: {}", a.name, origin_phrase(a, env), var.reason)
+            });
+            violations.push(a.provenance.clone());
+        } else {
+            for earlier in resolved.overridden.iter().filter(|e| enables(ctx, e, var)) {
+                findings.push(Finding::new(
+                    "forbidden-env/overridden",
+                    Severity::Info,
+                    format!(
+                        "{}={} is overridden by {}={value} before it takes effect",
+                        earlier.name,
+                        earlier.value.as_deref().unwrap_or_default(),
+                        a.name
+                    ),
+                    job_id,
+                    vec![earlier.provenance.clone(), a.provenance.clone()],
+                ));
+            }
+        }
+    }
+    let Some(message) = first_message else { return false };
+    let rule = match var.when {
+        ForbidWhen::Set => "forbidden-env/set",
+        ForbidWhen::Enabled => "forbidden-env/enabled",
+    };
+    findings.push(Finding::new(rule, Severity::Error, message, job_id, violations));
+    true
+}
+
+fn enables(ctx: &Context, a: &EnvAssignment, var: &ForbiddenVar) -> bool {
+    let value = a.value.as_deref().unwrap_or_default();
+    var.when == ForbidWhen::Set || ctx.catalog.meaning(&a.name, value) == Meaning::Bool(true)
+}
+
+/// Where the value came from, in a reviewer's words.
+fn origin_phrase(a: &EnvAssignment, env: &[EnvAssignment]) -> String {
+    match a.origin {
+        EnvOrigin::DumpBlock => {
+            let set_explicitly = env.iter().any(|o| o.name == a.name && o.origin != EnvOrigin::DumpBlock && o.value.is_some());
+            if set_explicitly {
+                "the server environment dumped at launch".to_string()
+            } else {
+                "the server environment dumped at launch (inherited: no command or export in the bundle sets it)".to_string()
+            }
+        }
+        EnvOrigin::Export => "an export statement".to_string(),
+        EnvOrigin::Assignment => "an assignment".to_string(),
+        EnvOrigin::CommandPrefix => "a prefix of the launch command".to_string(),
+        EnvOrigin::Unset => "an unset statement".to_string(),
+    }
+}

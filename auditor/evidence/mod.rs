@@ -1,0 +1,268 @@
+//! Parsers: raw bytes in, typed facts with provenance out. Each file of a
+//! bundle is read once, as a stream, by the parsers its kind calls for.
+
+pub mod command;
+pub mod env;
+pub mod knobs;
+pub mod lines;
+pub mod metadata;
+pub mod provenance;
+pub mod shell;
+pub mod view;
+
+use crate::bundle::{layout, Disposition, MemberVisitor};
+use command::Command;
+use env::{Dialect, EnvAssignment, EnvDump, EnvScanner};
+use lines::LineReader;
+use metadata::Metadata;
+use provenance::FileRef;
+use serde::Serialize;
+use std::io::{self, BufReader, Read};
+
+/// Largest JSON document parsed as a whole; larger ones are scanned as text.
+pub const MAX_JSON: u64 = 32 << 20;
+
+/// How a file is read, decided by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileKind {
+    /// A `printf '%q '` launch command file.
+    Command,
+    /// Shell source (`.sh`, `.env`): shell quoting applies to assignments.
+    Script,
+    /// JSON metadata or results.
+    Json,
+    /// Anything else is read as program output.
+    Log,
+}
+
+/// Decide how to read `path`, or why not to read it at all.
+pub fn classify(path: &str) -> Result<FileKind, &'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "csv" | "tsv" => Err("tabular metrics (CSV): no launch evidence"),
+        "jsonl" | "parquet" | "arrow" | "traj" => Err("per-request or trajectory records: no launch evidence"),
+        "png" | "jpg" | "jpeg" | "gif" | "svg" | "pdf" | "html" => Err("plot or rendered page: no launch evidence"),
+        "pt" | "bin" | "safetensors" | "npy" | "npz" | "sqsh" => Err("binary data: no launch evidence"),
+        "json" => Ok(FileKind::Json),
+        "sh" | "bash" | "env" => Ok(FileKind::Script),
+        _ if command::is_command_file(name) => Ok(FileKind::Command),
+        _ => Ok(FileKind::Log),
+    }
+}
+
+/// A problem met while parsing a file that did not stop the file being read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Note {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+/// Everything the parsers found in one file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileEvidence {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    pub kind: FileKind,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvAssignment>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub env_dumps: Vec<EnvDump>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<Command>,
+    #[serde(skip)]
+    pub metadata: Option<Metadata>,
+    /// An eval payload (`meta_env.json`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub eval_payload: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+}
+
+impl FileEvidence {
+    fn new(file: &FileRef, kind: FileKind) -> Self {
+        FileEvidence {
+            path: file.path.clone(),
+            artifact: file.artifact.clone(),
+            kind,
+            env: Vec::new(),
+            env_dumps: Vec::new(),
+            commands: Vec::new(),
+            metadata: None,
+            eval_payload: false,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The bundle visitor that runs the parsers over every member.
+pub struct Extractor {
+    max_line: usize,
+    pub files: Vec<FileEvidence>,
+}
+
+impl Extractor {
+    pub fn new(max_line: usize) -> Self {
+        Extractor { max_line, files: Vec::new() }
+    }
+
+    /// Parse one stream as a file at `path`; returns the evidence and what
+    /// part of it, if any, could not be examined.
+    pub fn extract(&self, path: &str, kind: FileKind, reader: &mut dyn Read) -> (FileEvidence, Option<String>) {
+        let file = FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) };
+        let mut evidence = FileEvidence::new(&file, kind);
+        if kind == FileKind::Json {
+            match read_json(reader) {
+                Ok(JsonRead::Parsed(value)) => {
+                    evidence.metadata = metadata::from_json(&value);
+                    evidence.eval_payload = path.rsplit('/').next() == Some("meta_env.json");
+                    return (evidence, None);
+                }
+                Ok(JsonRead::Text(head, why)) => {
+                    evidence.notes.push(Note { line: None, message: format!("{why}; scanned as text") });
+                    let incomplete = self.scan_lines(&file, Dialect::Log, &mut head.as_slice().chain(reader), &mut evidence);
+                    return (evidence, incomplete);
+                }
+                Err(e) => return (evidence, Some(format!("read error: {e}"))),
+            }
+        }
+        let dialect = if kind == FileKind::Script { Dialect::Shell } else { Dialect::Log };
+        let incomplete = self.scan_lines(&file, dialect, reader, &mut evidence);
+        (evidence, incomplete)
+    }
+
+    fn scan_lines(&self, file: &FileRef, dialect: Dialect, reader: &mut dyn Read, evidence: &mut FileEvidence) -> Option<String> {
+        let mut lines = LineReader::new(BufReader::with_capacity(64 << 10, reader), self.max_line);
+        let mut env = EnvScanner::new(file.clone(), dialect);
+        let mut long_lines = 0u64;
+        let mut first_long = 0u64;
+        let mut error = None;
+        loop {
+            let line = match lines.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            };
+            if line.truncated {
+                long_lines += 1;
+                if first_long == 0 {
+                    first_long = line.number;
+                }
+            }
+            if evidence.kind == FileKind::Command {
+                match command::parse_line(file, &line) {
+                    Ok(Some(cmd)) => evidence.commands.push(cmd),
+                    Ok(None) => {}
+                    Err(e) => evidence.notes.push(Note { line: Some(line.number), message: format!("command not parsed: {e}") }),
+                }
+            }
+            env.line(&line);
+        }
+        env.finish();
+        evidence.env = env.assignments;
+        evidence.env_dumps = env.dumps;
+        for p in env.problems {
+            evidence.notes.push(Note { line: p.line, message: format!("environment statement not parsed: {}", p.text) });
+        }
+        let mut incomplete = Vec::new();
+        if long_lines > 0 {
+            incomplete.push(format!(
+                "{long_lines} line(s) longer than {} bytes were cut (first at line {first_long}; raise --max-line-length)",
+                self.max_line
+            ));
+        }
+        if let Some(e) = error {
+            incomplete.push(format!("read error after line {}: {e}", lines.lines_read()));
+        }
+        (!incomplete.is_empty()).then(|| incomplete.join("; "))
+    }
+}
+
+enum JsonRead {
+    Parsed(serde_json::Value),
+    /// Not parsed as a whole: the bytes read so far and why.
+    Text(Vec<u8>, String),
+}
+
+fn read_json(reader: &mut dyn Read) -> io::Result<JsonRead> {
+    let mut head = Vec::new();
+    reader.take(MAX_JSON + 1).read_to_end(&mut head)?;
+    if head.len() as u64 > MAX_JSON {
+        return Ok(JsonRead::Text(head, format!("JSON larger than {MAX_JSON} bytes")));
+    }
+    match serde_json::from_slice(&head) {
+        Ok(value) => Ok(JsonRead::Parsed(value)),
+        Err(e) => Ok(JsonRead::Text(head, format!("not valid JSON ({e})"))),
+    }
+}
+
+impl MemberVisitor for Extractor {
+    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
+        let kind = match classify(path) {
+            Ok(kind) => kind,
+            Err(reason) => return Ok(Disposition::Skipped(reason.to_string())),
+        };
+        let (evidence, incomplete) = self.extract(path, kind, reader);
+        self.files.push(evidence);
+        Ok(match incomplete {
+            Some(reason) => Disposition::Partial(reason),
+            None => Disposition::Read,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        assert_eq!(classify("a/results/server.log"), Ok(FileKind::Log));
+        assert_eq!(classify("a/results/sglang_command.txt"), Ok(FileKind::Command));
+        assert_eq!(classify("a/results/benchmark_command.txt"), Ok(FileKind::Log));
+        assert_eq!(classify("a/env.sh"), Ok(FileKind::Script));
+        assert_eq!(classify("a/meta_env.json"), Ok(FileKind::Json));
+        assert_eq!(classify("a/server.log.gz"), Ok(FileKind::Log));
+        assert!(classify("a/gpu_metrics.csv").is_err());
+        assert!(classify("a/samples_gsm8k.jsonl").is_err());
+    }
+
+    #[test]
+    fn extracts_command_env_and_notes() {
+        let ex = Extractor::new(1 << 20);
+        let text = "SGLANG_X=1 python3 -m sglang.launch_server --tp 4 \nbad 'quote\n";
+        let (ev, incomplete) = ex.extract("agentic_R/results/sglang_command.txt", FileKind::Command, &mut text.as_bytes());
+        assert_eq!(incomplete, None);
+        assert_eq!(ev.artifact.as_deref(), Some("agentic_R"));
+        assert_eq!(ev.commands.len(), 1);
+        assert_eq!(ev.commands[0].argv[0], "python3");
+        assert_eq!(ev.env.len(), 1);
+        assert_eq!(ev.notes.len(), 1);
+    }
+
+    #[test]
+    fn long_lines_make_a_file_partial() {
+        let ex = Extractor::new(8);
+        let (_, incomplete) = ex.extract("x.log", FileKind::Log, &mut "0123456789abcdef\nA=1\n".as_bytes());
+        assert!(incomplete.unwrap().contains("longer than 8 bytes"));
+    }
+
+    #[test]
+    fn json_metadata_and_fallback() {
+        let ex = Extractor::new(1 << 20);
+        let (ev, _) = ex.extract("eval_x/meta_env.json", FileKind::Json, &mut r#"{"tp": 8}"#.as_bytes());
+        assert!(ev.eval_payload);
+        assert_eq!(ev.metadata.unwrap().meta.tp, Some(8));
+        let (ev, incomplete) = ex.extract("x.json", FileKind::Json, &mut "{\"a\": NaN}\nexport A=1\n".as_bytes());
+        assert_eq!(incomplete, None);
+        assert_eq!(ev.env.len(), 1);
+        assert!(ev.notes[0].message.contains("not valid JSON"));
+    }
+}

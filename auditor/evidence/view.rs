@@ -1,0 +1,66 @@
+//! The `auditor evidence` view: what the parsers extracted from a file or a
+//! job, with each environment variable resolved to the value that takes
+//! effect and what the engine makes of it.
+
+use super::env::{EnvAssignment, EnvOrigin};
+use super::knobs::{Catalog, Resolved};
+use super::FileEvidence;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+
+/// How strongly a kind of record shows the server's real environment: an
+/// env dump made at launch beats a command prefix, which beats an export.
+fn rank(origin: EnvOrigin) -> u8 {
+    match origin {
+        EnvOrigin::DumpBlock => 3,
+        EnvOrigin::CommandPrefix => 2,
+        EnvOrigin::Export | EnvOrigin::Unset => 1,
+        EnvOrigin::Assignment => 0,
+    }
+}
+
+/// The value of `name` in effect across `env`: per scope by the engine's
+/// rules, then the strongest record wins (later wins among equals).
+pub fn effective<'a>(catalog: &Catalog, env: &'a [EnvAssignment], name: &str) -> Option<Resolved<'a>> {
+    catalog.resolve(env, name).into_iter().max_by_key(|r| (rank(r.assignment.origin), r.assignment.provenance.line))
+}
+
+/// The JSON view of the evidence of some files (one file, or one job's).
+pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
+    let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
+    let names: BTreeSet<String> = env
+        .iter()
+        .map(|a| catalog.current_name(&a.name).filter(|n| catalog.var(n).is_some()).unwrap_or_else(|| a.name.clone()))
+        .collect();
+    let mut env_view = Map::new();
+    for name in names {
+        let Some(r) = effective(catalog, &env, &name) else { continue };
+        let a = r.assignment;
+        let value = a.value.clone().unwrap_or_default();
+        let meaning = catalog.meaning(&a.name, &value);
+        let mut entry = json!({
+            "value": value,
+            "effective": if a.expands { Value::Null } else { meaning.effective_json(catalog.var(&name)) },
+            "origin": a.origin,
+            "file": a.provenance.file,
+            "line": a.provenance.line,
+        });
+        if r.via_legacy {
+            entry["via"] = json!(a.name);
+        }
+        if let super::knobs::Meaning::Invalid { reason, .. } = &meaning {
+            entry["warning"] = json!(format!("{reason}; the engine keeps its default"));
+        }
+        let sources = env.iter().filter(|o| o.name == name || Some(&o.name) == catalog.legacy_name(&name).as_ref()).count();
+        entry["sources"] = json!(sources);
+        env_view.insert(name, entry);
+    }
+    let engine = files.iter().flat_map(|f| f.commands.iter()).find_map(|c| c.engine());
+    json!({
+        "engine": engine,
+        "env": env_view,
+        "env_dumps": files.iter().flat_map(|f| f.env_dumps.iter()).collect::<Vec<_>>(),
+        "commands": files.iter().flat_map(|f| f.commands.iter()).collect::<Vec<_>>(),
+        "notes": files.iter().flat_map(|f| f.notes.iter().map(move |n| json!({"file": f.path, "line": n.line, "message": n.message}))).collect::<Vec<_>>(),
+    })
+}

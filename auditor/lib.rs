@@ -1,0 +1,12 @@
+//! auditor: a forensic auditor for LLM-serving benchmark submissions.
+//!
+//! Data flows one way: inputs ([`bundle`]) -> typed facts with provenance
+//! ([`evidence`]) -> [`checks`] -> [`finding`]s -> [`report`].
+
+pub mod audit;
+pub mod bundle;
+pub mod checks;
+pub mod evidence;
+pub mod finding;
+pub mod policy;
+pub mod report;

@@ -1,0 +1,275 @@
+//! The `auditor` command line: parse arguments, call the library, map
+//! outcomes to exit codes (0 pass, 1 fail, 2 usage or unreadable input,
+//! 3 incomplete).
+
+use anyhow::{bail, Context as _, Result};
+use auditor::audit::{self, AuditError};
+use auditor::bundle::limits::parse_size;
+use auditor::bundle::Limits;
+use auditor::checks::REGISTRY;
+use auditor::evidence::{knobs::Catalog, view};
+use auditor::policy::Policy;
+use auditor::report::Format;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "auditor", version, about = "Forensic auditor for LLM-serving benchmark submissions", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Audit run bundles (directories as `gh run download` writes them, or .zip / .tar.gz of one).
+    ///
+    /// Exit codes: 0 every check passed or is not applicable; 1 a check failed;
+    /// 2 usage error or no input could be read; 3 nothing failed but part of
+    /// the input was not examined.
+    Audit {
+        /// Bundle directories or archives.
+        #[arg(required = true, value_name = "BUNDLE")]
+        bundles: Vec<PathBuf>,
+        /// Policy file (TOML); default: the embedded `inferencex` policy.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
+    /// Show what the parsers extract from a file or a bundle.
+    Evidence {
+        #[arg(value_name = "FILE|BUNDLE")]
+        path: PathBuf,
+        #[arg(long, value_enum, default_value = "json")]
+        format: EvidenceFormat,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
+    /// List the checks and rules, or explain one.
+    Rules {
+        #[command(subcommand)]
+        command: RulesCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// List every check and its rule ids.
+    List {
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+    },
+    /// Explain a check or rule id: what it enforces and how to fix a failure.
+    Explain {
+        #[arg(value_name = "RULE-ID")]
+        id: String,
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct OutputArgs {
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct LimitArgs {
+    /// Most files read from one bundle.
+    #[arg(long, value_name = "N")]
+    max_members: Option<u64>,
+    /// Largest single file read (e.g. 4G); larger ones are reported as not examined.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_member_size: Option<u64>,
+    /// Most bytes read from one bundle in all (e.g. 64G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_total_size: Option<u64>,
+    /// Longest line examined (e.g. 4M); the rest of a longer line is reported as not examined.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_line_length: Option<u64>,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        let d = Limits::default();
+        Limits {
+            max_members: self.max_members.unwrap_or(d.max_members),
+            max_member_size: self.max_member_size.unwrap_or(d.max_member_size),
+            max_total_size: self.max_total_size.unwrap_or(d.max_total_size),
+            max_line_length: self.max_line_length.map_or(d.max_line_length, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+            max_depth: d.max_depth,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EvidenceFormat {
+    Json,
+    Text,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("auditor: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
+    let policy = match path {
+        Some(path) => Policy::load(path)?,
+        None => Policy::embedded(),
+    };
+    auditor::checks::validate(&policy).map_err(anyhow::Error::msg)?;
+    Ok(policy)
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Audit { bundles, policy, output, limits } => {
+            let policy = load_policy(policy.as_ref())?;
+            let report = match audit::audit(&bundles, &policy, &limits.limits()) {
+                Ok(report) => report,
+                Err(AuditError::Bundle(e)) => bail!("{e}"),
+                Err(e) => return Err(e.into()),
+            };
+            let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+            emit(&report.render(output.format, color), output.output.as_ref())?;
+            Ok(report.verdict.exit_code() as u8)
+        }
+        Command::Evidence { path, format, limits } => {
+            let read = audit::read(&path, &limits.limits()).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let catalog = Catalog::embedded();
+            let single = path.is_file() && read.bundle.files.len() == 1;
+            let value = if single {
+                view::render(&read.jobs.first().map(|j| j.files.clone()).unwrap_or_default(), catalog)
+            } else {
+                serde_json::json!({
+                    "input": { "path": read.bundle.path, "sha256": read.bundle.sha256 },
+                    "jobs": read.jobs.iter().map(|j| {
+                        let mut v = view::render(&j.files, catalog);
+                        v["job"] = serde_json::to_value(&j.job).unwrap_or_default();
+                        v
+                    }).collect::<Vec<_>>(),
+                    "not_examined": read.bundle.not_examined,
+                })
+            };
+            let text = match format {
+                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&value)?),
+                EvidenceFormat::Text => evidence_text(&value),
+            };
+            emit(&text, None)?;
+            Ok(u8::from(read.bundle.is_incomplete()) * 3)
+        }
+        Command::Rules { command } => {
+            match command {
+                RulesCommand::List { policy } => emit(&rules_list(&load_policy(policy.as_ref())?), None)?,
+                RulesCommand::Explain { id, policy } => emit(&rules_explain(&load_policy(policy.as_ref())?, &id)?, None)?,
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// NO_COLOR disables colour when set to a non-empty value (no-color.org).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {
+    match path {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                other => other.context("cannot write to standard output"),
+            }
+        }
+    }
+}
+
+fn rules_list(policy: &Policy) -> String {
+    let mut out = String::new();
+    for info in REGISTRY {
+        let state = match policy.check(info.id) {
+            Some(c) => c.title.clone(),
+            None => "(disabled by the policy)".to_string(),
+        };
+        out.push_str(&format!("{}  {state}\n", info.id));
+        for (rule, text) in info.rules {
+            out.push_str(&format!("  {rule}  {text}\n"));
+        }
+    }
+    out
+}
+
+fn rules_explain(policy: &Policy, id: &str) -> Result<String> {
+    let check_id = id.split('/').next().unwrap_or(id);
+    let Some(info) = REGISTRY.iter().find(|c| c.id == check_id) else {
+        bail!("unknown rule {id:?}; `auditor rules list` shows them all");
+    };
+    let rule = info.rules.iter().find(|(r, _)| *r == id);
+    if id.contains('/') && rule.is_none() {
+        bail!("unknown rule {id:?}; `auditor rules list` shows them all");
+    }
+    let Some(settings) = policy.checks.get(check_id) else {
+        bail!("check {check_id} is not configured by policy {:?}", policy.name);
+    };
+    let mut out = format!("{check_id}: {}\n", settings.title);
+    if let Some((rule, text)) = rule {
+        out.push_str(&format!("rule {rule}: {text}\n"));
+    }
+    out.push_str(settings.explain.trim_end());
+    out.push('\n');
+    if !settings.forbid.is_empty() {
+        out.push_str("\nForbidden by this policy:\n");
+        for var in &settings.forbid {
+            let when = format!("{:?}", var.when).to_lowercase();
+            out.push_str(&format!("  {} (when {when}): {}\n", var.name, var.reason));
+        }
+    }
+    Ok(out)
+}
+
+fn evidence_text(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    let one = |v: &serde_json::Value, out: &mut String| {
+        if let Some(engine) = v["engine"].as_str() {
+            out.push_str(&format!("engine: {engine}\n"));
+        }
+        for (name, e) in v["env"].as_object().into_iter().flatten() {
+            let line = e["line"].as_u64().map(|l| format!(":{l}")).unwrap_or_default();
+            out.push_str(&format!("{name}={}  (effective {})  {}{line}\n", e["value"].as_str().unwrap_or(""), e["effective"], e["file"].as_str().unwrap_or("")));
+        }
+        for c in v["commands"].as_array().into_iter().flatten() {
+            let argv: Vec<&str> = c["argv"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).collect();
+            out.push_str(&format!("command: {}\n", argv.join(" ")));
+        }
+    };
+    match value["jobs"].as_array() {
+        Some(jobs) => {
+            for job in jobs {
+                out.push_str(&format!("job {} ({})\n", job["job"]["id"].as_str().unwrap_or(""), job["job"]["kind"].as_str().unwrap_or("")));
+                one(job, &mut out);
+                out.push('\n');
+            }
+        }
+        None => one(value, &mut out),
+    }
+    out
+}

@@ -1,0 +1,135 @@
+//! Policies: which checks run, what they forbid, and the text a reviewer
+//! reads about each. The `inferencex` policy is embedded; `--policy FILE`
+//! replaces it, or extends it with `extends = "inferencex"`.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use thiserror::Error;
+
+/// The default policy shipped with the binary.
+pub const EMBEDDED: &str = include_str!("../../policies/inferencex.toml");
+
+#[derive(Debug, Error)]
+pub enum PolicyError {
+    #[error("{path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: invalid policy: {message}")]
+    Invalid { path: String, message: String },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Start from a named built-in policy and replace the checks this file lists.
+    #[serde(default)]
+    pub extends: Option<String>,
+    #[serde(default)]
+    pub checks: BTreeMap<String, CheckPolicy>,
+}
+
+/// Settings of one check. Fields that a check does not use are rejected
+/// when they are set, so typos do not pass silently.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckPolicy {
+    pub title: String,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    /// What a reviewer should know and do (shown by `rules explain`).
+    #[serde(default)]
+    pub explain: String,
+    /// `forbidden-env`: the variables it forbids.
+    #[serde(default)]
+    pub forbid: Vec<ForbiddenVar>,
+}
+
+fn enabled() -> bool {
+    true
+}
+
+/// When a forbidden variable fails a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForbidWhen {
+    /// The engine reads the effective value as true.
+    Enabled,
+    /// Any value at all.
+    Set,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForbiddenVar {
+    pub name: String,
+    pub when: ForbidWhen,
+    /// Why it is forbidden, quoted in findings.
+    pub reason: String,
+}
+
+impl Policy {
+    /// The embedded `inferencex` policy.
+    pub fn embedded() -> Policy {
+        Policy::parse(EMBEDDED, "policies/inferencex.toml").expect("embedded policy is valid")
+    }
+
+    pub fn parse(text: &str, path: &str) -> Result<Policy, PolicyError> {
+        let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Invalid { path: path.to_string(), message: e.to_string() })?;
+        match policy.extends.as_deref() {
+            None => Ok(policy),
+            Some("inferencex") => {
+                let mut base = Policy::embedded();
+                base.name = policy.name;
+                if !policy.description.is_empty() {
+                    base.description = policy.description;
+                }
+                base.checks.extend(policy.checks);
+                Ok(base)
+            }
+            Some(other) => Err(PolicyError::Invalid {
+                path: path.to_string(),
+                message: format!("extends unknown policy {other:?} (known: \"inferencex\")"),
+            }),
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: label.clone(), source })?;
+        Policy::parse(&text, &label)
+    }
+
+    /// The settings of an enabled check.
+    pub fn check(&self, id: &str) -> Option<&CheckPolicy> {
+        self.checks.get(id).filter(|c| c.enabled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_policy_forbids_the_nvfp4_nextn_flag() {
+        let p = Policy::embedded();
+        let check = p.check("forbidden-env").unwrap();
+        assert!(check.forbid.iter().any(|f| f.name == "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE" && f.when == ForbidWhen::Enabled));
+    }
+
+    #[test]
+    fn extends_replaces_named_checks_and_rejects_typos() {
+        let p = Policy::parse(
+            "name = \"mine\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\nenabled = false\n",
+            "mine.toml",
+        )
+        .unwrap();
+        assert_eq!(p.name, "mine");
+        assert!(p.check("forbidden-env").is_none());
+        let err = Policy::parse("name = \"x\"\n[checks.a]\ntitle = \"t\"\nforbidd = []\n", "x.toml").unwrap_err();
+        assert!(err.to_string().contains("x.toml"));
+        assert!(Policy::parse("name = \"x\"\nextends = \"nope\"\n", "x.toml").is_err());
+    }
+}

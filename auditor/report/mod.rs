@@ -1,0 +1,186 @@
+//! The report model and its renderings: text for people, JSON for tools,
+//! Markdown for merge-gate comments, SARIF for code scanning, JUnit for CI
+//! test tabs, and GitHub workflow annotations.
+
+mod github;
+mod json;
+mod junit;
+mod markdown;
+mod sarif;
+mod text;
+
+use crate::bundle::{FileRecord, FileStatus, Job, JobKind};
+use crate::checks::{CheckResult, Status};
+use crate::evidence::provenance::Provenance;
+use crate::finding::Finding;
+use serde::Serialize;
+
+pub const TOOL: &str = "auditor";
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Output formats of `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+    Sarif,
+    Junit,
+    Github,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// Nothing failed, but part of the input was not examined.
+    Incomplete,
+}
+
+impl Verdict {
+    /// The process exit code for this verdict (usage errors are 2).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Pass => 0,
+            Verdict::Fail => 1,
+            Verdict::Incomplete => 3,
+        }
+    }
+
+    pub fn as_upper(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Incomplete => "INCOMPLETE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Input {
+    pub path: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JobEntry {
+    pub bundle: String,
+    #[serde(flatten)]
+    pub job: Job,
+    /// Files of the job that were read.
+    pub files: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileEntry {
+    pub bundle: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    #[serde(flatten)]
+    pub record: FileRecord,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+/// Everything an audit concluded. Serialised as the JSON report; field
+/// order and the order of every list are fixed, so equal inputs give
+/// byte-identical JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub verdict: Verdict,
+    pub policy: String,
+    pub inputs: Vec<Input>,
+    pub checks: Vec<CheckResult>,
+    pub jobs: Vec<JobEntry>,
+    pub files: Vec<FileEntry>,
+    /// What could not be examined, and why.
+    pub not_examined: Vec<String>,
+}
+
+impl Report {
+    pub fn new(
+        policy: String,
+        inputs: Vec<Input>,
+        mut checks: Vec<CheckResult>,
+        mut jobs: Vec<JobEntry>,
+        mut files: Vec<FileEntry>,
+        not_examined: Vec<String>,
+    ) -> Self {
+        for check in &mut checks {
+            check.findings.sort_by(|a, b| {
+                let key = |f: &Finding| (f.job.clone(), f.severity, f.rule.clone(), f.primary().map(|p| (p.file.clone(), p.line)));
+                key(a).cmp(&key(b))
+            });
+        }
+        jobs.sort_by(|a, b| (&a.bundle, &a.job.id).cmp(&(&b.bundle, &b.job.id)));
+        files.sort_by(|a, b| (&a.bundle, &a.record.path).cmp(&(&b.bundle, &b.record.path)));
+        let failed = checks.iter().any(|c| c.status == Status::Fail);
+        let errored = checks.iter().any(|c| c.status == Status::Error);
+        let verdict = if failed {
+            Verdict::Fail
+        } else if errored || !not_examined.is_empty() {
+            Verdict::Incomplete
+        } else {
+            Verdict::Pass
+        };
+        Report { schema_version: 1, tool: Tool { name: TOOL, version: VERSION }, verdict, policy, inputs, checks, jobs, files, not_examined }
+    }
+
+    /// Render in `format`; `color` only affects text.
+    pub fn render(&self, format: Format, color: bool) -> String {
+        match format {
+            Format::Text => text::render(self, color),
+            Format::Json => json::render(self),
+            Format::Markdown => markdown::render(self),
+            Format::Sarif => sarif::render(self),
+            Format::Junit => junit::render(self),
+            Format::Github => github::render(self),
+        }
+    }
+
+    /// How many real jobs there are (run-level files are not a job).
+    pub fn job_count(&self) -> usize {
+        self.jobs.iter().filter(|j| j.job.kind != JobKind::RunLevel).count()
+    }
+
+    /// Counts of files read, skipped and not (fully) examined.
+    pub fn file_counts(&self) -> (usize, usize, usize) {
+        let count = |f: fn(&FileStatus) -> bool| self.files.iter().filter(|e| f(&e.record.status)).count();
+        (
+            count(|s| matches!(s, FileStatus::Read)),
+            count(|s| matches!(s, FileStatus::Skipped(_))),
+            count(FileStatus::is_incomplete),
+        )
+    }
+
+    /// The path a reviewer opens for a piece of evidence: the bundle path
+    /// joined with the file's path inside it (a virtual path for archives).
+    pub fn location(&self, finding: &Finding, evidence: &Provenance) -> String {
+        let bundle = finding
+            .job
+            .as_ref()
+            .and_then(|id| self.jobs.iter().find(|j| &j.job.id == id))
+            .map(|j| j.bundle.as_str())
+            .or_else(|| self.inputs.first().map(|i| i.path.as_str()))
+            .unwrap_or("");
+        if bundle.is_empty() || bundle == evidence.file || bundle.ends_with(&format!("/{}", evidence.file)) {
+            evidence.file.clone()
+        } else {
+            format!("{}/{}", bundle.trim_end_matches('/'), evidence.file)
+        }
+    }
+
+    /// Every finding with its check, in report order.
+    pub fn findings(&self) -> impl Iterator<Item = (&CheckResult, &Finding)> {
+        self.checks.iter().flat_map(|c| c.findings.iter().map(move |f| (c, f)))
+    }
+}

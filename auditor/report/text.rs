@@ -1,0 +1,78 @@
+//! `--format text`: the report for people at a terminal.
+
+use super::{Report, Verdict};
+use crate::bundle::JobKind;
+use crate::checks::Status;
+use crate::finding::Severity;
+use std::fmt::Write;
+
+struct Paint(bool);
+
+impl Paint {
+    fn code(&self, code: &str, text: &str) -> String {
+        if self.0 { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    }
+    fn status(&self, status: Status) -> String {
+        let (code, word) = match status {
+            Status::Pass => ("32", "PASS"),
+            Status::Fail => ("1;31", "FAIL"),
+            Status::Na => ("2", "N/A "),
+            Status::Error => ("33", "ERR "),
+        };
+        self.code(code, word)
+    }
+    fn severity(&self, severity: Severity) -> String {
+        let code = match severity {
+            Severity::Error => "31",
+            Severity::Warning => "33",
+            Severity::Info => "36",
+        };
+        self.code(code, severity.as_str())
+    }
+}
+
+pub fn render(report: &Report, color: bool) -> String {
+    let paint = Paint(color);
+    let mut out = String::new();
+    let verdict_code = match report.verdict {
+        Verdict::Pass => "1;32",
+        Verdict::Fail => "1;31",
+        Verdict::Incomplete => "1;33",
+    };
+    let _ = writeln!(out, "auditor {} · policy {}", report.tool.version, report.policy);
+    let _ = writeln!(out, "verdict: {}", paint.code(verdict_code, report.verdict.as_upper()));
+    for input in &report.inputs {
+        let _ = writeln!(out, "input:   {} (sha256 {})", input.path, &input.sha256[..16.min(input.sha256.len())]);
+    }
+    let (read, skipped, incomplete) = report.file_counts();
+    let mut kinds: Vec<String> = Vec::new();
+    for kind in [JobKind::Throughput, JobKind::EvalOnly, JobKind::Unknown] {
+        let n = report.jobs.iter().filter(|j| j.job.kind == kind).count();
+        if n > 0 {
+            kinds.push(format!("{n} {}", kind.as_str()));
+        }
+    }
+    let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
+    let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
+    out.push('\n');
+    for check in &report.checks {
+        let _ = writeln!(out, "{}  {}  {}", paint.status(check.status), check.id, check.summary);
+        for finding in &check.findings {
+            let job = finding.job.as_deref().map(|j| format!("  [job {j}]")).unwrap_or_default();
+            let _ = writeln!(out, "  {} {}{job}", paint.severity(finding.severity), finding.rule);
+            let _ = writeln!(out, "      {}", finding.message);
+            for e in &finding.evidence {
+                let line = e.line.map(|l| format!(":{l}")).unwrap_or_default();
+                let _ = writeln!(out, "      --> {}{line}", report.location(finding, e));
+                let _ = writeln!(out, "          {}", e.text);
+            }
+        }
+    }
+    if !report.not_examined.is_empty() {
+        let _ = writeln!(out, "\nnot examined:");
+        for item in &report.not_examined {
+            let _ = writeln!(out, "  - {item}");
+        }
+    }
+    out
+}
