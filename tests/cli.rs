@@ -1,0 +1,251 @@
+//! Whole-program behaviour of `auditor audit` on the sample bundles:
+//! verdicts, exit codes and every report format.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn pass_sample_passes() {
+    let out = auditor(&["audit", PASS]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("verdict: PASS"), "{text}");
+    assert!(text.contains("jobs:    11 (10 throughput, 1 eval-only)"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
+}
+
+#[test]
+fn inherited_forbidden_env_fails_with_rule_file_and_line() {
+    let out = auditor(&["audit", FAIL_INHERITED]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("forbidden-env/enabled"), "{text}");
+    assert!(text.contains("/results/server.log:3"), "{text}");
+    assert!(text.contains("inherited"), "{text}");
+}
+
+#[test]
+fn json_report_has_contract_fields_and_is_deterministic() {
+    let first = auditor(&["audit", FAIL_INHERITED, "--format", "json"]);
+    let second = auditor(&["audit", FAIL_INHERITED, "--format", "json"]);
+    assert_eq!(first.stdout, second.stdout, "same input, same bytes");
+    let report = json(&first);
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["verdict"], "fail");
+    assert_eq!(report["inputs"][0]["path"], FAIL_INHERITED);
+    assert_eq!(report["inputs"][0]["sha256"].as_str().unwrap().len(), 64);
+    let check = &report["checks"][0];
+    assert_eq!((check["id"].as_str(), check["status"].as_str()), (Some("forbidden-env"), Some("fail")));
+    assert!(check["title"].is_string() && check["summary"].is_string());
+    let findings = check["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2, "one finding per failing job");
+    for f in findings {
+        assert_eq!(f["rule"], "forbidden-env/enabled");
+        assert_eq!(f["severity"], "error");
+        assert_eq!(f["fingerprint"].as_str().unwrap().len(), 32);
+        let evidence = f["evidence"].as_array().unwrap();
+        assert_eq!(evidence.len(), 2, "the log is uploaded in two artifacts");
+        for e in evidence {
+            assert_eq!(e["line"], 3);
+            assert_eq!(e["text"], "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=True");
+            assert!(e["file"].as_str().unwrap().ends_with("/results/server.log"));
+            assert!(e["artifact"].is_string());
+        }
+    }
+    let files = report["files"].as_array().unwrap();
+    assert!(files.iter().all(|f| ["read", "skipped"].contains(&f["status"].as_str().unwrap())), "every file accounted for");
+    assert!(files.iter().any(|f| f["status"] == "skipped" && f["reason"].as_str().unwrap().contains("CSV")));
+}
+
+#[test]
+fn sarif_is_2_1_0_with_a_location_on_every_result() {
+    let out = auditor(&["audit", FAIL_INHERITED, "--format", "sarif"]);
+    assert_eq!(code(&out), 1);
+    let sarif = json(&out);
+    assert_eq!(sarif["version"], "2.1.0");
+    assert!(sarif["$schema"].as_str().unwrap().contains("sarif-schema-2.1.0"));
+    let run = &sarif["runs"][0];
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        let rule = r["ruleId"].as_str().unwrap();
+        assert!(rules.contains(&rule), "{rule} is declared");
+        assert_eq!(rules[r["ruleIndex"].as_u64().unwrap() as usize], rule);
+        let loc = &r["locations"][0]["physicalLocation"];
+        assert!(loc["artifactLocation"]["uri"].as_str().unwrap().ends_with("/results/server.log"));
+        assert_eq!(loc["region"]["startLine"], 3);
+    }
+}
+
+#[test]
+fn junit_parses_with_a_testcase_per_check() {
+    for (bundle, failures) in [(PASS, "0"), (FAIL_INHERITED, "1")] {
+        let out = auditor(&["audit", bundle, "--format", "junit"]);
+        let xml = stdout(&out);
+        let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+        let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+        assert_eq!(suite.attribute("failures"), Some(failures));
+        let cases: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testcase")).collect();
+        assert!(cases.iter().any(|c| c.attribute("name") == Some("forbidden-env")));
+        let failed = cases.iter().filter(|c| c.children().any(|n| n.has_tag_name("failure"))).count();
+        assert_eq!(failed.to_string(), failures);
+    }
+}
+
+#[test]
+fn markdown_is_a_merge_gate_comment() {
+    let out = auditor(&["audit", PASS, "--format", "markdown"]);
+    let md = stdout(&out);
+    assert!(md.starts_with("## ✅ auditor verdict: PASS"), "{md}");
+    assert!(md.lines().any(|l| l.starts_with("✅ Check forbidden-env: PASS — ")), "{md}");
+    let out = auditor(&["audit", FAIL_INHERITED, "--format", "markdown"]);
+    let md = stdout(&out);
+    assert!(md.lines().any(|l| l.starts_with("❌ Check forbidden-env: FAIL — ")), "{md}");
+    assert!(md.contains("`forbidden-env/enabled`"));
+}
+
+#[test]
+fn github_annotations_point_at_file_and_line() {
+    let out = auditor(&["audit", FAIL_INHERITED, "--format", "github"]);
+    let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("::error file=")).collect();
+    assert_eq!(errors.len(), 2, "{lines:?}");
+    assert!(errors.iter().all(|l| l.contains("/results/server.log,line=3,title=forbidden-env/enabled::")));
+    assert!(lines.last().unwrap().starts_with("::error title=auditor verdict::FAIL"));
+}
+
+#[test]
+fn output_file_receives_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.json");
+    let out = auditor(&["audit", PASS, "--format", "json", "--output", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 0);
+    assert!(out.stdout.is_empty());
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(report["verdict"], "pass");
+}
+
+#[test]
+fn archives_give_the_same_verdict_jobs_and_findings_as_the_directory() {
+    let summary = |bundle: &str| {
+        let report = json(&auditor(&["audit", bundle, "--format", "json"]));
+        let jobs: Vec<(String, String)> = report["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| (j["id"].as_str().unwrap().to_string(), j["kind"].as_str().unwrap().to_string()))
+            .collect();
+        let statuses: Vec<String> = report["files"].as_array().unwrap().iter().map(|f| f["status"].as_str().unwrap().to_string()).collect();
+        (report["verdict"].clone(), jobs, statuses, report["checks"][0]["summary"].clone())
+    };
+    let dir = summary(PASS);
+    assert_eq!(summary(&format!("{PASS}.tar.gz")), dir);
+    assert_eq!(summary(&format!("{PASS}.zip")), dir);
+}
+
+#[test]
+fn failing_bundle_fails_as_zip_and_tar_gz_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("fail.zip");
+    let tgz = tmp.path().join("fail.tgz");
+    zip_tree(&root().join(FAIL_INHERITED), "run-123", &zip);
+    targz_tree(&root().join(FAIL_INHERITED), "run-123", &tgz);
+    for archive in [&zip, &tgz] {
+        let out = auditor(&["audit", archive.to_str().unwrap()]);
+        assert_eq!(code(&out), 1, "{}", stdout(&out));
+        assert!(stdout(&out).contains("fail.") && stdout(&out).contains("run-123/agentic_dsv4_tp8_conc8"));
+    }
+}
+
+#[test]
+fn missing_path_is_a_usage_error() {
+    let out = auditor(&["audit", "no/such/bundle"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("no/such/bundle"), "{}", stderr(&out));
+    let out = auditor(&["audit"]);
+    assert_eq!(code(&out), 2, "missing argument");
+    let out = auditor(&["audit", PASS, "--format", "yaml"]);
+    assert_eq!(code(&out), 2, "unknown format");
+}
+
+#[test]
+fn corrupt_tar_gz_names_the_file_and_never_panics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = std::fs::read(root().join(format!("{PASS}.tar.gz"))).unwrap();
+    // Garbage, a cut in the middle, and bytes flipped inside the deflate stream.
+    let mut flipped = archive.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid..mid + 64].iter_mut().for_each(|b| *b ^= 0x5a);
+    let cases = [("garbage.tar.gz", b"not an archive at all".to_vec()), ("cut.tar.gz", archive[..archive.len() / 2].to_vec()), ("flipped.tar.gz", flipped)];
+    for (name, bytes) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = auditor(&["audit", path.to_str().unwrap()]);
+        let c = code(&out);
+        assert!(c == 2 || c == 3, "{name}: exit {c}: {}{}", stdout(&out), stderr(&out));
+        assert!(stdout(&out).contains(name) || stderr(&out).contains(name), "{name} named: {}{}", stdout(&out), stderr(&out));
+        assert!(!stderr(&out).contains("panicked"));
+    }
+}
+
+#[test]
+fn truncated_zip_still_audits_the_readable_members() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("fail.zip");
+    zip_tree(&root().join(FAIL_INHERITED), "b", &zip);
+    let bytes = std::fs::read(&zip).unwrap();
+    let cut = tmp.path().join("cut.zip");
+    std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    let out = auditor(&["audit", cut.to_str().unwrap(), "--format", "json"]);
+    let report = json(&out);
+    // The forbidden variable is in members before the cut, so the check still fails.
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert_eq!(report["checks"][0]["status"], "fail");
+    let not_examined = report["not_examined"].as_array().unwrap();
+    assert!(not_examined.iter().any(|n| n.as_str().unwrap().contains("cut.zip: zip central directory unreadable")), "{not_examined:?}");
+    // Cut right after the first members: nothing fails, so the verdict is incomplete.
+    let early = tmp.path().join("early.zip");
+    let pass_zip = std::fs::read(root().join(format!("{PASS}.zip"))).unwrap();
+    std::fs::write(&early, &pass_zip[..pass_zip.len() / 3]).unwrap();
+    let out = auditor(&["audit", early.to_str().unwrap()]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    assert!(stdout(&out).contains("verdict: INCOMPLETE"));
+}
+
+#[test]
+fn member_over_the_size_limit_is_not_examined() {
+    let out = auditor(&["audit", PASS, "--max-member-size", "4K", "--format", "json"]);
+    assert_eq!(code(&out), 3);
+    let report = json(&out);
+    assert_eq!(report["verdict"], "incomplete");
+    let over: Vec<_> = report["files"].as_array().unwrap().iter().filter(|f| f["status"] == "not-examined").collect();
+    assert!(!over.is_empty());
+    assert!(over.iter().all(|f| f["reason"].as_str().unwrap().contains("member size limit")));
+    let out = auditor(&["audit", &format!("{PASS}.tar.gz"), "--max-members", "10"]);
+    assert_eq!(code(&out), 3);
+    assert!(stdout(&out).contains("more than 10 members"));
+}
+
+#[test]
+fn a_long_line_is_reported_and_a_fail_still_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let long = format!("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n{}\n", "x".repeat(5000));
+    write_tree(tmp.path(), &[("server_logs_R/server.log", &long)]);
+    let out = auditor(&["audit", tmp.path().to_str().unwrap(), "--max-line-length", "1K"]);
+    assert_eq!(code(&out), 1, "fail beats incomplete: {}", stdout(&out));
+    assert!(stdout(&out).contains("longer than 1024 bytes"));
+}
+
+#[test]
+fn rules_list_and_explain() {
+    let out = auditor(&["rules", "list"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("forbidden-env/enabled"));
+    let out = auditor(&["rules", "explain", "forbidden-env"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    assert!(text.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE") && text.contains("To fix"), "{text}");
+    assert_eq!(code(&auditor(&["rules", "explain", "no-such-check"])), 2);
+}

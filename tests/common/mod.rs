@@ -1,0 +1,89 @@
+//! Helpers shared by the integration tests: run the real binary, build
+//! bundles in temporary directories.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const PASS: &str = "samples/bundles/dsv41flash-h200-dspark-pass";
+pub const FAIL_INHERITED: &str = "samples/bundles/forbidden-env-inherited-fail";
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run `auditor` with `args` from the repository root.
+pub fn auditor(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("run auditor")
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exit code")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Write `files` (relative path, content) under `dir`.
+pub fn write_tree(dir: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+}
+
+/// All regular files under `dir`, relative, sorted.
+pub fn list_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Zip the tree at `dir` (members under `prefix/`) into `zip_path`.
+pub fn zip_tree(dir: &Path, prefix: &str, zip_path: &Path) {
+    let file = std::fs::File::create(zip_path).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for rel in list_files(dir) {
+        zip.start_file(format!("{prefix}/{}", rel.display()), options).unwrap();
+        std::io::copy(&mut std::fs::File::open(dir.join(&rel)).unwrap(), &mut zip).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+/// A `.tar.gz` of the tree at `dir` (members under `prefix/`).
+pub fn targz_tree(dir: &Path, prefix: &str, out: &Path) {
+    let gz = flate2::write::GzEncoder::new(std::fs::File::create(out).unwrap(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    for rel in list_files(dir) {
+        tar.append_path_with_name(dir.join(&rel), format!("{prefix}/{}", rel.display())).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+}
+
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
+}
