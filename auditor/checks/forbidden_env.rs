@@ -17,6 +17,8 @@ pub const RULES: &[(&str, &str)] = &[
     ("forbidden-env/invalid-value", "a forbidden variable has a value the engine rejects: it warns and keeps the default"),
     ("forbidden-env/unresolved", "a forbidden variable is set from an expansion whose value the bundle does not show"),
     ("forbidden-env/overridden", "a forbidden variable was enabled, then overridden before it took effect"),
+    ("forbidden-env/unexported", "a forbidden variable is set as a shell variable that is never exported"),
+    ("forbidden-env/client-only", "a forbidden variable is set only for the benchmark client, not the engine"),
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
@@ -86,6 +88,16 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
             ));
             continue;
         }
+        if a.client {
+            findings.push(Finding::new(
+                "forbidden-env/client-only",
+                Severity::Warning,
+                format!("{}={value} is set in `{}`, for the benchmark client; it does not reach the engine", a.name, a.scope),
+                job_id,
+                vec![a.provenance.clone()],
+            ));
+            continue;
+        }
         let meaning = ctx.catalog.meaning(&a.name, value);
         let violated = match (var.when, &meaning) {
             (ForbidWhen::Set, _) => true,
@@ -132,6 +144,7 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
             }
         }
     }
+    unexported(ctx, job_id, env, var, findings);
     let Some(message) = first_message else { return false };
     let rule = match var.when {
         ForbidWhen::Set => "forbidden-env/set",
@@ -139,6 +152,25 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
     };
     findings.push(Finding::new(rule, Severity::Error, message, job_id, violations));
     true
+}
+
+/// Shell variables that would enable the variable but are never exported in
+/// their file: they do not reach the server unless something else exports them.
+fn unexported(ctx: &Context, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) {
+    let legacy = ctx.catalog.legacy_name(&var.name);
+    let spelled = |a: &EnvAssignment| a.name == var.name || Some(&a.name) == legacy.as_ref();
+    for a in env.iter().filter(|a| a.origin == EnvOrigin::ShellVariable && spelled(a) && enables(ctx, a, var)) {
+        let exported = env.iter().any(|o| spelled(o) && o.origin.reaches_environment() && o.provenance.file == a.provenance.file);
+        if !exported {
+            findings.push(Finding::new(
+                "forbidden-env/unexported",
+                Severity::Warning,
+                format!("{}={} is a shell variable that this script never exports: it reaches the server only if exported elsewhere", a.name, a.value.as_deref().unwrap_or_default()),
+                job_id,
+                vec![a.provenance.clone()],
+            ));
+        }
+    }
 }
 
 fn enables(ctx: &Context, a: &EnvAssignment, var: &ForbiddenVar) -> bool {
@@ -157,9 +189,13 @@ fn origin_phrase(a: &EnvAssignment, env: &[EnvAssignment]) -> String {
                 "the server environment dumped at launch (inherited: no command or export in the bundle sets it)".to_string()
             }
         }
+        EnvOrigin::Listing => "an environment listing (env output)".to_string(),
         EnvOrigin::Export => "an export statement".to_string(),
-        EnvOrigin::Assignment => "an assignment".to_string(),
+        EnvOrigin::ShellVariable => "a shell variable".to_string(),
         EnvOrigin::CommandPrefix => "a prefix of the launch command".to_string(),
+        EnvOrigin::Container => "the container's environment (docker run -e/--env)".to_string(),
+        EnvOrigin::Config => format!("the environment section `{}` of a recipe or config", a.scope),
+        EnvOrigin::Python | EnvOrigin::PythonSetdefault => "a Python os.environ write".to_string(),
         EnvOrigin::Unset => "an unset statement".to_string(),
     }
 }

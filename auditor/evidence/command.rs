@@ -1,9 +1,8 @@
-//! Launch command files (`sglang_command.txt`, `vllm_command.txt`, ...), which
-//! InferenceX writes with bash `printf '%q '`: one shell-quoted argv per line.
+//! Launch commands: the argv a serving engine was started with, from
+//! command files (`sglang_command.txt`, ... written with bash `printf '%q '`),
+//! scripts and `set -x` traces (see [`super::shellscan`]).
 
-use super::lines::Line;
-use super::provenance::{FileRef, Provenance};
-use super::shell::{self, ShellError};
+use super::provenance::Provenance;
 use serde::Serialize;
 
 /// One launch command: the argv a program received, without the
@@ -15,31 +14,33 @@ pub struct Command {
 }
 
 impl Command {
+    /// The serving engine this command launches and the index in `argv`
+    /// where the engine's own arguments start (wrappers such as `srun`,
+    /// `numactl` or `python3 -m` come before it).
+    pub fn launch(&self) -> Option<(&'static str, usize)> {
+        let next_is_serve = |i: usize| self.argv.get(i + 1).is_some_and(|n| n == "serve");
+        self.argv.iter().enumerate().find_map(|(i, word)| {
+            let base = word.rsplit('/').next().unwrap_or(word);
+            if word.starts_with("sglang.launch_server") {
+                Some(("sglang", i + 1))
+            } else if word.starts_with("vllm.entrypoints") {
+                Some(("vllm", i + 1))
+            } else if word.starts_with("atom.entrypoints") {
+                Some(("atom", i + 1))
+            } else if base == "trtllm-serve" || word.starts_with("tensorrt_llm.commands.serve") {
+                Some(("trtllm", i + 1))
+            } else if (base == "sglang" || base == "vllm") && next_is_serve(i) {
+                Some((if base == "sglang" { "sglang" } else { "vllm" }, i + 2))
+            } else {
+                None
+            }
+        })
+    }
+
     /// The serving engine this command launches, if it launches one.
     pub fn engine(&self) -> Option<&'static str> {
-        let words: Vec<&str> = self.argv.iter().take(4).map(String::as_str).collect();
-        let has = |needle: &str| words.iter().any(|w| w.contains(needle));
-        if has("sglang.launch_server") || (has("sglang") && has("serve")) {
-            Some("sglang")
-        } else if has("vllm.entrypoints") || (words.first().is_some_and(|w| w.ends_with("vllm")) && has("serve")) {
-            Some("vllm")
-        } else if has("trtllm-serve") || has("tensorrt_llm") {
-            Some("trtllm")
-        } else if has("atom.entrypoints") {
-            Some("atom")
-        } else {
-            None
-        }
+        self.launch().map(|(engine, _)| engine)
     }
-}
-
-/// Parse one line of a command file; `Ok(None)` for a blank line.
-pub fn parse_line(file: &FileRef, line: &Line) -> Result<Option<Command>, ShellError> {
-    let words = shell::split_words(&line.text)?;
-    let mut argv = words.into_iter().map(|w| w.text).skip_while(|w| shell::split_assignment(w).is_some());
-    let Some(program) = argv.next() else { return Ok(None) };
-    let argv = std::iter::once(program).chain(argv).collect();
-    Ok(Some(Command { argv, provenance: Provenance::at_line(file, line.number, line.offset, line.text.trim_end()) }))
 }
 
 /// Whether a file name is a `%q` command file. `benchmark_command.txt` is
@@ -51,15 +52,7 @@ pub fn is_command_file(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn argv_without_env_prefix() {
-        let line = Line { number: 1, offset: 0, text: r"A=1 python3 -m sglang.launch_server --x \{\}\ a ".into(), truncated: false };
-        let cmd = parse_line(&FileRef::default(), &line).unwrap().unwrap();
-        assert_eq!(cmd.argv, ["python3", "-m", "sglang.launch_server", "--x", "{} a"]);
-        let blank = Line { number: 2, offset: 0, text: "  ".into(), truncated: false };
-        assert_eq!(parse_line(&FileRef::default(), &blank).unwrap(), None);
-    }
+    use crate::evidence::provenance::FileRef;
 
     #[test]
     fn engines() {

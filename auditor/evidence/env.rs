@@ -1,12 +1,13 @@
-//! Environment assignments, in the shapes they reach a server's log or a
-//! launch record: env dump blocks printed at launch, `NAME=value` lines as
-//! `env` prints them, `export` / `unset` statements (also inside `set -x`
-//! traces), and `NAME=value` prefixes of a command. Every assignment keeps
-//! the value as written; how the engine interprets it is [`super::knobs`].
+//! Environment assignments and where they were written. Every assignment
+//! keeps the value as written and its scope (the process view it belongs
+//! to); how the engine interprets the value is [`super::knobs`]. This module
+//! also reads env dump blocks printed at launch and `NAME=value` listings as
+//! `env` prints them; shell statements are [`super::shellscan`], Python
+//! `os.environ` writes [`super::python_env`], recipes [`super::yaml_env`].
 
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
-use super::shell::{self, Token};
+use super::shell;
 use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -17,30 +18,57 @@ use std::sync::LazyLock;
 pub enum EnvOrigin {
     /// A line of an env dump block printed at launch (`=== ... env vars at launch ===`).
     DumpBlock,
-    /// `export NAME=value`.
+    /// A `NAME=value` line of an environment listing (`env` output).
+    Listing,
+    /// `export NAME=value`, `declare -x NAME=value`, or `export NAME` of a shell variable.
     Export,
-    /// A bare `NAME=value` line (as `env` prints it, or a shell assignment).
-    Assignment,
-    /// `NAME=value` (or `env NAME=value`) in front of a command.
+    /// `NAME=value` as a shell statement: a shell variable, not exported.
+    ShellVariable,
+    /// `NAME=value cmd`, `env NAME=value cmd`, `srun --export=NAME=value`.
     CommandPrefix,
-    /// `unset NAME`.
+    /// `docker run -e NAME=value` / `--env`: the container's environment.
+    Container,
+    /// An environment section of a recipe or config file (YAML, JSON `Env`).
+    Config,
+    /// `os.environ[...] = ...`, `os.environ.update`, `os.putenv` in Python.
+    Python,
+    /// `os.environ.setdefault(...)`: takes effect only if the variable is unset.
+    PythonSetdefault,
+    /// `unset NAME`, `env -u NAME`, `del os.environ[...]`.
     Unset,
+}
+
+impl EnvOrigin {
+    /// Whether the assignment puts the value into a process environment
+    /// (a shell variable does not, unless exported).
+    pub fn reaches_environment(self) -> bool {
+        self != EnvOrigin::ShellVariable
+    }
 }
 
 /// One assignment to an environment variable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EnvAssignment {
     pub name: String,
-    /// The value as the process sees it; `None` for `unset`.
+    /// The value as the process sees it; `None` for an unset.
     pub value: Option<String>,
     pub origin: EnvOrigin,
     /// The value contains an expansion (`$X`) whose result the input does not show.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub expands: bool,
+    /// For the benchmark client (`benchmark.env`, `frontend.env`), not the engine.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub client: bool,
     /// Assignments in one scope belong to one process view (a dump block, a
-    /// command, a script); the last one in a scope takes effect.
+    /// command, a script, a recipe role); in a scope the last one takes effect.
     pub scope: String,
     pub provenance: Provenance,
+}
+
+impl EnvAssignment {
+    pub fn new(name: &str, value: Option<String>, origin: EnvOrigin, scope: &str, provenance: Provenance) -> Self {
+        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, scope: scope.to_string(), provenance }
+    }
 }
 
 /// An env dump block: what a launch script printed of the server's environment.
@@ -61,61 +89,44 @@ pub struct EnvDump {
 static DUMP_HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^=+ (?P<what>\S+) env vars at launch\b.*=+\s*$").expect("valid regex"));
 static DUMP_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=+\s*$").expect("valid regex"));
-/// A `set -x` trace prefix: one or more `+` and a space.
-static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("valid regex"));
 
-/// How plain `NAME=value` lines of a file are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// Output of programs: values are raw (as `env` prints them) and only
-    /// upper-case names count as environment lines.
-    Log,
-    /// Shell source: values are shell words.
-    Shell,
-}
-
-/// Line-by-line environment extraction with the state an env dump needs.
-pub struct EnvScanner {
+/// Reads env dump blocks and `env`-style listing lines of program output.
+pub struct ListingScanner {
     file: FileRef,
-    dialect: Dialect,
     open_dump: Option<EnvDump>,
     pub assignments: Vec<EnvAssignment>,
     pub dumps: Vec<EnvDump>,
-    /// Lines that looked like environment statements but did not parse.
-    pub problems: Vec<Provenance>,
 }
 
-impl EnvScanner {
-    pub fn new(file: FileRef, dialect: Dialect) -> Self {
-        EnvScanner { file, dialect, open_dump: None, assignments: Vec::new(), dumps: Vec::new(), problems: Vec::new() }
+impl ListingScanner {
+    pub fn new(file: FileRef) -> Self {
+        ListingScanner { file, open_dump: None, assignments: Vec::new(), dumps: Vec::new() }
     }
 
-    pub fn line(&mut self, line: &Line) {
+    /// Read one line; true when the line belonged to a dump block or listing.
+    pub fn line(&mut self, line: &Line) -> bool {
         let text = line.text.as_str();
         if let Some(dump) = &mut self.open_dump {
             if DUMP_END.is_match(text) {
                 dump.complete = true;
                 self.close_dump();
-                return;
+                return true;
             }
             let scope = dump.scope.clone();
             match shell::split_assignment(text) {
-                Some((name, value)) => self.push(name, Some(value.to_string()), EnvOrigin::DumpBlock, false, &scope, line, text),
+                Some((name, value)) => self.push(name, value, EnvOrigin::DumpBlock, &scope, line),
                 // `env` prints a value with newlines over several lines.
                 None => {
-                    if let Some(last) = self.assignments.last_mut().filter(|a| a.scope == scope) {
-                        if let Some(value) = &mut last.value {
-                            value.push('\n');
-                            value.push_str(text);
-                        }
+                    if let Some(value) = self.assignments.last_mut().filter(|a| a.scope == scope).and_then(|a| a.value.as_mut()) {
+                        value.push('\n');
+                        value.push_str(text);
                     }
                 }
             }
-            return;
+            return true;
         }
         if let Some(caps) = DUMP_HEADER.captures(text) {
-            let what = &caps["what"];
-            let covers_prefix = what.strip_suffix('*').filter(|p| !p.is_empty()).map(str::to_string);
+            let covers_prefix = caps["what"].strip_suffix('*').filter(|p| !p.is_empty()).map(str::to_string);
             self.open_dump = Some(EnvDump {
                 header: text.to_string(),
                 covers_prefix,
@@ -123,9 +134,16 @@ impl EnvScanner {
                 scope: format!("dump@{}", line.number),
                 provenance: Provenance::at_line(&self.file, line.number, line.offset, text),
             });
-            return;
+            return true;
         }
-        self.statement(line);
+        // `env` output: a whole `NAME=value` line, the value raw (spaces included).
+        match shell::split_assignment(text) {
+            Some((name, value)) if is_env_style(name) && !looks_like_command(value) => {
+                self.push(name, value, EnvOrigin::Listing, "listing", line);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// End of input: a dump block still open was cut short.
@@ -139,134 +157,27 @@ impl EnvScanner {
         }
     }
 
-    /// `export`, `unset`, bare assignments and command prefixes on one line.
-    fn statement(&mut self, line: &Line) {
-        let raw = line.text.as_str();
-        let (body, trace_offset) = match XTRACE.find(raw) {
-            Some(m) => (&raw[m.end()..], m.end()),
-            None => (raw, 0),
-        };
-        let first = body.split_whitespace().next().unwrap_or("");
-        let leading_assignment = shell::split_assignment(first).filter(|(n, _)| is_env_style(n));
-        // In program output a whole `NAME=value` line is what `env` prints: the
-        // value is raw, spaces included, unless the line is a command with a prefix.
-        let env_line = self.dialect == Dialect::Log && trace_offset == 0 && leading_assignment.is_some() && body == body.trim_start();
-        let shell_like = self.dialect == Dialect::Shell || trace_offset > 0 || matches!(first, "export" | "unset") || leading_assignment.is_some();
-        if !shell_like {
-            return;
-        }
-        let tokens = shell::tokenize(body);
-        if env_line && !tokens.as_ref().is_ok_and(|t| is_prefixed_command(t)) {
-            if let Some((name, value)) = shell::split_assignment(body) {
-                self.push(name, Some(value.to_string()), EnvOrigin::Assignment, false, "file", line, body);
-            }
-            return;
-        }
-        match tokens {
-            Ok(tokens) => self.statements(&tokens, line, trace_offset),
-            Err(_) if matches!(first, "export" | "unset") || self.dialect == Dialect::Shell => {
-                self.problems.push(Provenance::at_line(&self.file, line.number, line.offset, raw));
-            }
-            Err(_) => {}
-        }
-    }
-
-    fn statements(&mut self, tokens: &[Token], line: &Line, base: usize) {
-        for command in tokens.split(|t| matches!(t, Token::Operator(op, _) if op != ">" && op != "<" && op != ">>")) {
-            let words: Vec<&shell::Word> = command
-                .iter()
-                .map_while(|t| match t {
-                    Token::Word(w) => Some(w),
-                    Token::Operator(..) => None,
-                })
-                .collect();
-            let Some(first) = words.first() else { continue };
-            let span_text = |w: &shell::Word| &line.text[base + w.span.0..base + w.span.1];
-            let at = |w: &shell::Word| (line.offset + (base + w.span.0) as u64, span_text(w));
-            match first.text.as_str() {
-                "export" => {
-                    for word in words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
-                        if let Some((name, value)) = shell::split_assignment(&word.text) {
-                            let (offset, text) = at(word);
-                            self.push_at(name, Some(value.to_string()), EnvOrigin::Export, word.expands, "file", line.number, offset, text);
-                        }
-                    }
-                }
-                "unset" => {
-                    for word in words.iter().skip(1).filter(|w| shell::is_var_name(&w.text)) {
-                        let (offset, _) = at(first);
-                        let text = &line.text[base + first.span.0..base + word.span.1];
-                        self.push_at(&word.text, None, EnvOrigin::Unset, false, "file", line.number, offset, text);
-                    }
-                }
-                _ => {
-                    let assigns: Vec<_> = words.iter().take_while(|w| shell::split_assignment(&w.text).is_some()).collect();
-                    if assigns.is_empty() {
-                        continue;
-                    }
-                    let (origin, scope) = match words.len() > assigns.len() {
-                        true => (EnvOrigin::CommandPrefix, format!("command@{}", line.number)),
-                        false => (EnvOrigin::Assignment, "file".to_string()),
-                    };
-                    for word in assigns {
-                        let Some((name, value)) = shell::split_assignment(&word.text) else { continue };
-                        let (offset, text) = at(word);
-                        self.push_at(name, Some(value.to_string()), origin, word.expands, &scope, line.number, offset, text);
-                    }
-                }
-            }
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, line: &Line, text: &str) {
-        let offset = line.offset + (text.as_ptr() as usize - line.text.as_ptr() as usize) as u64;
-        self.push_at(name, value, origin, expands, scope, line.number, offset, text);
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push_at(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, line: u64, offset: u64, text: &str) {
-        self.assignments.push(EnvAssignment {
-            name: name.to_string(),
-            value,
-            origin,
-            expands,
-            scope: scope.to_string(),
-            provenance: Provenance::at_line(&self.file, line, offset, text),
-        });
+    fn push(&mut self, name: &str, value: &str, origin: EnvOrigin, scope: &str, line: &Line) {
+        let provenance = Provenance::at_line(&self.file, line.number, line.offset, &line.text);
+        self.assignments.push(EnvAssignment::new(name, Some(value.to_string()), origin, scope, provenance));
     }
 }
 
-/// Whether tokens start with assignments followed by a command word.
-fn is_prefixed_command(tokens: &[Token]) -> bool {
-    let mut words = tokens.iter().map_while(|t| match t {
-        Token::Word(w) => Some(w),
-        Token::Operator(..) => None,
-    });
-    let mut saw_assignment = false;
-    for word in words.by_ref() {
-        if shell::split_assignment(&word.text).is_some() {
-            saw_assignment = true;
-        } else {
-            return saw_assignment;
-        }
-    }
-    false
+/// `A=1 python3 -m ...` is a command with a prefix, not a listing line: the
+/// word after the value names a program or more assignments follow.
+fn looks_like_command(value: &str) -> bool {
+    let mut words = value.split_whitespace().skip(1);
+    words.next().is_some_and(|w| {
+        let program = w.rsplit('/').next().unwrap_or(w);
+        shell::split_assignment(w).is_some()
+            || program.starts_with("python")
+            || matches!(program, "bash" | "sh" | "env" | "vllm" | "sglang" | "trtllm-serve" | "numactl" | "srun" | "docker" | "exec" | "nohup")
+    })
 }
 
 /// Upper-case environment style: `[A-Z_][A-Z0-9_]*`.
-fn is_env_style(name: &str) -> bool {
+pub fn is_env_style(name: &str) -> bool {
     shell::is_var_name(name) && !name.chars().any(|c| c.is_ascii_lowercase())
-}
-
-/// The assignments to `names` of one scope, resolved: the last one wins, and
-/// `unset` removes. Returns the winning assignment, or `None` if unset/absent.
-pub fn last_in_scope<'a>(assignments: impl IntoIterator<Item = &'a EnvAssignment>, name: &str) -> Option<&'a EnvAssignment> {
-    assignments
-        .into_iter()
-        .filter(|a| a.name == name)
-        .last()
-        .filter(|a| a.value.is_some())
 }
 
 #[cfg(test)]
@@ -274,8 +185,8 @@ mod tests {
     use super::*;
     use crate::evidence::lines::LineReader;
 
-    fn scan(text: &str, dialect: Dialect) -> EnvScanner {
-        let mut scanner = EnvScanner::new(FileRef { path: "f".into(), artifact: None }, dialect);
+    fn scan(text: &str) -> ListingScanner {
+        let mut scanner = ListingScanner::new(FileRef { path: "f".into(), artifact: None });
         let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
         while let Some(line) = reader.next_line().unwrap() {
             scanner.line(&line);
@@ -284,75 +195,31 @@ mod tests {
         scanner
     }
 
-    fn triples(s: &EnvScanner) -> Vec<(String, Option<String>, EnvOrigin)> {
-        s.assignments.iter().map(|a| (a.name.clone(), a.value.clone(), a.origin)).collect()
-    }
-
     #[test]
     fn dump_block_is_a_scope_of_its_own() {
-        let s = scan(
-            "=== SGLANG_* env vars at launch ===\nSGLANG_A=1\nSGLANG_B=x y\n===================================\nSGLANG_C=2\n",
-            Dialect::Log,
-        );
+        let s = scan("=== SGLANG_* env vars at launch ===\nSGLANG_A=1\nSGLANG_B=x y\n===================================\nSGLANG_C=2\n");
         assert_eq!(s.dumps.len(), 1);
         assert_eq!(s.dumps[0].covers_prefix.as_deref(), Some("SGLANG_"));
         assert!(s.dumps[0].complete);
         let a = &s.assignments;
         assert_eq!((a[0].origin, a[0].scope.as_str(), a[0].provenance.line), (EnvOrigin::DumpBlock, "dump@1", Some(2)));
         assert_eq!(a[1].value.as_deref(), Some("x y"));
-        assert_eq!((a[2].origin, a[2].scope.as_str()), (EnvOrigin::Assignment, "file"));
+        assert_eq!((a[2].origin, a[2].scope.as_str()), (EnvOrigin::Listing, "listing"));
         assert_eq!(a[0].provenance.span, Some((36, 46)));
     }
 
     #[test]
     fn variant_header_and_truncated_block() {
-        let s = scan("=== SGLANG_SIMULATE_ACC_* env vars at launch (empty => real verification) ===\nSGLANG_SIMULATE_ACC_LEN=2.99\n", Dialect::Log);
+        let s = scan("=== SGLANG_SIMULATE_ACC_* env vars at launch (empty => real verification) ===\nSGLANG_SIMULATE_ACC_LEN=2.99\n");
         assert_eq!(s.dumps[0].covers_prefix.as_deref(), Some("SGLANG_SIMULATE_ACC_"));
         assert!(!s.dumps[0].complete);
         assert_eq!(s.assignments.len(), 1);
     }
 
     #[test]
-    fn exports_traces_unset_and_prefixes() {
-        let s = scan(
-            "+ export SGLANG_X='1' B=\"2 3\"\nexport -n C\nunset SGLANG_X\nA=1 B=$Y python3 -m sglang.launch_server\n++ FOO=bar\n",
-            Dialect::Log,
-        );
-        assert_eq!(
-            triples(&s),
-            [
-                ("SGLANG_X".into(), Some("1".into()), EnvOrigin::Export),
-                ("B".into(), Some("2 3".into()), EnvOrigin::Export),
-                ("SGLANG_X".into(), None, EnvOrigin::Unset),
-                ("A".into(), Some("1".into()), EnvOrigin::CommandPrefix),
-                ("B".into(), Some("$Y".into()), EnvOrigin::CommandPrefix),
-                ("FOO".into(), Some("bar".into()), EnvOrigin::Assignment),
-            ]
-        );
-        assert!(s.assignments[4].expands);
-        assert_eq!(s.assignments[3].scope, "command@4");
-        assert_eq!(s.assignments[0].provenance.text, "SGLANG_X='1'");
-        assert_eq!(s.assignments[0].provenance.span, Some((9, 21)));
-    }
-
-    #[test]
-    fn log_dialect_keeps_raw_values_and_ignores_lowercase() {
-        let s = scan("SGLANG_X='1'\nserver_args=ServerArgs(a=1)\n[2026] INFO X=1\n", Dialect::Log);
-        assert_eq!(triples(&s), [("SGLANG_X".into(), Some("'1'".into()), EnvOrigin::Assignment)]);
-    }
-
-    #[test]
-    fn shell_dialect_unquotes_and_reports_bad_lines() {
-        let s = scan("x='1'; export Y=2\nexport Z='unterminated\n", Dialect::Shell);
-        assert_eq!(triples(&s), [("x".into(), Some("1".into()), EnvOrigin::Assignment), ("Y".into(), Some("2".into()), EnvOrigin::Export)]);
-        assert_eq!(s.problems.len(), 1);
-    }
-
-    #[test]
-    fn last_assignment_wins_and_unset_removes() {
-        let s = scan("export A=1\nexport A=2\n", Dialect::Shell);
-        assert_eq!(last_in_scope(&s.assignments, "A").and_then(|a| a.value.as_deref()), Some("2"));
-        let s = scan("export A=1\nunset A\n", Dialect::Shell);
-        assert!(last_in_scope(&s.assignments, "A").is_none());
+    fn listing_values_are_raw_and_lowercase_or_commands_are_not_listings() {
+        let s = scan("SGLANG_X='1'\nserver_args=ServerArgs(a=1)\nA=1 python3 -m x\nB=two words\n");
+        let got: Vec<_> = s.assignments.iter().map(|a| (a.name.as_str(), a.value.as_deref())).collect();
+        assert_eq!(got, [("SGLANG_X", Some("'1'")), ("B", Some("two words"))]);
     }
 }

@@ -2,7 +2,7 @@
 //! catalog of variables (type, default, legacy spelling) is data in
 //! `signatures/engine-env.toml`; the parsing rules mirror the engines' own.
 
-use super::env::EnvAssignment;
+use super::env::{EnvAssignment, EnvOrigin};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -164,35 +164,60 @@ impl Catalog {
         })
     }
 
-    /// Resolve `name` in every scope of `assignments`: per scope the last
-    /// assignment wins, `unset` removes, and a legacy spelling overrides.
+    /// Resolve `name` in every scope of `assignments` as a process would:
+    /// per scope, in order, an assignment sets the value, `unset` removes it,
+    /// `setdefault` sets it only when unset, and shell variables that were
+    /// never exported do not count; then a legacy spelling that is set
+    /// overrides the current one.
     pub fn resolve<'a>(&self, assignments: &'a [EnvAssignment], name: &str) -> Vec<Resolved<'a>> {
         let legacy = self.legacy_name(name);
         let mut scopes: BTreeMap<(&str, &str), Vec<&'a EnvAssignment>> = BTreeMap::new();
         for a in assignments.iter().filter(|a| a.name == name || Some(&a.name) == legacy.as_ref()) {
-            scopes.entry((a.provenance.file.as_str(), a.scope.as_str())).or_default().push(a);
+            if a.origin.reaches_environment() {
+                scopes.entry((a.provenance.file.as_str(), a.scope.as_str())).or_default().push(a);
+            }
         }
         let mut resolved = Vec::new();
         for list in scopes.into_values() {
-            let last_of = |n: &str| list.iter().rev().find(|a| a.name == n).copied().filter(|a| a.value.is_some());
-            let (winner, via_legacy) = match legacy.as_deref().and_then(last_of) {
-                Some(a) => (a, true),
-                None => match last_of(name) {
-                    Some(a) => (a, false),
-                    None => continue,
-                },
+            let (current, mut overridden) = simulate(&list, name);
+            let legacy_value = legacy.as_deref().and_then(|l| simulate(&list, l).0);
+            let (winner, via_legacy) = match (legacy_value, current) {
+                (Some(l), Some(c)) => {
+                    overridden.push(c);
+                    (l, true)
+                }
+                (Some(l), None) => (l, true),
+                (None, Some(c)) => (c, false),
+                (None, None) => continue,
             };
-            let overridden = list.iter().copied().filter(|a| !std::ptr::eq(*a, winner) && a.value.is_some()).collect();
             resolved.push(Resolved { assignment: winner, via_legacy, overridden });
         }
         resolved
     }
 }
 
+/// Replay one scope's assignments to `name`: the assignment whose value is
+/// in effect at the end, and the earlier values it replaced.
+fn simulate<'a>(list: &[&'a EnvAssignment], name: &str) -> (Option<&'a EnvAssignment>, Vec<&'a EnvAssignment>) {
+    let mut current: Option<&'a EnvAssignment> = None;
+    let mut replaced = Vec::new();
+    for a in list.iter().copied().filter(|a| a.name == name) {
+        match (a.origin, a.value.is_some()) {
+            (EnvOrigin::PythonSetdefault, _) if current.is_some() => {}
+            (_, false) => {
+                replaced.extend(current.take());
+            }
+            (_, true) => {
+                replaced.extend(current.replace(a));
+            }
+        }
+    }
+    (current, replaced)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::env::EnvOrigin;
     use crate::evidence::provenance::Provenance;
 
     #[test]
@@ -228,14 +253,9 @@ mod tests {
     }
 
     fn assign(name: &str, value: Option<&str>, scope: &str, line: u64) -> EnvAssignment {
-        EnvAssignment {
-            name: name.into(),
-            value: value.map(Into::into),
-            origin: EnvOrigin::Export,
-            expands: false,
-            scope: scope.into(),
-            provenance: Provenance { file: "f".into(), artifact: None, line: Some(line), span: None, text: String::new() },
-        }
+        let provenance = Provenance { file: "f".into(), artifact: None, line: Some(line), span: None, text: String::new() };
+        let origin = if value.is_some() { EnvOrigin::Export } else { EnvOrigin::Unset };
+        EnvAssignment::new(name, value.map(Into::into), origin, scope, provenance)
     }
 
     #[test]
@@ -253,5 +273,18 @@ mod tests {
         assert!(r[0].via_legacy);
         assert_eq!(r[0].assignment.provenance.line, Some(2));
         assert_eq!((r[1].assignment.provenance.line, r[1].overridden.len()), (Some(6), 1));
+    }
+
+    #[test]
+    fn setdefault_applies_only_when_unset_and_shell_variables_do_not_count() {
+        let mut first = assign("X", Some("1"), "s", 1);
+        let mut default = assign("X", Some("0"), "s", 2);
+        default.origin = EnvOrigin::PythonSetdefault;
+        let both = [first.clone(), default.clone()];
+        assert_eq!(Catalog::embedded().resolve(&both, "X")[0].assignment.provenance.line, Some(1));
+        let alone = [default.clone()];
+        assert_eq!(Catalog::embedded().resolve(&alone, "X")[0].assignment.provenance.line, Some(2));
+        first.origin = EnvOrigin::ShellVariable;
+        assert!(Catalog::embedded().resolve(&[first], "X").is_empty());
     }
 }

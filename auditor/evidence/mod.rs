@@ -2,18 +2,26 @@
 //! bundle is read once, as a stream, by the parsers its kind calls for.
 
 pub mod command;
+pub mod engine_log;
 pub mod env;
 pub mod knobs;
 pub mod lines;
+pub mod logline;
 pub mod metadata;
 pub mod provenance;
+pub mod pyrepr;
+pub mod python_env;
+pub mod script;
 pub mod shell;
+pub mod shellscan;
 pub mod view;
 
 use crate::bundle::{layout, Disposition, MemberVisitor};
 use command::Command;
-use env::{Dialect, EnvAssignment, EnvDump, EnvScanner};
+use engine_log::{EngineRecord, RecordScanner};
+use env::{EnvAssignment, EnvDump, ListingScanner};
 use lines::LineReader;
+use shellscan::ShellScanner;
 use metadata::Metadata;
 use provenance::FileRef;
 use serde::Serialize;
@@ -30,6 +38,8 @@ pub enum FileKind {
     Command,
     /// Shell source (`.sh`, `.env`): shell quoting applies to assignments.
     Script,
+    /// Python source (`sitecustomize.py`, wrappers).
+    Python,
     /// JSON metadata or results.
     Json,
     /// Anything else is read as program output.
@@ -47,7 +57,8 @@ pub fn classify(path: &str) -> Result<FileKind, &'static str> {
         "png" | "jpg" | "jpeg" | "gif" | "svg" | "pdf" | "html" => Err("plot or rendered page: no launch evidence"),
         "pt" | "bin" | "safetensors" | "npy" | "npz" | "sqsh" => Err("binary data: no launch evidence"),
         "json" => Ok(FileKind::Json),
-        "sh" | "bash" | "env" => Ok(FileKind::Script),
+        "sh" | "bash" | "env" | "slurm" | "sbatch" => Ok(FileKind::Script),
+        "py" => Ok(FileKind::Python),
         _ if command::is_command_file(name) => Ok(FileKind::Command),
         _ => Ok(FileKind::Log),
     }
@@ -74,6 +85,9 @@ pub struct FileEvidence {
     pub env_dumps: Vec<EnvDump>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<Command>,
+    /// Engine startup records (SGLang server args, vLLM args and config).
+    #[serde(skip)]
+    pub records: Vec<EngineRecord>,
     #[serde(skip)]
     pub metadata: Option<Metadata>,
     /// An eval payload (`meta_env.json`).
@@ -92,6 +106,7 @@ impl FileEvidence {
             env: Vec::new(),
             env_dumps: Vec::new(),
             commands: Vec::new(),
+            records: Vec::new(),
             metadata: None,
             eval_payload: false,
             notes: Vec::new(),
@@ -124,20 +139,22 @@ impl Extractor {
                 }
                 Ok(JsonRead::Text(head, why)) => {
                     evidence.notes.push(Note { line: None, message: format!("{why}; scanned as text") });
-                    let incomplete = self.scan_lines(&file, Dialect::Log, &mut head.as_slice().chain(reader), &mut evidence);
+                    let incomplete = self.scan_lines(&file, &mut head.as_slice().chain(reader), &mut evidence);
                     return (evidence, incomplete);
                 }
                 Err(e) => return (evidence, Some(format!("read error: {e}"))),
             }
         }
-        let dialect = if kind == FileKind::Script { Dialect::Shell } else { Dialect::Log };
-        let incomplete = self.scan_lines(&file, dialect, reader, &mut evidence);
+        let incomplete = self.scan_lines(&file, reader, &mut evidence);
         (evidence, incomplete)
     }
 
-    fn scan_lines(&self, file: &FileRef, dialect: Dialect, reader: &mut dyn Read, evidence: &mut FileEvidence) -> Option<String> {
+    /// Run the line parsers the file's kind calls for over every line.
+    fn scan_lines(&self, file: &FileRef, reader: &mut dyn Read, evidence: &mut FileEvidence) -> Option<String> {
         let mut lines = LineReader::new(BufReader::with_capacity(64 << 10, reader), self.max_line);
-        let mut env = EnvScanner::new(file.clone(), dialect);
+        let mut listing = ListingScanner::new(file.clone());
+        let mut shell = ShellScanner::new(file.clone());
+        let mut records = RecordScanner::new(file.clone());
         let mut long_lines = 0u64;
         let mut first_long = 0u64;
         let mut error = None;
@@ -156,20 +173,27 @@ impl Extractor {
                     first_long = line.number;
                 }
             }
-            if evidence.kind == FileKind::Command {
-                match command::parse_line(file, &line) {
-                    Ok(Some(cmd)) => evidence.commands.push(cmd),
-                    Ok(None) => {}
-                    Err(e) => evidence.notes.push(Note { line: Some(line.number), message: format!("command not parsed: {e}") }),
+            match evidence.kind {
+                FileKind::Command | FileKind::Script => shell.script_line(&line),
+                FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
+                FileKind::Log | FileKind::Json => {
+                    records.line(&line);
+                    if !listing.line(&line) {
+                        shell.log_line(&line);
+                    }
                 }
             }
-            env.line(&line);
         }
-        env.finish();
-        evidence.env = env.assignments;
-        evidence.env_dumps = env.dumps;
-        for p in env.problems {
-            evidence.notes.push(Note { line: p.line, message: format!("environment statement not parsed: {}", p.text) });
+        listing.finish();
+        shell.finish();
+        records.finish();
+        evidence.env.extend(listing.assignments);
+        evidence.env.extend(shell.assignments);
+        evidence.env_dumps = listing.dumps;
+        evidence.commands = shell.commands;
+        evidence.records = records.records;
+        for p in shell.problems {
+            evidence.notes.push(Note { line: p.line, message: format!("shell statement not parsed: {}", p.text) });
         }
         let mut incomplete = Vec::new();
         if long_lines > 0 {

@@ -27,7 +27,7 @@ pub enum Token {
     Operator(String, usize),
 }
 
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
 pub enum ShellError {
     #[error("unterminated {quote} quote starting at byte {at}")]
     Unterminated { quote: &'static str, at: usize },

@@ -12,10 +12,12 @@ use std::collections::BTreeSet;
 /// env dump made at launch beats a command prefix, which beats an export.
 fn rank(origin: EnvOrigin) -> u8 {
     match origin {
-        EnvOrigin::DumpBlock => 3,
-        EnvOrigin::CommandPrefix => 2,
-        EnvOrigin::Export | EnvOrigin::Unset => 1,
-        EnvOrigin::Assignment => 0,
+        EnvOrigin::DumpBlock => 5,
+        EnvOrigin::Listing => 4,
+        EnvOrigin::CommandPrefix | EnvOrigin::Container => 3,
+        EnvOrigin::Export | EnvOrigin::Python | EnvOrigin::Unset => 2,
+        EnvOrigin::Config | EnvOrigin::PythonSetdefault => 1,
+        EnvOrigin::ShellVariable => 0,
     }
 }
 

@@ -1,0 +1,203 @@
+//! Shell scripts as bash reads them: `\` continuations join lines, a quote
+//! left open continues on the next line, comments are not code, and a
+//! heredoc body belongs to the command that reads it — Python for
+//! `python3 - <<EOF`, shell for `bash <<EOF`, plain data for `cat > f <<EOF`
+//! (written, not run here).
+
+use super::lines::Line;
+use super::shell::{self, ShellError, Token};
+
+/// The language of a heredoc body, from the command that consumes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyLang {
+    Python,
+    Shell,
+    /// Written to a file or a pipe: not executed by this script.
+    Data,
+}
+
+/// A logical statement line: one or more physical lines joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// The text with continuations removed; quoted newlines kept.
+    pub line: Line,
+    /// The tokens of `line.text`.
+    pub tokens: Vec<Token>,
+}
+
+/// What one physical line turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Statement(Statement),
+    /// A line of a heredoc body, with the line of the statement that opened it.
+    Body { lang: BodyLang, opened_at: u64, line: Line },
+    /// A statement that could not be tokenized (an unterminated quote at the end of input).
+    Unparsed(Line, ShellError),
+}
+
+/// Most physical lines joined into one statement while a quote stays open.
+const MAX_JOIN: usize = 64;
+
+struct Heredoc {
+    delimiter: String,
+    strip_tabs: bool,
+    lang: BodyLang,
+    opened_at: u64,
+}
+
+/// Turns physical lines into [`Event`]s.
+#[derive(Default)]
+pub struct ScriptReader {
+    /// A statement still open: its text so far, its physical line count, and
+    /// whether it ended in a `\` continuation (joined without a newline).
+    pending: Option<(Line, usize, bool)>,
+    heredoc: Option<Heredoc>,
+}
+
+impl ScriptReader {
+    pub fn push(&mut self, line: &Line) -> Vec<Event> {
+        if let Some(doc) = &self.heredoc {
+            let text = if doc.strip_tabs { line.text.trim_start_matches('\t') } else { line.text.as_str() };
+            if text == doc.delimiter {
+                self.heredoc = None;
+                return Vec::new();
+            }
+            return vec![Event::Body { lang: doc.lang, opened_at: doc.opened_at, line: line.clone() }];
+        }
+        let (mut joined, count) = match self.pending.take() {
+            Some((mut start, count, continued)) => {
+                if !continued {
+                    start.text.push('\n');
+                }
+                start.text.push_str(&line.text);
+                (start, count + 1)
+            }
+            None => (line.clone(), 1),
+        };
+        // A trailing unescaped backslash continues the statement.
+        if joined.text.ends_with('\\') && trailing_backslashes(&joined.text) % 2 == 1 && count < MAX_JOIN {
+            joined.text.pop();
+            self.pending = Some((joined, count, true));
+            return Vec::new();
+        }
+        match shell::tokenize(&joined.text) {
+            Ok(tokens) => {
+                self.heredoc = heredoc_of(&tokens, joined.number);
+                vec![Event::Statement(Statement { line: joined, tokens })]
+            }
+            Err(_) if count < MAX_JOIN => {
+                self.pending = Some((joined, count, false));
+                Vec::new()
+            }
+            Err(e) => vec![Event::Unparsed(joined, e)],
+        }
+    }
+
+    /// End of input: a statement still open is reported as unparsed.
+    pub fn finish(&mut self) -> Vec<Event> {
+        match self.pending.take() {
+            Some((line, _, _)) => match shell::tokenize(&line.text) {
+                Ok(tokens) => vec![Event::Statement(Statement { line, tokens })],
+                Err(e) => vec![Event::Unparsed(line, e)],
+            },
+            None => Vec::new(),
+        }
+    }
+}
+
+fn trailing_backslashes(text: &str) -> usize {
+    text.bytes().rev().take_while(|&b| b == b'\\').count()
+}
+
+/// The heredoc a statement opens, if any: `<<EOF`, `<<'EOF'`, `<<-EOF`.
+fn heredoc_of(tokens: &[Token], opened_at: u64) -> Option<Heredoc> {
+    let at = tokens.iter().position(|t| matches!(t, Token::Operator(op, _) if op == "<<"))?;
+    let Some(Token::Word(word)) = tokens.get(at + 1) else { return None };
+    let (strip_tabs, delimiter) = match word.text.strip_prefix('-') {
+        Some(rest) => (true, rest.to_string()),
+        None => (false, word.text.clone()),
+    };
+    let command: Vec<&str> = tokens[..at]
+        .iter()
+        .rev()
+        .take_while(|t| !matches!(t, Token::Operator(op, _) if op != ">" && op != ">>"))
+        .filter_map(|t| match t {
+            Token::Word(w) => Some(w.text.as_str()),
+            Token::Operator(..) => None,
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .skip_while(|w| shell::split_assignment(w).is_some())
+        .collect();
+    let program = command.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("");
+    let lang = if program.starts_with("python") {
+        BodyLang::Python
+    } else if matches!(program, "bash" | "sh" | "zsh" | "dash") {
+        BodyLang::Shell
+    } else {
+        BodyLang::Data
+    };
+    Some(Heredoc { delimiter, strip_tabs, lang, opened_at })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::lines::LineReader;
+
+    fn events(text: &str) -> Vec<Event> {
+        let mut reader = ScriptReader::default();
+        let mut lines = LineReader::new(text.as_bytes(), 1 << 20);
+        let mut out = Vec::new();
+        while let Some(line) = lines.next_line().unwrap() {
+            out.extend(reader.push(&line));
+        }
+        out.extend(reader.finish());
+        out
+    }
+
+    fn statements(text: &str) -> Vec<(u64, String)> {
+        events(text)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Statement(s) => Some((s.line.number, s.line.text)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn continuations_and_open_quotes_join_lines() {
+        let got = statements("python3 -m sglang.launch_server \\\n  --tp 8 \\\n  --port 1\necho 'a\nb'\nx=1\n");
+        assert_eq!(got, [(1, "python3 -m sglang.launch_server   --tp 8   --port 1".into()), (4, "echo 'a\nb'".into()), (6, "x=1".into())]);
+    }
+
+    #[test]
+    fn heredoc_bodies_carry_their_language() {
+        let text = "python3 - <<'PY'\nimport os\nos.environ['A'] = '1'\nPY\ncat > /tmp/x.sh <<-EOF\n\texport B=1\n\tEOF\nbash <<EOF\nexport C=1\nEOF\nexport D=1\n";
+        let langs: Vec<(BodyLang, String)> = events(text)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Body { lang, line, .. } => Some((lang, line.text)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            langs,
+            [
+                (BodyLang::Python, "import os".into()),
+                (BodyLang::Python, "os.environ['A'] = '1'".into()),
+                (BodyLang::Data, "\texport B=1".into()),
+                (BodyLang::Shell, "export C=1".into()),
+            ]
+        );
+        assert_eq!(statements(text).last().unwrap().1, "export D=1");
+    }
+
+    #[test]
+    fn an_unterminated_quote_at_the_end_is_reported() {
+        let got = events("export A='x\n");
+        assert!(matches!(got.as_slice(), [Event::Unparsed(..)]));
+    }
+}

@@ -1,0 +1,455 @@
+//! Shell statements, from scripts and from `set -x` traces in logs: what
+//! they put into an environment (`export`, `declare -x`, `unset`, `env
+//! NAME=v cmd`, `NAME=v cmd`, `docker run -e`, `srun --export`, shell
+//! variables and `set -a`) and which serving engine they launch, with
+//! `$VAR` / `${VAR:-default}` resolved from the script's own plain
+//! assignments. Comments, `echo` text and heredocs written to files are
+//! not statements; Python heredocs go to [`super::python_env`].
+
+use super::command::Command;
+use super::env::{EnvAssignment, EnvOrigin};
+use super::lines::Line;
+use super::provenance::{FileRef, Provenance};
+use super::python_env;
+use super::script::{BodyLang, Event, ScriptReader};
+use super::shell::{self, Token, Word};
+use regex::Regex;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+/// A `set -x` trace prefix: one or more `+` and a space.
+static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("valid regex"));
+static VAR_REF: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>[^}]*))?\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)").expect("valid regex"));
+
+/// Words that may precede the command of a simple statement.
+const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
+
+/// Scans shell statements of one file.
+pub struct ShellScanner {
+    file: FileRef,
+    script: ScriptReader,
+    /// Plain values of shell variables assigned so far, for `$VAR` references.
+    vars: HashMap<String, String>,
+    /// `set -a` is in effect: assignments are exported.
+    allexport: bool,
+    pub assignments: Vec<EnvAssignment>,
+    pub commands: Vec<Command>,
+    /// Lines that looked like statements but did not parse.
+    pub problems: Vec<Provenance>,
+}
+
+impl ShellScanner {
+    pub fn new(file: FileRef) -> Self {
+        ShellScanner {
+            file,
+            script: ScriptReader::default(),
+            vars: HashMap::new(),
+            allexport: false,
+            assignments: Vec::new(),
+            commands: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// A line of a shell script.
+    pub fn script_line(&mut self, line: &Line) {
+        for event in self.script.push(line) {
+            self.event(event);
+        }
+    }
+
+    /// End of a script.
+    pub fn finish(&mut self) {
+        for event in self.script.finish() {
+            self.event(event);
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Statement(s) => self.statement(&s.tokens, &s.line, 0),
+            Event::Body { lang: BodyLang::Python, opened_at, line } => {
+                let scope = format!("python@{opened_at}");
+                self.assignments.extend(python_env::scan_line(&self.file, &line, &scope));
+            }
+            Event::Body { lang: BodyLang::Shell, line, .. } => match shell::tokenize(&line.text) {
+                Ok(tokens) => self.statement(&tokens, &line, 0),
+                Err(_) => self.problem(&line),
+            },
+            Event::Body { lang: BodyLang::Data, .. } => {}
+            Event::Unparsed(line, _) => self.problem(&line),
+        }
+    }
+
+    fn problem(&mut self, line: &Line) {
+        self.problems.push(Provenance::at_line(&self.file, line.number, line.offset, &line.text));
+    }
+
+    /// A line of program output: only `set -x` traces and literal
+    /// `export`/`unset`/`declare` lines are statements there.
+    pub fn log_line(&mut self, line: &Line) {
+        let (body, base) = match XTRACE.find(&line.text) {
+            Some(m) => (&line.text[m.end()..], m.end()),
+            None => (line.text.as_str(), 0),
+        };
+        let first = body.split_whitespace().next().unwrap_or("");
+        if base == 0 && !matches!(first, "export" | "unset" | "declare" | "typeset") {
+            return;
+        }
+        match shell::tokenize(body) {
+            Ok(tokens) => self.statement(&tokens, line, base),
+            Err(_) => self.problem(line),
+        }
+    }
+
+    /// One logical line: several simple commands separated by operators.
+    fn statement(&mut self, tokens: &[Token], line: &Line, base: usize) {
+        let is_separator = |t: &Token| matches!(t, Token::Operator(op, _) if !matches!(op.as_str(), ">" | "<" | ">>" | "&>" | ">&" | "<&" | "<<"));
+        for simple in tokens.split(is_separator) {
+            let words: Vec<&Word> = simple
+                .iter()
+                .map_while(|t| match t {
+                    Token::Word(w) => Some(w),
+                    Token::Operator(..) => None,
+                })
+                .collect();
+            let start = words.iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len());
+            self.simple_command(&words[start..], line, base);
+        }
+    }
+
+    fn at(&self, line: &Line, base: usize, words: &[&Word]) -> Provenance {
+        let (Some(first), Some(last)) = (words.first(), words.last()) else {
+            return Provenance::at_line(&self.file, line.number, line.offset, &line.text);
+        };
+        let (start, end) = (base + first.span.0, base + last.span.1);
+        let text = line.text.get(start..end).unwrap_or(&line.text);
+        Provenance::at_line(&self.file, line.number, line.offset + start as u64, text)
+    }
+
+    fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
+        let mut a = EnvAssignment::new(name, value, origin, scope, provenance);
+        a.expands = expands;
+        self.assignments.push(a);
+    }
+
+    /// The value of a word, with `$VAR` references the script defines resolved.
+    fn resolve(&self, word: &Word) -> (String, bool) {
+        if !word.expands {
+            return (word.text.clone(), false);
+        }
+        let mut unresolved = false;
+        let text = VAR_REF.replace_all(&word.text, |caps: &regex::Captures| {
+            let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
+            match (self.vars.get(name), caps.name("d")) {
+                (Some(v), _) => v.clone(),
+                (None, Some(default)) => default.as_str().to_string(),
+                (None, None) => {
+                    unresolved = true;
+                    caps[0].to_string()
+                }
+            }
+        });
+        let leftover = text.contains("$(") || text.contains('`');
+        (text.into_owned(), unresolved || leftover)
+    }
+
+    fn simple_command(&mut self, words: &[&Word], line: &Line, base: usize) {
+        let Some(first) = words.first() else { return };
+        match first.text.as_str() {
+            "export" | "declare" | "typeset" | "readonly" | "local" => self.declaration(words, line, base),
+            "unset" => {
+                for word in words.iter().skip(1).filter(|w| shell::is_var_name(&w.text)) {
+                    let provenance = self.at(line, base, &[first, word]);
+                    self.vars.remove(&word.text);
+                    self.push(&word.text, None, EnvOrigin::Unset, false, "file", provenance);
+                }
+            }
+            "set" => {
+                let args: Vec<&str> = words[1..].iter().map(|w| w.text.as_str()).collect();
+                for (k, arg) in args.iter().enumerate() {
+                    let allexport_next = args.get(k + 1) == Some(&"allexport");
+                    match *arg {
+                        "+a" => self.allexport = false,
+                        "-o" if allexport_next => self.allexport = true,
+                        "+o" if allexport_next => self.allexport = false,
+                        f if f.starts_with('-') && !f.starts_with("--") && f != "-o" && f.contains('a') => self.allexport = true,
+                        _ => {}
+                    }
+                }
+            }
+            "echo" | "printf" | "#" => {}
+            _ => self.command(words, line, base),
+        }
+    }
+
+    /// `export A=1 B`, `declare -x A=1`: exported unless `declare` lacks `-x`.
+    fn declaration(&mut self, words: &[&Word], line: &Line, base: usize) {
+        let builtin = words[0].text.as_str();
+        let flags: String = words.iter().skip(1).filter(|w| w.text.starts_with('-')).map(|w| w.text.as_str()).collect();
+        if builtin == "export" && flags.contains('n') {
+            return;
+        }
+        let exported = builtin == "export" || flags.contains('x') || self.allexport;
+        let origin = if exported { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
+        for word in words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
+            let provenance = self.at(line, base, &[word]);
+            match shell::split_assignment(&word.text) {
+                Some((name, _)) => {
+                    let (resolved, expands) = self.resolve(word);
+                    let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
+                    if !expands {
+                        self.vars.insert(name.to_string(), value.clone());
+                    }
+                    self.push(name, Some(value), origin, expands, "file", provenance);
+                }
+                // `export NAME` exports the shell variable's current value.
+                None if exported && shell::is_var_name(&word.text) => {
+                    if let Some(value) = self.vars.get(&word.text).cloned() {
+                        self.push(&word.text, Some(value), EnvOrigin::Export, false, "file", provenance);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// A command with its environment: leading assignments, `env`, and the
+    /// container/launcher options that set a child's environment.
+    fn command(&mut self, words: &[&Word], line: &Line, base: usize) {
+        let scope = format!("command@{}", line.number);
+        let mut i = 0;
+        // Leading assignments and `env` options, in order: (word, unset word).
+        let mut prefix: Vec<(&Word, Option<&Word>)> = Vec::new();
+        loop {
+            while i < words.len() && shell::split_assignment(&words[i].text).is_some() {
+                prefix.push((words[i], None));
+                i += 1;
+            }
+            // `env [-i] [-u NAME] NAME=v ... cmd`
+            if words.get(i).is_some_and(|w| w.text == "env") {
+                i += 1;
+                while let Some(w) = words.get(i).filter(|w| w.text.starts_with('-')) {
+                    if (w.text == "-u" || w.text == "--unset") && i + 1 < words.len() {
+                        prefix.push((w, Some(words[i + 1])));
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            break;
+        }
+        let is_command = i < words.len();
+        for (word, unset) in prefix {
+            match unset {
+                Some(name) => {
+                    let provenance = self.at(line, base, &[word, name]);
+                    self.push(&name.text, None, EnvOrigin::Unset, false, &scope, provenance);
+                }
+                None if is_command => self.assign_word(word, EnvOrigin::CommandPrefix, &scope, line, base),
+                // Only assignments: shell variables (exported under `set -a`).
+                None => {
+                    let origin = if self.allexport { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
+                    self.assign_word(word, origin, "file", line, base);
+                }
+            }
+        }
+        if !is_command {
+            return;
+        }
+        let argv_words = &words[i..];
+        self.option_env(argv_words, line, base);
+        let argv: Vec<String> = argv_words.iter().map(|w| self.resolve(w).0).collect();
+        let command = Command { argv, provenance: self.at(line, base, argv_words) };
+        if command.engine().is_some() {
+            self.commands.push(command);
+        }
+    }
+
+    fn assign_word(&mut self, word: &Word, origin: EnvOrigin, scope: &str, line: &Line, base: usize) {
+        let Some((name, _)) = shell::split_assignment(&word.text) else { return };
+        let (resolved, expands) = self.resolve(word);
+        let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
+        if scope == "file" && !expands {
+            self.vars.insert(name.to_string(), value.clone());
+        }
+        let provenance = self.at(line, base, &[word]);
+        self.push(name, Some(value), origin, expands, scope, provenance);
+    }
+
+    /// `docker run -e A=1 --env B=2 --env=C=3 -e D` and `srun --export=ALL,A=1`.
+    fn option_env(&mut self, words: &[&Word], line: &Line, base: usize) {
+        let program = words[0].text.rsplit('/').next().unwrap_or("");
+        let container = matches!(program, "docker" | "podman" | "nerdctl")
+            && words.get(1).is_some_and(|w| matches!(w.text.as_str(), "run" | "create" | "exec"));
+        let scope = format!("{}@{}", if container { "container" } else { "command" }, line.number);
+        let mut i = 1;
+        while i < words.len() {
+            let word = words[i];
+            let (value_word, span): (Option<String>, Vec<&Word>) = match word.text.as_str() {
+                "-e" | "--env" if container => (words.get(i + 1).map(|w| self.resolve(w).0), words[i..(i + 2).min(words.len())].to_vec()),
+                t if container && t.starts_with("--env=") => (Some(self.resolve(word).0["--env=".len()..].to_string()), vec![word]),
+                t if !container && t.starts_with("--export=") => {
+                    let list = self.resolve(word).0["--export=".len()..].to_string();
+                    for item in list.split(',').filter(|i| i.contains('=')) {
+                        self.push_pair(item, EnvOrigin::CommandPrefix, false, &scope, self.at(line, base, &[word]));
+                    }
+                    i += 1;
+                    continue;
+                }
+                _ => (None, vec![]),
+            };
+            if let Some(item) = value_word {
+                let provenance = self.at(line, base, &span);
+                let expands = span.iter().any(|w| w.expands);
+                match item.split_once('=') {
+                    Some(_) => self.push_pair(&item, EnvOrigin::Container, expands, &scope, provenance),
+                    // `-e NAME` passes the caller's value through: unknown here.
+                    None if shell::is_var_name(&item) => self.push(&item, Some(format!("${item}")), EnvOrigin::Container, true, &scope, provenance),
+                    None => {}
+                }
+                i += span.len();
+                continue;
+            }
+            i += 1;
+        }
+    }
+
+    fn push_pair(&mut self, item: &str, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
+        if let Some((name, value)) = shell::split_assignment(item) {
+            self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::lines::LineReader;
+
+    fn scan_script(text: &str) -> ShellScanner {
+        let mut s = ShellScanner::new(FileRef { path: "run.sh".into(), artifact: None });
+        let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
+        while let Some(line) = reader.next_line().unwrap() {
+            s.script_line(&line);
+        }
+        s.finish();
+        s
+    }
+
+    fn scan_log(text: &str) -> ShellScanner {
+        let mut s = ShellScanner::new(FileRef { path: "ci.log".into(), artifact: None });
+        let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
+        while let Some(line) = reader.next_line().unwrap() {
+            s.log_line(&line);
+        }
+        s
+    }
+
+    fn triples(s: &ShellScanner) -> Vec<(String, Option<String>, EnvOrigin)> {
+        s.assignments.iter().map(|a| (a.name.clone(), a.value.clone(), a.origin)).collect()
+    }
+
+    fn t(name: &str, value: Option<&str>, origin: EnvOrigin) -> (String, Option<String>, EnvOrigin) {
+        (name.to_string(), value.map(str::to_string), origin)
+    }
+
+    #[test]
+    fn exports_declare_unset_and_shell_variables() {
+        let s = scan_script("A=1\nexport A\ndeclare -x B=\"two\"\ndeclare -- C=3\nunset B\nexport -n D=4\n");
+        assert_eq!(
+            triples(&s),
+            [
+                t("A", Some("1"), EnvOrigin::ShellVariable),
+                t("A", Some("1"), EnvOrigin::Export),
+                t("B", Some("two"), EnvOrigin::Export),
+                t("C", Some("3"), EnvOrigin::ShellVariable),
+                t("B", None, EnvOrigin::Unset),
+            ]
+        );
+    }
+
+    #[test]
+    fn set_a_exports_plain_assignments() {
+        let s = scan_script("set -a\nX=1\nset +a\nY=2\n");
+        assert_eq!(triples(&s), [t("X", Some("1"), EnvOrigin::Export), t("Y", Some("2"), EnvOrigin::ShellVariable)]);
+    }
+
+    #[test]
+    fn prefixes_env_docker_and_srun() {
+        let s = scan_script(concat!(
+            "A=1 env -u Z B=2 python3 -m sglang.launch_server --tp 8\n",
+            "docker run --rm -e C=3 --env D=4 --env=E=5 -e HF_TOKEN img bash -c 'x'\n",
+            "srun --export=ALL,F=6 python3 -m sglang.launch_server\n",
+        ));
+        assert_eq!(
+            triples(&s),
+            [
+                t("A", Some("1"), EnvOrigin::CommandPrefix),
+                t("Z", None, EnvOrigin::Unset),
+                t("B", Some("2"), EnvOrigin::CommandPrefix),
+                t("C", Some("3"), EnvOrigin::Container),
+                t("D", Some("4"), EnvOrigin::Container),
+                t("E", Some("5"), EnvOrigin::Container),
+                t("HF_TOKEN", Some("$HF_TOKEN"), EnvOrigin::Container),
+                t("F", Some("6"), EnvOrigin::CommandPrefix),
+            ]
+        );
+        assert_eq!(s.assignments[0].scope, "command@1");
+        assert_eq!(s.assignments[3].scope, "container@2");
+        assert!(s.assignments[6].expands);
+        assert_eq!(s.commands.len(), 2);
+        assert_eq!(s.commands[0].argv, ["python3", "-m", "sglang.launch_server", "--tp", "8"]);
+    }
+
+    #[test]
+    fn comments_echo_and_data_heredocs_are_not_statements() {
+        let s = scan_script(concat!(
+            "# export SGLANG_X=1\n",
+            "echo \"export SGLANG_X=1\"\n",
+            "cat > /tmp/env.sh <<'EOF'\nexport SGLANG_X=1\nEOF\n",
+            "if [ \"$EVAL_ONLY\" != true ]; then export SIM=1; fi\n",
+        ));
+        assert_eq!(triples(&s), [t("SIM", Some("1"), EnvOrigin::Export)]);
+    }
+
+    #[test]
+    fn variables_resolve_in_commands_and_values() {
+        let s = scan_script("MODEL=/data/m\nTP=${TP:-8}\nexport V=\"$MODEL/x\"\npython3 -m sglang.launch_server --model-path \"$MODEL\" --tp ${TP} --x $UNKNOWN\n");
+        assert_eq!(s.commands[0].argv[4..], ["/data/m", "--tp", "8", "--x", "$UNKNOWN"]);
+        let v = s.assignments.iter().find(|a| a.name == "V").unwrap();
+        assert_eq!((v.value.as_deref(), v.expands), (Some("/data/m/x"), false));
+    }
+
+    #[test]
+    fn python_heredoc_env_writes() {
+        let s = scan_script("python3 - <<'PY'\nimport os\nos.environ['SGLANG_X'] = '1'\nPY\n");
+        assert_eq!(triples(&s), [t("SGLANG_X", Some("1"), EnvOrigin::Python)]);
+        assert_eq!(s.assignments[0].scope, "python@1");
+    }
+
+    #[test]
+    fn traces_in_logs() {
+        let s = scan_log("+ export SGLANG_X='1' B=\"2 3\"\nexport C=1\nplain text A=1\n++ FOO=bar\n+ python3 -m sglang.launch_server --tp 4\npython3 -m sglang.launch_server --tp 2\n");
+        assert_eq!(
+            triples(&s),
+            [
+                t("SGLANG_X", Some("1"), EnvOrigin::Export),
+                t("B", Some("2 3"), EnvOrigin::Export),
+                t("C", Some("1"), EnvOrigin::Export),
+                t("FOO", Some("bar"), EnvOrigin::ShellVariable),
+            ]
+        );
+        assert_eq!(s.assignments[0].provenance.text, "SGLANG_X='1'");
+        assert_eq!(s.assignments[0].provenance.span, Some((9, 21)));
+        assert_eq!(s.commands.len(), 1, "only the traced command ran");
+    }
+
+    #[test]
+    fn unparsed_lines_are_problems() {
+        let s = scan_script("export Z='unterminated\n");
+        assert_eq!(s.problems.len(), 1);
+    }
+}
