@@ -59,6 +59,10 @@ pub struct EnvAssignment {
     /// For the benchmark client (`benchmark.env`, `frontend.env`), not the engine.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub client: bool,
+    /// The value as written, when the consumer reads it differently (a YAML
+    /// plain `yes` that becomes `True`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
     /// Assignments in one scope belong to one process view (a dump block, a
     /// command, a script, a recipe role); in a scope the last one takes effect.
     pub scope: String,
@@ -67,7 +71,7 @@ pub struct EnvAssignment {
 
 impl EnvAssignment {
     pub fn new(name: &str, value: Option<String>, origin: EnvOrigin, scope: &str, provenance: Provenance) -> Self {
-        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, scope: scope.to_string(), provenance }
+        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, written: None, scope: scope.to_string(), provenance }
     }
 }
 

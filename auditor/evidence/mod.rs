@@ -4,6 +4,7 @@
 pub mod command;
 pub mod engine_log;
 pub mod env;
+pub mod json_env;
 pub mod knobs;
 pub mod lines;
 pub mod logline;
@@ -15,6 +16,7 @@ pub mod script;
 pub mod shell;
 pub mod shellscan;
 pub mod view;
+pub mod yaml_env;
 
 use crate::bundle::{layout, Disposition, MemberVisitor};
 use command::Command;
@@ -27,8 +29,8 @@ use provenance::FileRef;
 use serde::Serialize;
 use std::io::{self, BufReader, Read};
 
-/// Largest JSON document parsed as a whole; larger ones are scanned as text.
-pub const MAX_JSON: u64 = 32 << 20;
+/// Largest JSON or YAML document parsed as a whole; larger ones are scanned as text.
+pub const MAX_DOCUMENT: u64 = 32 << 20;
 
 /// How a file is read, decided by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,8 +42,10 @@ pub enum FileKind {
     Script,
     /// Python source (`sitecustomize.py`, wrappers).
     Python,
-    /// JSON metadata or results.
+    /// JSON metadata, results or configs.
     Json,
+    /// YAML recipes and configs.
+    Yaml,
     /// Anything else is read as program output.
     Log,
 }
@@ -57,6 +61,7 @@ pub fn classify(path: &str) -> Result<FileKind, &'static str> {
         "png" | "jpg" | "jpeg" | "gif" | "svg" | "pdf" | "html" => Err("plot or rendered page: no launch evidence"),
         "pt" | "bin" | "safetensors" | "npy" | "npz" | "sqsh" => Err("binary data: no launch evidence"),
         "json" => Ok(FileKind::Json),
+        "yaml" | "yml" => Ok(FileKind::Yaml),
         "sh" | "bash" | "env" | "slurm" | "sbatch" => Ok(FileKind::Script),
         "py" => Ok(FileKind::Python),
         _ if command::is_command_file(name) => Ok(FileKind::Command),
@@ -130,20 +135,18 @@ impl Extractor {
     pub fn extract(&self, path: &str, kind: FileKind, reader: &mut dyn Read) -> (FileEvidence, Option<String>) {
         let file = FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) };
         let mut evidence = FileEvidence::new(&file, kind);
-        if kind == FileKind::Json {
-            match read_json(reader) {
-                Ok(JsonRead::Parsed(value)) => {
-                    evidence.metadata = metadata::from_json(&value);
-                    evidence.eval_payload = path.rsplit('/').next() == Some("meta_env.json");
-                    return (evidence, None);
-                }
-                Ok(JsonRead::Text(head, why)) => {
-                    evidence.notes.push(Note { line: None, message: format!("{why}; scanned as text") });
-                    let incomplete = self.scan_lines(&file, &mut head.as_slice().chain(reader), &mut evidence);
-                    return (evidence, incomplete);
-                }
+        if matches!(kind, FileKind::Json | FileKind::Yaml) {
+            let head = match read_document(reader) {
+                Ok(Document::Whole(bytes)) => match self.structured(&file, kind, &bytes, &mut evidence) {
+                    Ok(()) => return (evidence, None),
+                    Err(why) => (bytes, why),
+                },
+                Ok(Document::TooLarge(bytes)) => (bytes, format!("larger than {MAX_DOCUMENT} bytes")),
                 Err(e) => return (evidence, Some(format!("read error: {e}"))),
-            }
+            };
+            evidence.notes.push(Note { line: None, message: format!("{}; scanned as text", head.1) });
+            let incomplete = self.scan_lines(&file, &mut head.0.as_slice().chain(reader), &mut evidence);
+            return (evidence, incomplete);
         }
         let incomplete = self.scan_lines(&file, reader, &mut evidence);
         (evidence, incomplete)
@@ -176,7 +179,7 @@ impl Extractor {
             match evidence.kind {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
                 FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
-                FileKind::Log | FileKind::Json => {
+                FileKind::Log | FileKind::Json | FileKind::Yaml => {
                     records.line(&line);
                     if !listing.line(&line) {
                         shell.log_line(&line);
@@ -209,21 +212,31 @@ impl Extractor {
     }
 }
 
-enum JsonRead {
-    Parsed(serde_json::Value),
-    /// Not parsed as a whole: the bytes read so far and why.
-    Text(Vec<u8>, String),
+enum Document {
+    Whole(Vec<u8>),
+    /// Over the size limit: the bytes read so far.
+    TooLarge(Vec<u8>),
 }
 
-fn read_json(reader: &mut dyn Read) -> io::Result<JsonRead> {
+fn read_document(reader: &mut dyn Read) -> io::Result<Document> {
     let mut head = Vec::new();
-    reader.take(MAX_JSON + 1).read_to_end(&mut head)?;
-    if head.len() as u64 > MAX_JSON {
-        return Ok(JsonRead::Text(head, format!("JSON larger than {MAX_JSON} bytes")));
-    }
-    match serde_json::from_slice(&head) {
-        Ok(value) => Ok(JsonRead::Parsed(value)),
-        Err(e) => Ok(JsonRead::Text(head, format!("not valid JSON ({e})"))),
+    reader.take(MAX_DOCUMENT + 1).read_to_end(&mut head)?;
+    Ok(if head.len() as u64 > MAX_DOCUMENT { Document::TooLarge(head) } else { Document::Whole(head) })
+}
+
+impl Extractor {
+    /// Parse a whole JSON or YAML document; `Err` says why it must be read as text.
+    fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
+        if kind == FileKind::Yaml {
+            evidence.env = yaml_env::scan(file, text)?;
+            return Ok(());
+        }
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        evidence.metadata = metadata::from_json(&value);
+        evidence.eval_payload = file.path.rsplit('/').next() == Some("meta_env.json");
+        evidence.env = json_env::scan(file, &value, text);
+        Ok(())
     }
 }
 
