@@ -124,7 +124,8 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
                     ForbidWhen::Set => "is set".to_string(),
                     ForbidWhen::Enabled => format!("takes effect: SGLang reads {value:?} as true"),
                 };
-                format!("{}={value} {how}{legacy}. Source: {}. Forbidden: {}", a.name, origin_phrase(a, env), var.reason)
+                let written = a.written.as_ref().map(|w| format!(" (written {w:?} in YAML, which a YAML 1.1 loader reads as {value})")).unwrap_or_default();
+                format!("{}={value}{written} {how}{legacy}. Source: {}. Forbidden: {}", a.name, origin_phrase(a, env), var.reason)
             });
             violations.push(a.provenance.clone());
         } else {

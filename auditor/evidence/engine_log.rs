@@ -24,12 +24,15 @@ pub enum RecordKind {
     VllmNamespace,
     /// vLLM `Initializing a V0/V1 LLM engine ... with config: ...`.
     VllmEngineConfig,
+    /// A TensorRT-LLM `speculative_config:` block of an LLM-API YAML config.
+    TrtllmSpeculativeConfig,
 }
 
 impl RecordKind {
     pub fn engine(self) -> &'static str {
         match self {
             RecordKind::SglangServerArgs => "sglang",
+            RecordKind::TrtllmSpeculativeConfig => "trtllm",
             _ => "vllm",
         }
     }
@@ -182,7 +185,7 @@ fn find_marker(text: &str) -> Option<(usize, RecordKind, usize)> {
             RecordKind::SglangServerArgs => at + "server_args=".len(),
             RecordKind::VllmNonDefaultArgs => at + "non-default args: ".len(),
             RecordKind::VllmNamespace => at + "args: ".len(),
-            RecordKind::VllmEngineConfig => at + marker.len(),
+            RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig => at + marker.len(),
         };
         Some((at, *kind, start))
     })

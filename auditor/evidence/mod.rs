@@ -4,8 +4,10 @@
 pub mod command;
 pub mod engine_log;
 pub mod env;
+pub mod facts;
 pub mod json_env;
 pub mod knobs;
+pub mod launch;
 pub mod lines;
 pub mod logline;
 pub mod metadata;
@@ -229,7 +231,9 @@ impl Extractor {
     fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
         if kind == FileKind::Yaml {
-            evidence.env = yaml_env::scan(file, text)?;
+            let yaml = yaml_env::scan(file, text)?;
+            evidence.env = yaml.env;
+            evidence.records = yaml.records;
             return Ok(());
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;

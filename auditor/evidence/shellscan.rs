@@ -219,52 +219,43 @@ impl ShellScanner {
     /// container/launcher options that set a child's environment.
     fn command(&mut self, words: &[&Word], line: &Line, base: usize) {
         let scope = format!("command@{}", line.number);
-        let mut i = 0;
-        // Leading assignments and `env` options, in order: (word, unset word).
-        let mut prefix: Vec<(&Word, Option<&Word>)> = Vec::new();
-        loop {
-            while i < words.len() && shell::split_assignment(&words[i].text).is_some() {
-                prefix.push((words[i], None));
-                i += 1;
-            }
-            // `env [-i] [-u NAME] NAME=v ... cmd`
-            if words.get(i).is_some_and(|w| w.text == "env") {
-                i += 1;
-                while let Some(w) = words.get(i).filter(|w| w.text.starts_with('-')) {
-                    if (w.text == "-u" || w.text == "--unset") && i + 1 < words.len() {
-                        prefix.push((w, Some(words[i + 1])));
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                continue;
-            }
-            break;
-        }
+        let (prefix, i) = env_prefix(words, 0);
         let is_command = i < words.len();
+        self.prefix(&prefix, is_command, &scope, line, base);
+        if !is_command {
+            return;
+        }
+        let argv_words = &words[i..];
+        self.option_env(argv_words, line, base);
+        // A launcher may run `env NAME=v cmd` further in (`srun ... env A=1 python3 ...`).
+        for at in 1..argv_words.len() {
+            if argv_words[at].text.rsplit('/').next() == Some("env") {
+                let (inner, _) = env_prefix(argv_words, at);
+                self.prefix(&inner, true, &scope, line, base);
+            }
+        }
+        let argv: Vec<String> = argv_words.iter().map(|w| self.resolve(w).0).collect();
+        let command = Command { argv, provenance: self.at(line, base, argv_words) };
+        if command.engine().is_some() {
+            self.commands.push(command);
+        }
+    }
+
+    /// Record a command's prefix: assignments and `env -u` removals, in order.
+    fn prefix(&mut self, prefix: &[(&Word, Option<&Word>)], is_command: bool, scope: &str, line: &Line, base: usize) {
         for (word, unset) in prefix {
             match unset {
                 Some(name) => {
                     let provenance = self.at(line, base, &[word, name]);
-                    self.push(&name.text, None, EnvOrigin::Unset, false, &scope, provenance);
+                    self.push(&name.text, None, EnvOrigin::Unset, false, scope, provenance);
                 }
-                None if is_command => self.assign_word(word, EnvOrigin::CommandPrefix, &scope, line, base),
+                None if is_command => self.assign_word(word, EnvOrigin::CommandPrefix, scope, line, base),
                 // Only assignments: shell variables (exported under `set -a`).
                 None => {
                     let origin = if self.allexport { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
                     self.assign_word(word, origin, "file", line, base);
                 }
             }
-        }
-        if !is_command {
-            return;
-        }
-        let argv_words = &words[i..];
-        self.option_env(argv_words, line, base);
-        let argv: Vec<String> = argv_words.iter().map(|w| self.resolve(w).0).collect();
-        let command = Command { argv, provenance: self.at(line, base, argv_words) };
-        if command.engine().is_some() {
-            self.commands.push(command);
         }
     }
 
@@ -321,6 +312,32 @@ impl ShellScanner {
         if let Some((name, value)) = shell::split_assignment(item) {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
+    }
+}
+
+/// Leading `NAME=v` words and `env [-i] [-u NAME] NAME=v ...` from `start`:
+/// the prefix items in order (an assignment, or `-u` with its name) and the
+/// index of the command word.
+fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
+    let mut prefix = Vec::new();
+    let mut i = start;
+    loop {
+        while i < words.len() && shell::split_assignment(&words[i].text).is_some() {
+            prefix.push((words[i], None));
+            i += 1;
+        }
+        if words.get(i).is_some_and(|w| w.text.rsplit('/').next() == Some("env")) {
+            i += 1;
+            while let Some(w) = words.get(i).filter(|w| w.text.starts_with('-')) {
+                if (w.text == "-u" || w.text == "--unset") && i + 1 < words.len() {
+                    prefix.push((w, Some(words[i + 1])));
+                    i += 1;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        return (prefix, i);
     }
 }
 
@@ -383,6 +400,7 @@ mod tests {
             "A=1 env -u Z B=2 python3 -m sglang.launch_server --tp 8\n",
             "docker run --rm -e C=3 --env D=4 --env=E=5 -e HF_TOKEN img bash -c 'x'\n",
             "srun --export=ALL,F=6 python3 -m sglang.launch_server\n",
+            "srun --nodes=1 env G=7 python3 -m sglang.launch_server\n",
         ));
         assert_eq!(
             triples(&s),
@@ -395,12 +413,13 @@ mod tests {
                 t("E", Some("5"), EnvOrigin::Container),
                 t("HF_TOKEN", Some("$HF_TOKEN"), EnvOrigin::Container),
                 t("F", Some("6"), EnvOrigin::CommandPrefix),
+                t("G", Some("7"), EnvOrigin::CommandPrefix),
             ]
         );
         assert_eq!(s.assignments[0].scope, "command@1");
         assert_eq!(s.assignments[3].scope, "container@2");
         assert!(s.assignments[6].expands);
-        assert_eq!(s.commands.len(), 2);
+        assert_eq!(s.commands.len(), 3);
         assert_eq!(s.commands[0].argv, ["python3", "-m", "sglang.launch_server", "--tp", "8"]);
     }
 

@@ -4,7 +4,7 @@
 
 use super::env::{EnvAssignment, EnvOrigin};
 use super::knobs::{Catalog, Resolved};
-use super::FileEvidence;
+use super::{facts, FileEvidence};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -57,12 +57,30 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
         entry["sources"] = json!(sources);
         env_view.insert(name, entry);
     }
-    let engine = files.iter().flat_map(|f| f.commands.iter()).find_map(|c| c.engine());
+    let facts = facts::derive(files, catalog);
+    let mut sources = Map::new();
+    for (group, map) in [("summary", &facts.summary), ("speculative", &facts.speculative)] {
+        for (key, fact) in map {
+            let place = fact.provenance.as_ref().map(|p| json!({"file": p.file, "line": p.line}));
+            sources.insert(format!("{group}.{key}"), json!({"from": fact.from, "at": place}));
+        }
+    }
+    let values = |map: &std::collections::BTreeMap<String, facts::Fact>| -> Map<String, Value> {
+        map.iter().map(|(k, f)| (k.clone(), f.value.clone())).collect()
+    };
+    let mut notes: Vec<Value> = facts.notes.iter().map(|n| json!({"message": n})).collect();
+    notes.extend(files.iter().flat_map(|f| f.notes.iter().map(move |n| json!({"file": f.path, "line": n.line, "message": n.message}))));
     json!({
-        "engine": engine,
+        "engine": facts.engine,
+        "server_args": facts.server_args,
+        "server_args_sources": facts.server_args_sources,
+        "command_args": facts.command_args,
+        "summary": values(&facts.summary),
+        "speculative": values(&facts.speculative),
+        "sources": sources,
         "env": env_view,
         "env_dumps": files.iter().flat_map(|f| f.env_dumps.iter()).collect::<Vec<_>>(),
         "commands": files.iter().flat_map(|f| f.commands.iter()).collect::<Vec<_>>(),
-        "notes": files.iter().flat_map(|f| f.notes.iter().map(move |n| json!({"file": f.path, "line": n.line, "message": n.message}))).collect::<Vec<_>>(),
+        "notes": notes,
     })
 }

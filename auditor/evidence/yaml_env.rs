@@ -9,8 +9,10 @@
 //! consuming Python process sees: PyYAML (YAML 1.1) resolution then `str()`,
 //! so a plain `yes` or `on` becomes `True` and `2.50` becomes `2.5`.
 
+use super::engine_log::{EngineRecord, RecordKind};
 use super::env::{EnvAssignment, EnvOrigin};
 use super::provenance::{FileRef, Provenance};
+use super::pyrepr::Py;
 use regex::Regex;
 use saphyr::{MarkedYaml, ScalarStyle, YamlData, YamlLoader};
 use std::sync::LazyLock;
@@ -20,8 +22,17 @@ const ALIAS_BUDGET: usize = 100_000;
 /// Deepest nesting walked.
 const MAX_DEPTH: usize = 64;
 
-/// The environment assignments of a YAML text, or why it could not be read.
-pub fn scan(file: &FileRef, text: &str) -> Result<Vec<EnvAssignment>, String> {
+/// What a YAML document holds for the auditor.
+#[derive(Debug, Default)]
+pub struct YamlEvidence {
+    pub env: Vec<EnvAssignment>,
+    /// TensorRT-LLM `speculative_config:` blocks.
+    pub records: Vec<EngineRecord>,
+}
+
+/// The environment assignments and engine config blocks of a YAML text, or
+/// why it could not be read.
+pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, String> {
     let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
     loader.early_parse(false);
     loader.allow_duplicate_keys(true);
@@ -34,10 +45,35 @@ pub fn scan(file: &FileRef, text: &str) -> Result<Vec<EnvAssignment>, String> {
     let lines = LineIndex::new(text);
     let docs = loader.into_documents();
     let mut sections = Vec::new();
+    let mut configs = Vec::new();
     for doc in &docs {
-        collect(doc, &mut Vec::new(), &mut sections, 0);
+        collect(doc, &mut Vec::new(), &mut sections, &mut configs, 0);
     }
-    Ok(assign(file, &lines, sections))
+    let records = configs
+        .into_iter()
+        .map(|node| {
+            let line = node.span.start.line();
+            let (offset, text) = lines.line(line);
+            let fields = entries(node, 0).into_iter().filter_map(|(k, v)| Some((k, py_scalar(v)?))).collect();
+            EngineRecord { kind: RecordKind::TrtllmSpeculativeConfig, fields, stop: None, provenance: Provenance::at_line(file, line as u64, offset, text.trim()), end_line: line as u64 }
+        })
+        .collect();
+    Ok(YamlEvidence { env: assign(file, &lines, sections), records })
+}
+
+/// A scalar as the Python value PyYAML would load.
+fn py_scalar(node: &MarkedYaml) -> Option<Py> {
+    let (value, _) = python_str(node)?;
+    let YamlData::Representation(_, style, _) = &node.data else { return None };
+    if *style != ScalarStyle::Plain {
+        return Some(Py::Str(value));
+    }
+    Some(match value.as_str() {
+        "None" => Py::None,
+        "True" => Py::Bool(true),
+        "False" => Py::Bool(false),
+        v => v.parse::<i64>().map(Py::Int).or_else(|_| v.parse::<f64>().map(Py::Float)).unwrap_or(Py::Str(value)),
+    })
 }
 
 /// An environment section found in the tree.
@@ -59,7 +95,7 @@ fn is_env_key(key: &str) -> bool {
     key == "environment" || key == "env" || key.ends_with("_environment") || key == "additional-settings"
 }
 
-fn collect<'y>(node: &'y MarkedYaml<'y>, path: &mut Vec<String>, out: &mut Vec<Section<'y>>, depth: usize) {
+fn collect<'y>(node: &'y MarkedYaml<'y>, path: &mut Vec<String>, out: &mut Vec<Section<'y>>, configs: &mut Vec<&'y MarkedYaml<'y>>, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -73,14 +109,17 @@ fn collect<'y>(node: &'y MarkedYaml<'y>, path: &mut Vec<String>, out: &mut Vec<S
                         out.push(Section { path: path.clone(), entries });
                     }
                 }
-                collect(value, path, out, depth + 1);
+                if key == "speculative_config" && matches!(value.data, YamlData::Mapping(_)) {
+                    configs.push(value);
+                }
+                collect(value, path, out, configs, depth + 1);
                 path.pop();
             }
         }
         YamlData::Sequence(items) => {
             for (i, item) in items.iter().enumerate() {
                 path.push(i.to_string());
-                collect(item, path, out, depth + 1);
+                collect(item, path, out, configs, depth + 1);
                 path.pop();
             }
         }
@@ -357,6 +396,7 @@ mod tests {
     fn scan_text(text: &str) -> Vec<(String, Option<String>, String, bool)> {
         scan(&FileRef { path: "recipe.yaml".into(), artifact: None }, text)
             .unwrap()
+            .env
             .into_iter()
             .map(|a| (a.name, a.value, a.scope, a.client))
             .collect()
@@ -406,7 +446,7 @@ frontend:
     #[test]
     fn provenance_points_at_the_written_line() {
         let text = "backend:\n  decode_environment:\n    SGLANG_X: \"1\"\n";
-        let a = scan(&FileRef::default(), text).unwrap();
+        let a = scan(&FileRef::default(), text).unwrap().env;
         assert_eq!(a[0].provenance.line, Some(3));
         assert_eq!(a[0].provenance.text, "SGLANG_X: \"1\"");
         assert_eq!(a[0].provenance.span.unwrap().0, 31);
@@ -415,7 +455,7 @@ frontend:
     #[test]
     fn lists_compose_kubernetes_and_settings() {
         let text = "services:\n  sglang:\n    environment:\n      - SGLANG_X=1\n      - HF_TOKEN\nspec:\n  env:\n    - name: SGLANG_Y\n      value: \"true\"\ncfg:\n  search-space:\n    - additional-settings: [\"SYNTHETIC_ACCEPTANCE=true\"]\n";
-        let got = scan(&FileRef::default(), text).unwrap();
+        let got = scan(&FileRef::default(), text).unwrap().env;
         let names: Vec<(&str, Option<&str>, bool)> = got.iter().map(|a| (a.name.as_str(), a.value.as_deref(), a.expands)).collect();
         assert_eq!(names, [("SGLANG_X", Some("1"), false), ("HF_TOKEN", Some("$HF_TOKEN"), true), ("SGLANG_Y", Some("true"), false), ("SYNTHETIC_ACCEPTANCE", Some("true"), false)]);
         assert!(got[3].scope.starts_with("additional-settings:"));
@@ -426,6 +466,16 @@ frontend:
         let text = "environment:\n  A: 2.50\n  B: 017\n  C: 0x1F\n  D: ~\n  E: 1_000\n  F: 1:30\n  G: !!str yes\n  H: 1e3\n  I: .5\n  J: 3.0\n";
         let got: Vec<String> = scan_text(text).into_iter().map(|(_, v, _, _)| v.unwrap()).collect();
         assert_eq!(got, ["2.5", "15", "31", "None", "1000", "90", "yes", "1e3", "0.5", "3.0"]);
+    }
+
+    #[test]
+    fn trtllm_speculative_config_blocks() {
+        let text = "trtllm_config:\n  decode:\n    speculative_config:\n      decoding_type: MTP\n      max_draft_len: 3\n";
+        let y = scan(&FileRef::default(), text).unwrap();
+        assert_eq!(y.records.len(), 1);
+        assert_eq!(y.records[0].get("max_draft_len"), Some(&Py::Int(3)));
+        assert_eq!(y.records[0].get("decoding_type"), Some(&Py::Str("MTP".into())));
+        assert_eq!(y.records[0].provenance.line, Some(4));
     }
 
     #[test]

@@ -1,0 +1,407 @@
+//! One vocabulary over every engine and version: from the engine records
+//! (SGLang ServerArgs, vLLM args/config), launch commands and the effective
+//! environment of a job, derive `server_args` (the engine's own names) and
+//! the `summary` and `speculative` facts that checks consume — each fact
+//! with the place it was read from.
+
+use super::engine_log::{EngineRecord, RecordKind};
+use super::knobs::{Catalog, Meaning};
+use super::launch::{self, LaunchArgs};
+use super::provenance::Provenance;
+use super::view;
+use super::{EnvAssignment, FileEvidence};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// A derived fact and where it was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fact {
+    pub value: Value,
+    /// The field or variable it came from, e.g. `server_args.speculative_num_steps`.
+    pub from: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// Where part of `server_args` came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArgsSource {
+    pub kind: String,
+    pub file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// The record closed; when it did not, `stop` says what is unknown.
+    pub complete: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+}
+
+/// The facts of one job (or one file).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Facts {
+    pub engine: Option<&'static str>,
+    pub server_args: Map<String, Value>,
+    pub server_args_sources: Vec<ArgsSource>,
+    /// Arguments given explicitly on the launch command (engine names).
+    pub command_args: Map<String, Value>,
+    pub summary: BTreeMap<String, Fact>,
+    pub speculative: BTreeMap<String, Fact>,
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    field_sources: BTreeMap<String, (String, Provenance)>,
+}
+
+impl Facts {
+    fn set(map: &mut BTreeMap<String, Fact>, key: &str, value: Value, from: String, provenance: Option<Provenance>) {
+        if !value.is_null() {
+            map.insert(key.to_string(), Fact { value, from, provenance });
+        }
+    }
+
+    /// A `server_args` field as a fact.
+    fn arg(&self, field: &str) -> Option<(Value, String, Option<Provenance>)> {
+        let value = self.server_args.get(field)?.clone();
+        let (from, provenance) = self.field_sources.get(field).cloned().map_or((format!("server_args.{field}"), None), |(f, p)| (f, Some(p)));
+        Some((value, from, provenance))
+    }
+
+    fn summary_from(&mut self, key: &str, fields: &[&str]) {
+        if let Some((value, from, provenance)) = fields.iter().find_map(|f| self.arg(f).filter(|(v, _, _)| !v.is_null())) {
+            Self::set(&mut self.summary, key, value, from, provenance);
+        }
+    }
+
+    fn spec_from(&mut self, key: &str, value: Option<(Value, String, Option<Provenance>)>) {
+        if let Some((value, from, provenance)) = value {
+            Self::set(&mut self.speculative, key, value, from, provenance);
+        }
+    }
+}
+
+/// The most complete record of `kind`: closed ones first, then the most fields.
+fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord> {
+    records
+        .iter()
+        .filter(|r| kinds.contains(&r.kind))
+        .max_by_key(|r| (r.complete(), r.fields.len(), std::cmp::Reverse((r.provenance.file.clone(), r.provenance.line))))
+        .map(|r| (*r).clone())
+}
+
+fn record_kind_name(kind: RecordKind) -> &'static str {
+    match kind {
+        RecordKind::SglangServerArgs => "sglang-server-args",
+        RecordKind::VllmNonDefaultArgs => "vllm-non-default-args",
+        RecordKind::VllmNamespace => "vllm-namespace",
+        RecordKind::VllmEngineConfig => "vllm-engine-config",
+        RecordKind::TrtllmSpeculativeConfig => "trtllm-speculative-config",
+    }
+}
+
+/// Derive the facts of a set of files (a job's, or one file's).
+pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
+    let records: Vec<&EngineRecord> = files.iter().flat_map(|f| f.records.iter()).collect();
+    let launches: Vec<(LaunchArgs, Provenance)> = files
+        .iter()
+        .flat_map(|f| f.commands.iter())
+        .filter_map(|c| launch::parse(c).map(|l| (l, c.provenance.clone())))
+        .collect();
+    let mut facts = Facts::default();
+    let sglang = best(&records, &[RecordKind::SglangServerArgs]);
+    let vllm: Vec<EngineRecord> = [RecordKind::VllmNonDefaultArgs, RecordKind::VllmNamespace, RecordKind::VllmEngineConfig]
+        .iter()
+        .filter_map(|k| best(&records, &[*k]))
+        .collect();
+    facts.engine = if sglang.is_some() {
+        Some("sglang")
+    } else if !vllm.is_empty() {
+        Some("vllm")
+    } else if let Some((l, _)) = launches.first() {
+        Some(l.engine)
+    } else {
+        records.iter().find(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).map(|_| "trtllm")
+    };
+    for record in sglang.iter().chain(vllm.iter()) {
+        let from = record_kind_name(record.kind);
+        facts.server_args_sources.push(ArgsSource {
+            kind: from.to_string(),
+            file: record.provenance.file.clone(),
+            line: record.provenance.line,
+            complete: record.complete(),
+            stop: record.stop.clone(),
+        });
+        for (key, value) in &record.fields {
+            if !facts.server_args.contains_key(key) {
+                facts.server_args.insert(key.clone(), value.to_json());
+                facts.field_sources.insert(key.clone(), (format!("{from}.{key}"), record.provenance.clone()));
+            }
+        }
+    }
+    if let Some((launch, provenance)) = launches.iter().find(|(l, _)| Some(l.engine) == facts.engine) {
+        facts.command_args = launch.args.clone();
+        facts.server_args_sources.push(ArgsSource {
+            kind: "command".to_string(),
+            file: provenance.file.clone(),
+            line: provenance.line,
+            complete: true,
+            stop: None,
+        });
+        for (key, value) in &launch.args {
+            if !facts.server_args.contains_key(key) {
+                facts.server_args.insert(key.clone(), value.clone());
+                facts.field_sources.insert(key.clone(), (format!("command.{key}"), provenance.clone()));
+            }
+        }
+        for (field, given, logged) in &launch.rewritten {
+            facts.notes.push(format!("{field} {given} on the command line is recorded by the engine as {logged}"));
+        }
+    }
+    let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
+    summarize(&mut facts);
+    speculative(&mut facts, &env, &records, catalog);
+    facts
+}
+
+fn summarize(facts: &mut Facts) {
+    facts.summary_from("model", &["model_path", "model", "model_tag"]);
+    facts.summary_from("served_model_name", &["served_model_name"]);
+    facts.summary_from("tensor_parallel", &["tp_size", "tensor_parallel_size"]);
+    facts.summary_from("expert_parallel", &["ep_size", "moe_expert_parallel_size", "expert_parallel_size"]);
+    facts.summary_from("data_parallel", &["dp_size", "data_parallel_size"]);
+    facts.summary_from("quantization", &["quantization"]);
+    facts.summary_from("dtype", &["dtype"]);
+    facts.summary_from("kv_cache_dtype", &["kv_cache_dtype"]);
+    facts.summary_from("chat_template", &["chat_template"]);
+    facts.summary_from("reasoning_parser", &["reasoning_parser"]);
+    facts.summary_from("disaggregation_mode", &["disaggregation_mode"]);
+    facts.summary_from("json_model_override_args", &["json_model_override_args"]);
+    facts.summary_from("hf_overrides", &["hf_overrides"]);
+    facts.summary_from("default_chat_template_kwargs", &["default_chat_template_kwargs", "chat_template_kwargs"]);
+}
+
+/// A derived number rounded to 6 decimals, so that `1.78 + 1` reads `2.78`.
+fn derived(n: f64) -> Value {
+    Value::from((n * 1e6).round() / 1e6)
+}
+
+/// A value as a number, accepting numeric strings.
+fn number(value: &Value) -> Option<f64> {
+    value.as_f64().or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
+fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecord], catalog: &Catalog) {
+    let env_fact = |name: &str| -> Option<(Value, String, Option<Provenance>)> {
+        let r = view::effective(catalog, env, name)?;
+        let a = r.assignment;
+        let value = a.value.as_deref()?;
+        if a.expands {
+            return None;
+        }
+        let typed = match catalog.meaning(&a.name, value) {
+            Meaning::Number(n) => Value::from(n),
+            Meaning::Bool(b) => Value::Bool(b),
+            Meaning::Text(t) => Value::String(t),
+            Meaning::Invalid { .. } => Value::String(value.to_string()),
+        };
+        Some((typed, format!("env {}", a.name), Some(a.provenance.clone())))
+    };
+    match facts.engine {
+        Some("sglang") => {
+            let algorithm = facts.arg("speculative_algorithm").filter(|(v, _, _)| !v.is_null());
+            let Some(algorithm) = algorithm else { return };
+            let name = algorithm.0.as_str().unwrap_or_default().to_ascii_uppercase();
+            facts.spec_from("algorithm", Some(algorithm.clone()));
+            let method = match name.as_str() {
+                "NEXTN" => "eagle".to_string(),
+                other => other.to_ascii_lowercase(),
+            };
+            facts.spec_from("method", Some((Value::String(method), algorithm.1.clone(), algorithm.2.clone())));
+            let length = match name.as_str() {
+                "DSPARK" => facts.arg("speculative_dspark_block_size"),
+                "DFLASH" => facts.arg("speculative_num_draft_tokens").and_then(|(v, f, p)| {
+                    number(&v).map(|n| (Value::from(n as i64 - 1), format!("{f} minus 1 (DFLASH verify window)"), p))
+                }),
+                _ => facts.arg("speculative_num_steps"),
+            };
+            facts.spec_from("draft_length", length.filter(|(v, _, _)| !v.is_null()));
+            let draft = facts.arg("speculative_draft_model_path");
+            facts.spec_from("draft_model", draft);
+            for (key, field) in [
+                ("num_draft_tokens", "speculative_num_draft_tokens"),
+                ("eagle_topk", "speculative_eagle_topk"),
+                ("draft_quantization", "speculative_draft_model_quantization"),
+                ("draft_kv_cache_dtype", "speculative_draft_kv_cache_dtype"),
+                ("draft_moe_runner_backend", "speculative_moe_runner_backend"),
+            ] {
+                let value = facts.arg(field);
+                facts.spec_from(key, value);
+            }
+            if let Some((value, from, provenance)) = env_fact("SGLANG_SIMULATE_ACC_LEN") {
+                let on = number(&value).is_some_and(|n| n >= 0.0);
+                facts.spec_from("simulated_al", on.then(|| (value.clone(), from.clone(), provenance.clone())));
+                facts.spec_from("simulated", Some((Value::Bool(on), from, provenance)));
+            }
+            for (key, var) in [("simulate_method", "SGLANG_SIMULATE_ACC_METHOD"), ("simulate_token_mode", "SGLANG_SIMULATE_ACC_TOKEN_MODE")] {
+                let value = env_fact(var);
+                facts.spec_from(key, value);
+            }
+        }
+        Some("vllm") => vllm_speculative(facts),
+        Some("trtllm") => {
+            if let Some(config) = best(records, &[RecordKind::TrtllmSpeculativeConfig]) {
+                let field = |key: &str| config.get(key).map(|v| (v.to_json(), format!("speculative_config.{key}"), Some(config.provenance.clone())));
+                facts.spec_from("algorithm", field("decoding_type"));
+                facts.spec_from("method", field("decoding_type").map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
+                facts.spec_from("draft_length", field("max_draft_len"));
+                facts.spec_from("draft_model", field("speculative_model"));
+            }
+            if let Some((value, from, provenance)) = env_fact("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS") {
+                if let Some(n) = number(&value) {
+                    facts.spec_from("forced_accepted_tokens", Some((value, from.clone(), provenance.clone())));
+                    facts.spec_from("simulated_al", Some((derived(n + 1.0), format!("{from} plus 1"), provenance.clone())));
+                    facts.spec_from("simulated", Some((Value::Bool(true), from, provenance)));
+                }
+            }
+        }
+        Some("atom") => atom_speculative(facts),
+        _ => {}
+    }
+}
+
+fn vllm_speculative(facts: &mut Facts) {
+    // `speculative_config` as a dict (non-default args, --speculative-config) or a SpeculativeConfig repr.
+    let config = facts.arg("speculative_config").filter(|(v, _, _)| v.is_object());
+    let field = |facts: &Facts, keys: &[&str], flat: &[&str]| -> Option<(Value, String, Option<Provenance>)> {
+        if let Some((Value::Object(map), from, provenance)) = &config {
+            if let Some((k, v)) = keys.iter().find_map(|k| map.get(*k).filter(|v| !v.is_null()).map(|v| (k, v))) {
+                return Some((v.clone(), format!("{from}.{k}"), provenance.clone()));
+            }
+        }
+        flat.iter().find_map(|f| facts.arg(f).filter(|(v, _, _)| !v.is_null()))
+    };
+    let method = field(facts, &["method"], &["spec_method", "speculative_method"]);
+    let draft = field(facts, &["model"], &["spec_model", "speculative_model"]);
+    let length = field(facts, &["num_speculative_tokens", "num_spec_tokens"], &["spec_tokens", "num_speculative_tokens"]);
+    if method.is_none() && draft.is_none() && length.is_none() {
+        return;
+    }
+    facts.spec_from("algorithm", method.clone());
+    facts.spec_from("method", method.map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
+    facts.spec_from("draft_model", draft);
+    facts.spec_from("draft_length", length);
+    for (key, names) in [
+        ("rejection_sample_method", &["rejection_sample_method"][..]),
+        ("draft_sample_method", &["draft_sample_method"][..]),
+        ("draft_quantization", &["quantization"][..]),
+        ("draft_kv_cache_dtype", &["kv_cache_dtype"][..]),
+        ("synthetic_acceptance_length", &["synthetic_acceptance_length"][..]),
+        ("synthetic_acceptance_rates", &["synthetic_acceptance_rates"][..]),
+    ] {
+        let value = field(facts, names, &[]);
+        facts.spec_from(key, value);
+    }
+    let synthetic = facts.speculative.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
+    let al = match (facts.speculative.get("synthetic_acceptance_length"), facts.speculative.get("synthetic_acceptance_rates")) {
+        (Some(f), _) => number(&f.value).map(|n| (n, f.from.clone(), f.provenance.clone())),
+        (None, Some(f)) => f.value.as_array().map(|rates| (1.0 + rates.iter().filter_map(number).sum::<f64>(), format!("1 + sum of {}", f.from), f.provenance.clone())),
+        _ => None,
+    };
+    if let Some((n, from, provenance)) = al {
+        facts.spec_from("simulated_al", Some((derived(n), from.clone(), provenance.clone())));
+        facts.spec_from("simulated", Some((Value::Bool(synthetic), from, provenance)));
+    }
+}
+
+fn atom_speculative(facts: &mut Facts) {
+    let method = facts.arg("method");
+    let length = facts.arg("num_speculative_tokens");
+    if method.is_none() && length.is_none() {
+        return;
+    }
+    facts.spec_from("algorithm", method.clone());
+    facts.spec_from("method", method.map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
+    let k = length.as_ref().and_then(|(v, _, _)| number(v));
+    facts.spec_from("draft_length", length);
+    let draft = facts.arg("draft_model");
+    facts.spec_from("draft_model", draft);
+    let al = facts.arg("spec_decode_acceptance_length").and_then(|(v, f, p)| number(&v).map(|n| (n, f, p)));
+    let rate = facts.arg("spec_decode_acceptance_rate");
+    facts.spec_from("acceptance_rate", rate.clone());
+    let implied = rate.and_then(|(v, f, p)| Some((1.0 + number(&v)? * k?, format!("1 + {f} x num_speculative_tokens"), p)));
+    if let Some((n, from, provenance)) = al.or(implied) {
+        facts.spec_from("simulated_al", Some((derived(n), from.clone(), provenance.clone())));
+        facts.spec_from("simulated", Some((Value::Bool(true), from, provenance)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::{Extractor, FileKind};
+
+    fn facts_of(files: &[(&str, FileKind, &str)]) -> Facts {
+        let ex = Extractor::new(1 << 20);
+        let evidence: Vec<FileEvidence> = files.iter().map(|(p, k, t)| ex.extract(p, *k, &mut t.as_bytes()).0).collect();
+        derive(&evidence, Catalog::embedded())
+    }
+
+    fn spec(f: &Facts, key: &str) -> Value {
+        f.speculative.get(key).map(|f| f.value.clone()).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn sglang_dspark_from_log_env_and_command() {
+        let log = "=== SGLANG_* env vars at launch ===\nSGLANG_SIMULATE_ACC_LEN=3.51\nSGLANG_SIMULATE_ACC_METHOD=match-expected\n===\n[2026-10-14 03:12:55] server_args={'model_path': '/m', 'tp_size': 4, 'speculative_algorithm': 'DSPARK', 'speculative_dspark_block_size': 5, 'speculative_num_steps': None, 'speculative_draft_model_path': None, 'quantization': None}\n";
+        let cmd = "python3 -m sglang.launch_server --model-path /m --tp 4 --speculative-algorithm DSPARK --speculative-dspark-block-size 5 \n";
+        let f = facts_of(&[("a/server.log", FileKind::Log, log), ("a/sglang_command.txt", FileKind::Command, cmd)]);
+        assert_eq!(f.engine, Some("sglang"));
+        assert_eq!(f.summary["model"].value, "/m");
+        assert_eq!(f.summary["tensor_parallel"].value, 4);
+        assert_eq!(f.summary["tensor_parallel"].from, "sglang-server-args.tp_size");
+        assert_eq!(spec(&f, "method"), "dspark");
+        assert_eq!(spec(&f, "draft_length"), 5);
+        assert_eq!(spec(&f, "simulated_al"), 3.51);
+        assert_eq!(spec(&f, "simulated"), true);
+        assert_eq!(spec(&f, "simulate_method"), "match-expected");
+        assert_eq!(f.speculative["simulated_al"].provenance.as_ref().unwrap().line, Some(2));
+        assert_eq!(f.server_args_sources.len(), 2);
+    }
+
+    #[test]
+    fn sglang_nextn_from_command_only() {
+        let cmd = "python3 -m sglang.launch_server --model-path /m --speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 \n";
+        let f = facts_of(&[("a/sglang_command.txt", FileKind::Command, cmd)]);
+        assert_eq!((spec(&f, "algorithm"), spec(&f, "method"), spec(&f, "draft_length")), (Value::from("EAGLE"), Value::from("eagle"), Value::from(3)));
+        assert!(f.notes[0].contains("NEXTN"));
+    }
+
+    #[test]
+    fn vllm_shapes_agree_on_draft_length() {
+        let dict = "(APIServer pid=1) INFO 08-20 10:08:10 [utils.py:233] non-default args: {'model': '/m', 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3, 'rejection_sample_method': 'synthetic', 'synthetic_acceptance_length': 2.49}}\n";
+        let flat = "INFO 08-20 10:08:10 [utils.py:1] non-default args: {'model': '/m', 'speculative_model': '/d', 'num_speculative_tokens': 3}\n";
+        let short = "INFO 08-20 10:08:10 [utils.py:1] non-default args: {'model': '/m', 'spec_method': 'eagle3', 'spec_model': '/d', 'spec_tokens': 3}\n";
+        let config = "(EngineCore_DP0 pid=2) INFO 08-20 10:08:39 [core.py:93] Initializing a V1 LLM engine (v0.11.0) with config: model='/m', speculative_config=SpeculativeConfig(method='mtp', model='/m', num_spec_tokens=3), seed=0\n";
+        let cmd = r#"vllm serve /m --speculative-config \{\"method\":\ \"mtp\",\ \"num_speculative_tokens\":\ 3,\ \"rejection_sample_method\":\ \"synthetic\",\ \"synthetic_acceptance_rates\":\ \[1.0,\ 0.49,\ 0.0\]\} "#;
+        for (name, kind, text) in [("dict", FileKind::Log, dict), ("flat", FileKind::Log, flat), ("short", FileKind::Log, short), ("config", FileKind::Log, config), ("cmd", FileKind::Command, cmd)] {
+            let f = facts_of(&[(&format!("x/{name}_command.txt"), kind, text)]);
+            assert_eq!(f.engine, Some("vllm"), "{name}");
+            assert_eq!(spec(&f, "draft_length"), 3, "{name}");
+        }
+        let f = facts_of(&[("x/server.log", FileKind::Log, dict)]);
+        assert_eq!((spec(&f, "simulated_al"), spec(&f, "simulated")), (Value::from(2.49), Value::Bool(true)));
+        let f = facts_of(&[("x/vllm_command.txt", FileKind::Command, cmd)]);
+        assert_eq!(spec(&f, "simulated_al"), 2.49);
+    }
+
+    #[test]
+    fn trtllm_and_atom() {
+        let yaml = "speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n  speculative_model: /d\n";
+        let f = facts_of(&[("x/run.sh", FileKind::Script, "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\ntrtllm-serve /m --tp_size 8\n"), ("x/ser.yaml", FileKind::Yaml, yaml)]);
+        assert_eq!(spec(&f, "simulated_al"), 2.78);
+        assert_eq!((spec(&f, "method"), spec(&f, "draft_length"), spec(&f, "draft_model")), (Value::from("eagle3"), Value::from(3), Value::from("/d")));
+        let atom = "python -m atom.entrypoints.openai_server --model m --method mtp --num-speculative-tokens 3 --spec-decode-acceptance-rate 0.663333 \n";
+        let f = facts_of(&[("x/server_command.txt", FileKind::Command, atom)]);
+        assert_eq!(spec(&f, "draft_length"), 3);
+        assert_eq!(spec(&f, "simulated_al"), 2.989999);
+    }
+}

@@ -1,0 +1,162 @@
+//! Launch commands mapped onto the engine's own argument names: `--flag
+//! value` and `--flag=value`, aliases (`--tp` = `--tp-size` =
+//! `--tensor-parallel-size` -> `tp_size`), JSON-valued flags
+//! (`--speculative-config '{...}'`, `--hf-overrides`), positional models
+//! (`vllm serve MODEL`), and the rewrites an engine applies before logging
+//! (`NEXTN` -> `EAGLE`). The alias tables are data: `signatures/engine-args.toml`.
+
+use super::command::Command;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// The alias tables shipped with the binary.
+pub const EMBEDDED: &str = include_str!("../../signatures/engine-args.toml");
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct EngineArgs {
+    #[serde(default)]
+    aliases: BTreeMap<String, String>,
+    #[serde(default)]
+    rewrites: Vec<Rewrite>,
+    #[serde(default)]
+    positional: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Rewrite {
+    field: String,
+    from: String,
+    to: String,
+}
+
+static TABLES: LazyLock<BTreeMap<String, EngineArgs>> =
+    LazyLock::new(|| toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid"));
+
+/// A launch command's arguments in the engine's field names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchArgs {
+    pub engine: &'static str,
+    pub args: Map<String, Value>,
+    /// Values the engine rewrites before logging: (field, as given, as logged).
+    pub rewritten: Vec<(String, String, String)>,
+}
+
+/// Map a command's argv onto engine fields; `None` if it launches no engine.
+pub fn parse(command: &Command) -> Option<LaunchArgs> {
+    let (engine, start) = command.launch()?;
+    let table = TABLES.get(engine).cloned().unwrap_or_default();
+    let mut args = Map::new();
+    let mut positional = table.positional.iter();
+    let argv = &command.argv[start.min(command.argv.len())..];
+    let mut i = 0;
+    while i < argv.len() {
+        let word = &argv[i];
+        i += 1;
+        let Some(flag) = word.strip_prefix("--").or_else(|| word.strip_prefix('-').filter(|f| !f.is_empty() && !is_number(word))) else {
+            if let Some(name) = positional.next() {
+                args.insert(name.clone(), Value::String(word.clone()));
+            }
+            continue;
+        };
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (flag, None),
+        };
+        let value = match inline {
+            Some(v) => Some(v),
+            None => match argv.get(i) {
+                Some(next) if !next.starts_with('-') || is_number(next) => {
+                    i += 1;
+                    Some(next.clone())
+                }
+                _ => None,
+            },
+        };
+        let field = name.replace('-', "_");
+        let field = table.aliases.get(&field).cloned().unwrap_or(field);
+        args.insert(field, value.map_or(Value::Bool(true), |v| typed(&v)));
+    }
+    let mut rewritten = Vec::new();
+    for rule in &table.rewrites {
+        if let Some(Value::String(v)) = args.get_mut(&rule.field) {
+            if v.eq_ignore_ascii_case(&rule.from) {
+                rewritten.push((rule.field.clone(), v.clone(), rule.to.clone()));
+                *v = rule.to.clone();
+            }
+        }
+    }
+    Some(LaunchArgs { engine, args, rewritten })
+}
+
+fn is_number(word: &str) -> bool {
+    word.parse::<f64>().is_ok()
+}
+
+/// Numbers as numbers, JSON objects and arrays parsed, everything else a string.
+fn typed(value: &str) -> Value {
+    if let Ok(n) = value.parse::<i64>() {
+        return Value::from(n);
+    }
+    if let Some(n) = value.parse::<f64>().ok().filter(|f| f.is_finite()).and_then(serde_json::Number::from_f64) {
+        return Value::Number(n);
+    }
+    let trimmed = value.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Ok(json) = serde_json::from_str(value) {
+            return json;
+        }
+    }
+    Value::String(value.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::provenance::{FileRef, Provenance};
+    use serde_json::json;
+
+    fn launch(argv: &[&str]) -> LaunchArgs {
+        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
+        parse(&command).unwrap()
+    }
+
+    #[test]
+    fn sglang_aliases_rewrites_and_forms() {
+        let l = launch(&[
+            "python3", "-m", "sglang.launch_server", "--model", "/m", "--tp", "8", "--ep-size=8", "--trust-remote-code",
+            "--speculative-algo", "NEXTN", "--speculative-draft-model", "/d", "--mem-fraction-static", "0.85",
+            "--json-model-override-args", r#"{"a": 1}"#, "--x", "-1",
+        ]);
+        assert_eq!(l.engine, "sglang");
+        assert_eq!(l.args["model_path"], json!("/m"));
+        assert_eq!(l.args["tp_size"], json!(8));
+        assert_eq!(l.args["ep_size"], json!(8));
+        assert_eq!(l.args["trust_remote_code"], json!(true));
+        assert_eq!(l.args["speculative_algorithm"], json!("EAGLE"));
+        assert_eq!(l.rewritten, [("speculative_algorithm".into(), "NEXTN".into(), "EAGLE".into())]);
+        assert_eq!(l.args["speculative_draft_model_path"], json!("/d"));
+        assert_eq!(l.args["mem_fraction_static"], json!(0.85));
+        assert_eq!(l.args["json_model_override_args"], json!({"a": 1}));
+        assert_eq!(l.args["x"], json!(-1));
+        assert_eq!(launch(&["python3", "-m", "sglang.launch_server", "--tensor-parallel-size", "4"]).args["tp_size"], json!(4));
+    }
+
+    #[test]
+    fn vllm_positional_model_and_json_flags() {
+        let l = launch(&["vllm", "serve", "/m", "-tp", "4", "--speculative-config", r#"{"method": "mtp", "num_speculative_tokens": 3}"#, "--hf-overrides", r#"{"text_config": {"index_topk_freq": 4}}"#]);
+        assert_eq!(l.args["model"], json!("/m"));
+        assert_eq!(l.args["tensor_parallel_size"], json!(4));
+        assert_eq!(l.args["speculative_config"]["num_speculative_tokens"], json!(3));
+        assert_eq!(l.args["hf_overrides"]["text_config"]["index_topk_freq"], json!(4));
+    }
+
+    #[test]
+    fn atom_flags() {
+        let l = launch(&["python", "-m", "atom.entrypoints.openai_server", "--model", "m", "--method", "mtp", "--num-speculative-tokens", "3", "--spec-decode-acceptance-rate", "0.663333", "--kv_cache_dtype", "fp8"]);
+        assert_eq!(l.args["num_speculative_tokens"], json!(3));
+        assert_eq!(l.args["spec_decode_acceptance_rate"], json!(0.663333));
+        assert_eq!(l.args["kv_cache_dtype"], json!("fp8"));
+    }
+}
