@@ -47,6 +47,7 @@ ensure_packages() {
       /usr/bin/htpasswd:apache2-utils \
       /usr/bin/curl:curl \
       /usr/bin/ss:iproute2 \
+      /usr/bin/pgrep:procps \
       /bin/busybox:busybox-static \
       /usr/bin/python3:python3 \
       ; do
@@ -89,10 +90,6 @@ ensure_packages() {
   if [ $rc != 0 ]; then
     tail -n 30 "$STATE/apt.log" >&2
     die "apt-get install ${missing[*]} failed (full log: $STATE/apt.log)"
-  fi
-  # In case a service manager started the distro registry anyway, stop it.
-  if [ -x /etc/init.d/docker-registry ] && pgrep -x docker-registry >/dev/null 2>&1; then
-    /etc/init.d/docker-registry stop >/dev/null 2>&1 || true
   fi
   phase "packages: installed"
 }
