@@ -435,6 +435,19 @@ mod tests {
     }
 
     #[test]
+    fn launches_in_comments_echo_and_data_heredocs_are_not_commands() {
+        let s = scan_script(concat!(
+            "# python3 -m sglang.launch_server --tp 8\n",
+            "echo python3 -m sglang.launch_server --tp 8\n",
+            "cat > run.sh <<'EOF'\npython3 -m sglang.launch_server --tp 8\nEOF\n",
+            "printf '%q ' python3 -m sglang.launch_server --tp 4 > cmd.txt\n",
+            "exec python3 -m sglang.launch_server --tp 2\n",
+        ));
+        assert_eq!(s.commands.len(), 1);
+        assert_eq!(s.commands[0].argv.last().map(String::as_str), Some("2"));
+    }
+
+    #[test]
     fn variables_resolve_in_commands_and_values() {
         let s = scan_script("MODEL=/data/m\nTP=${TP:-8}\nexport V=\"$MODEL/x\"\npython3 -m sglang.launch_server --model-path \"$MODEL\" --tp ${TP} --x $UNKNOWN\n");
         assert_eq!(s.commands[0].argv[4..], ["/data/m", "--tp", "8", "--x", "$UNKNOWN"]);
