@@ -1,7 +1,8 @@
 //! The audit pipeline: bundles -> evidence -> jobs -> checks -> report.
 
 use crate::bundle::{self, layout, Bundle, BundleError, FileStatus, Limits};
-use crate::checks::{self, AuditedJob, Context};
+use crate::checks::{self, AuditedJob, Context, Inputs};
+use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
 use crate::policy::Policy;
@@ -39,21 +40,36 @@ pub fn read(path: &PathBuf, limits: &Limits) -> Result<ReadBundle, AuditError> {
     let (jobs, assignment) = layout::group(&artifacts);
     let recognised = !jobs.is_empty();
     let mut by_job: BTreeMap<String, AuditedJob> =
-        jobs.into_iter().map(|job| (job.id.clone(), AuditedJob { bundle: label.clone(), job, files: Vec::new() })).collect();
+        jobs.into_iter().map(|job| (job.id.clone(), AuditedJob { bundle: label.clone(), job, files: Vec::new(), facts: Facts::default(), unexamined: Vec::new() })).collect();
     for evidence in extractor.files {
         let job_id = evidence.artifact.as_ref().and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| {
             if recognised { "run".to_string() } else { "bundle".to_string() }
         });
         by_job
             .entry(job_id.clone())
-            .or_insert_with(|| AuditedJob { bundle: label.clone(), job: layout::unassigned_job(&job_id, recognised), files: Vec::new() })
+            .or_insert_with(|| AuditedJob {
+                bundle: label.clone(),
+                job: layout::unassigned_job(&job_id, recognised),
+                files: Vec::new(),
+                facts: Facts::default(),
+                unexamined: Vec::new(),
+            })
             .files
             .push(evidence);
+    }
+    for file in bundle.files.iter().filter(|f| f.status.is_incomplete()) {
+        let job_id = layout::artifact_of(&file.path).and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| {
+            if recognised { "run".to_string() } else { "bundle".to_string() }
+        });
+        if let Some(job) = by_job.get_mut(&job_id) {
+            job.unexamined.push(file.path.clone());
+        }
     }
     let mut jobs: Vec<AuditedJob> = by_job.into_values().collect();
     for job in &mut jobs {
         let hints = hints(&job.files);
         layout::apply_hints(&mut job.job, &hints);
+        job.facts = facts::derive(&job.files, Catalog::embedded());
     }
     Ok(ReadBundle { bundle, jobs })
 }
@@ -74,8 +90,8 @@ fn hints(files: &[FileEvidence]) -> layout::ContentHints {
     hints
 }
 
-/// Audit bundles under a policy.
-pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits) -> Result<Report, AuditError> {
+/// Audit bundles under a policy, against reference `inputs` (golden tables, ...).
+pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs) -> Result<Report, AuditError> {
     checks::validate(policy).map_err(AuditError::Policy)?;
     let mut bundles = Vec::new();
     let mut jobs = Vec::new();
@@ -84,7 +100,7 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits) -> Result<Repo
         bundles.push(read.bundle);
         jobs.extend(read.jobs);
     }
-    let ctx = Context { jobs: &jobs, catalog: Catalog::embedded() };
+    let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), inputs };
     let results = checks::run_all(&ctx, policy);
     Ok(report(&bundles, &jobs, results, policy))
 }

@@ -45,6 +45,12 @@ impl Finding {
         Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), evidence, fingerprint }
     }
 
+    /// Whether this finding says the check could not decide (rule
+    /// `<check>/undetermined`): the check's status is then `error`.
+    pub fn is_undetermined(&self) -> bool {
+        self.rule.ends_with("/undetermined")
+    }
+
     /// The first evidence location, for reports that show one.
     pub fn primary(&self) -> Option<&Provenance> {
         self.evidence.first()

@@ -6,7 +6,7 @@ use anyhow::{bail, Context as _, Result};
 use auditor::audit::{self, AuditError};
 use auditor::bundle::limits::parse_size;
 use auditor::bundle::Limits;
-use auditor::checks::REGISTRY;
+use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
 use auditor::policy::Policy;
 use auditor::report::Format;
@@ -36,6 +36,10 @@ enum Command {
         /// Policy file (TOML); default: the embedded `inferencex` policy.
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        /// Directory of golden AL tables (*.yaml), added to the embedded InferenceX tables
+        /// (a table of the same name replaces the embedded one). Repeatable.
+        #[arg(long, value_name = "DIR")]
+        golden: Vec<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
         #[command(flatten)]
@@ -140,9 +144,13 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, output, limits } => {
+        Command::Audit { bundles, policy, golden, output, limits } => {
             let policy = load_policy(policy.as_ref())?;
-            let report = match audit::audit(&bundles, &policy, &limits.limits()) {
+            let mut inputs = Inputs::default();
+            for dir in &golden {
+                inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;
+            }
+            let report = match audit::audit(&bundles, &policy, &limits.limits(), &inputs) {
                 Ok(report) => report,
                 Err(AuditError::Bundle(e)) => bail!("{e}"),
                 Err(e) => return Err(e.into()),

@@ -7,7 +7,7 @@ use common::*;
 
 #[test]
 fn pass_sample_passes() {
-    let out = auditor(&["audit", PASS]);
+    let out = audit(&[PASS]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("verdict: PASS"), "{text}");
@@ -17,7 +17,7 @@ fn pass_sample_passes() {
 
 #[test]
 fn inherited_forbidden_env_fails_with_rule_file_and_line() {
-    let out = auditor(&["audit", FAIL_INHERITED]);
+    let out = audit(&[FAIL_INHERITED]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
     let text = stdout(&out);
     assert!(text.contains("forbidden-env/enabled"), "{text}");
@@ -27,8 +27,8 @@ fn inherited_forbidden_env_fails_with_rule_file_and_line() {
 
 #[test]
 fn json_report_has_contract_fields_and_is_deterministic() {
-    let first = auditor(&["audit", FAIL_INHERITED, "--format", "json"]);
-    let second = auditor(&["audit", FAIL_INHERITED, "--format", "json"]);
+    let first = audit(&[FAIL_INHERITED, "--format", "json"]);
+    let second = audit(&[FAIL_INHERITED, "--format", "json"]);
     assert_eq!(first.stdout, second.stdout, "same input, same bytes");
     let report = json(&first);
     assert_eq!(report["schema_version"], 1);
@@ -60,15 +60,18 @@ fn json_report_has_contract_fields_and_is_deterministic() {
 
 #[test]
 fn sarif_is_2_1_0_with_a_location_on_every_result() {
-    let out = auditor(&["audit", FAIL_INHERITED, "--format", "sarif"]);
+    let out = audit(&[FAIL_INHERITED, "--format", "sarif"]);
     assert_eq!(code(&out), 1);
     let sarif = json(&out);
     assert_eq!(sarif["version"], "2.1.0");
     assert!(sarif["$schema"].as_str().unwrap().contains("sarif-schema-2.1.0"));
     let run = &sarif["runs"][0];
     let rules: Vec<&str> = run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
-    let results = run["results"].as_array().unwrap();
-    assert_eq!(results.len(), 2);
+    let results: Vec<_> = run["results"].as_array().unwrap().iter().filter(|r| r["level"] == "error").collect();
+    assert_eq!(results.len(), 2, "one error per failing job");
+    for r in run["results"].as_array().unwrap() {
+        assert!(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].is_string(), "{r}");
+    }
     for r in results {
         let rule = r["ruleId"].as_str().unwrap();
         assert!(rules.contains(&rule), "{rule} is declared");
@@ -82,7 +85,7 @@ fn sarif_is_2_1_0_with_a_location_on_every_result() {
 #[test]
 fn junit_parses_with_a_testcase_per_check() {
     for (bundle, failures) in [(PASS, "0"), (FAIL_INHERITED, "1")] {
-        let out = auditor(&["audit", bundle, "--format", "junit"]);
+        let out = audit(&[bundle, "--format", "junit"]);
         let xml = stdout(&out);
         let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
         let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
@@ -96,11 +99,11 @@ fn junit_parses_with_a_testcase_per_check() {
 
 #[test]
 fn markdown_is_a_merge_gate_comment() {
-    let out = auditor(&["audit", PASS, "--format", "markdown"]);
+    let out = audit(&[PASS, "--format", "markdown"]);
     let md = stdout(&out);
     assert!(md.starts_with("## ✅ auditor verdict: PASS"), "{md}");
     assert!(md.lines().any(|l| l.starts_with("✅ Check forbidden-env: PASS — ")), "{md}");
-    let out = auditor(&["audit", FAIL_INHERITED, "--format", "markdown"]);
+    let out = audit(&[FAIL_INHERITED, "--format", "markdown"]);
     let md = stdout(&out);
     assert!(md.lines().any(|l| l.starts_with("❌ Check forbidden-env: FAIL — ")), "{md}");
     assert!(md.contains("`forbidden-env/enabled`"));
@@ -108,7 +111,7 @@ fn markdown_is_a_merge_gate_comment() {
 
 #[test]
 fn github_annotations_point_at_file_and_line() {
-    let out = auditor(&["audit", FAIL_INHERITED, "--format", "github"]);
+    let out = audit(&[FAIL_INHERITED, "--format", "github"]);
     let lines: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
     let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("::error file=")).collect();
     assert_eq!(errors.len(), 2, "{lines:?}");
@@ -120,7 +123,7 @@ fn github_annotations_point_at_file_and_line() {
 fn output_file_receives_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.json");
-    let out = auditor(&["audit", PASS, "--format", "json", "--output", path.to_str().unwrap()]);
+    let out = audit(&[PASS, "--format", "json", "--output", path.to_str().unwrap()]);
     assert_eq!(code(&out), 0);
     assert!(out.stdout.is_empty());
     let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -130,7 +133,7 @@ fn output_file_receives_the_report() {
 #[test]
 fn archives_give_the_same_verdict_jobs_and_findings_as_the_directory() {
     let summary = |bundle: &str| {
-        let report = json(&auditor(&["audit", bundle, "--format", "json"]));
+        let report = json(&audit(&[bundle, "--format", "json"]));
         let jobs: Vec<(String, String)> = report["jobs"]
             .as_array()
             .unwrap()
@@ -153,7 +156,7 @@ fn failing_bundle_fails_as_zip_and_tar_gz_too() {
     zip_tree(&root().join(FAIL_INHERITED), "run-123", &zip);
     targz_tree(&root().join(FAIL_INHERITED), "run-123", &tgz);
     for archive in [&zip, &tgz] {
-        let out = auditor(&["audit", archive.to_str().unwrap()]);
+        let out = audit(&[archive.to_str().unwrap()]);
         assert_eq!(code(&out), 1, "{}", stdout(&out));
         assert!(stdout(&out).contains("fail.") && stdout(&out).contains("run-123/agentic_dsv4_tp8_conc8"));
     }
@@ -161,12 +164,12 @@ fn failing_bundle_fails_as_zip_and_tar_gz_too() {
 
 #[test]
 fn missing_path_is_a_usage_error() {
-    let out = auditor(&["audit", "no/such/bundle"]);
+    let out = audit(&["no/such/bundle"]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("no/such/bundle"), "{}", stderr(&out));
     let out = auditor(&["audit"]);
     assert_eq!(code(&out), 2, "missing argument");
-    let out = auditor(&["audit", PASS, "--format", "yaml"]);
+    let out = audit(&[PASS, "--format", "yaml"]);
     assert_eq!(code(&out), 2, "unknown format");
 }
 
@@ -182,7 +185,7 @@ fn corrupt_tar_gz_names_the_file_and_never_panics() {
     for (name, bytes) in cases {
         let path = tmp.path().join(name);
         std::fs::write(&path, bytes).unwrap();
-        let out = auditor(&["audit", path.to_str().unwrap()]);
+        let out = audit(&[path.to_str().unwrap()]);
         let c = code(&out);
         assert!(c == 2 || c == 3, "{name}: exit {c}: {}{}", stdout(&out), stderr(&out));
         assert!(stdout(&out).contains(name) || stderr(&out).contains(name), "{name} named: {}{}", stdout(&out), stderr(&out));
@@ -198,7 +201,7 @@ fn truncated_zip_still_audits_the_readable_members() {
     let bytes = std::fs::read(&zip).unwrap();
     let cut = tmp.path().join("cut.zip");
     std::fs::write(&cut, &bytes[..bytes.len() * 3 / 4]).unwrap();
-    let out = auditor(&["audit", cut.to_str().unwrap(), "--format", "json"]);
+    let out = audit(&[cut.to_str().unwrap(), "--format", "json"]);
     let report = json(&out);
     // The forbidden variable is in members before the cut, so the check still fails.
     assert_eq!(code(&out), 1, "{}", stdout(&out));
@@ -209,21 +212,21 @@ fn truncated_zip_still_audits_the_readable_members() {
     let early = tmp.path().join("early.zip");
     let pass_zip = std::fs::read(root().join(format!("{PASS}.zip"))).unwrap();
     std::fs::write(&early, &pass_zip[..pass_zip.len() / 3]).unwrap();
-    let out = auditor(&["audit", early.to_str().unwrap()]);
+    let out = audit(&[early.to_str().unwrap()]);
     assert_eq!(code(&out), 3, "{}", stdout(&out));
     assert!(stdout(&out).contains("verdict: INCOMPLETE"));
 }
 
 #[test]
 fn member_over_the_size_limit_is_not_examined() {
-    let out = auditor(&["audit", PASS, "--max-member-size", "4K", "--format", "json"]);
+    let out = audit(&[PASS, "--max-member-size", "4K", "--format", "json"]);
     assert_eq!(code(&out), 3);
     let report = json(&out);
     assert_eq!(report["verdict"], "incomplete");
     let over: Vec<_> = report["files"].as_array().unwrap().iter().filter(|f| f["status"] == "not-examined").collect();
     assert!(!over.is_empty());
     assert!(over.iter().all(|f| f["reason"].as_str().unwrap().contains("member size limit")));
-    let out = auditor(&["audit", &format!("{PASS}.tar.gz"), "--max-members", "10"]);
+    let out = audit(&[&format!("{PASS}.tar.gz"), "--max-members", "10"]);
     assert_eq!(code(&out), 3);
     assert!(stdout(&out).contains("more than 10 members"));
 }
@@ -233,7 +236,7 @@ fn a_long_line_is_reported_and_a_fail_still_wins() {
     let tmp = tempfile::tempdir().unwrap();
     let long = format!("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n{}\n", "x".repeat(5000));
     write_tree(tmp.path(), &[("server_logs_R/server.log", &long)]);
-    let out = auditor(&["audit", tmp.path().to_str().unwrap(), "--max-line-length", "1K"]);
+    let out = audit(&[tmp.path().to_str().unwrap(), "--max-line-length", "1K"]);
     assert_eq!(code(&out), 1, "fail beats incomplete: {}", stdout(&out));
     assert!(stdout(&out).contains("longer than 1024 bytes"));
 }

@@ -21,10 +21,11 @@ fn every_shape_fails_forbidden_env_at_the_setting_line() {
     let fails: Vec<String> = shapes().into_iter().filter(|n| n.ends_with("-fail")).collect();
     assert!(fails.len() >= 11, "{fails:?}");
     for shape in fails {
-        let out = auditor(&["audit", &format!("samples/bundles/env-shapes/{shape}"), "--format", "json"]);
+        let out = audit(&[&format!("samples/bundles/env-shapes/{shape}"), "--format", "json"]);
         assert_eq!(code(&out), 1, "{shape}: {}", stdout(&out));
         let report = json(&out);
-        let finding = &report["checks"][0]["findings"][0];
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+        let finding = &check["findings"][0];
         assert_eq!(finding["rule"], "forbidden-env/enabled", "{shape}");
         let evidence = &finding["evidence"][0];
         assert!(evidence["line"].as_u64().unwrap() >= 1, "{shape}");
@@ -34,16 +35,17 @@ fn every_shape_fails_forbidden_env_at_the_setting_line() {
 
 #[test]
 fn mentions_disabled_and_unset_pass() {
-    let out = auditor(&["audit", "samples/bundles/env-shapes/mentions-pass", "--format", "json"]);
+    let out = audit(&["samples/bundles/env-shapes/mentions-pass", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
     let report = json(&out);
-    assert_eq!(report["checks"][0]["status"], "pass");
-    assert!(report["checks"][0]["findings"].as_array().unwrap().iter().all(|f| f["severity"] != "error"));
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    assert_eq!(check["status"], "pass");
+    assert!(check["findings"].as_array().unwrap().iter().all(|f| f["severity"] != "error"));
 }
 
 #[test]
 fn yaml_shape_reports_how_the_value_was_read() {
-    let out = auditor(&["audit", "samples/bundles/env-shapes/yaml-anchor-merge-fail", "--format", "json"]);
+    let out = audit(&["samples/bundles/env-shapes/yaml-anchor-merge-fail", "--format", "json"]);
     let report = json(&out);
     let finding = &report["checks"][0]["findings"][0];
     let message = finding["message"].as_str().unwrap();

@@ -2,27 +2,62 @@
 //! audited jobs and emits findings; it never reads raw files.
 
 mod forbidden_env;
+mod golden_al;
+mod sim_acc_eval;
+mod sim_acc_throughput;
+mod simulation;
 
 use crate::bundle::{Job, JobKind};
+use crate::evidence::facts::Facts;
 use crate::evidence::knobs::Catalog;
 use crate::evidence::FileEvidence;
 use crate::finding::{Finding, Severity};
+use crate::policy::golden::GoldenSet;
 use crate::policy::{CheckPolicy, Policy};
 use serde::Serialize;
 
-/// A job with the evidence of its files.
+/// A job with the evidence of its files and the facts derived from them.
 #[derive(Debug, Clone)]
 pub struct AuditedJob {
     /// The bundle path the job came from.
     pub bundle: String,
     pub job: Job,
     pub files: Vec<FileEvidence>,
+    pub facts: Facts,
+    /// Files of the job that were not (fully) examined: what is absent from
+    /// the evidence may be in them.
+    pub unexamined: Vec<String>,
+}
+
+impl AuditedJob {
+    pub fn id(&self) -> Option<&str> {
+        Some(self.job.id.as_str())
+    }
+
+    /// A conclusion from absence ("X is not set") is only sound when every
+    /// file of the job was examined; this says which were not.
+    pub fn absence_caveat(&self) -> Option<String> {
+        (!self.unexamined.is_empty()).then(|| format!("{} file(s) of this job were not examined ({})", self.unexamined.len(), self.unexamined.join(", ")))
+    }
+}
+
+/// Reference data the checks compare against, beyond the policy.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub golden: GoldenSet,
+}
+
+impl Default for Inputs {
+    fn default() -> Self {
+        Inputs { golden: GoldenSet::embedded() }
+    }
 }
 
 /// What checks see.
 pub struct Context<'a> {
     pub jobs: &'a [AuditedJob],
     pub catalog: &'a Catalog,
+    pub inputs: &'a Inputs,
 }
 
 impl Context<'_> {
@@ -67,14 +102,21 @@ pub struct CheckResult {
 impl CheckResult {
     /// Fail when any finding is an error, otherwise pass.
     fn from_findings(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String) -> Self {
-        let failed = findings.iter().any(|f| f.severity == Severity::Error);
-        CheckResult {
-            id: id.to_string(),
-            title: settings.title.clone(),
-            status: if failed { Status::Fail } else { Status::Pass },
-            summary: if failed { fail } else { pass },
-            findings,
-        }
+        Self::judged(id, settings, findings, pass, fail, String::new())
+    }
+
+    /// Fail when any error finding is a violation; otherwise `error` when a
+    /// finding says the check could not decide (rule `<id>/undetermined`);
+    /// otherwise pass.
+    fn judged(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String, undetermined: String) -> Self {
+        let failed = findings.iter().any(|f| f.severity == Severity::Error && !f.is_undetermined());
+        let open = findings.iter().any(Finding::is_undetermined);
+        let (status, summary) = match (failed, open) {
+            (true, _) => (Status::Fail, fail),
+            (false, true) => (Status::Error, undetermined),
+            (false, false) => (Status::Pass, pass),
+        };
+        CheckResult { id: id.to_string(), title: settings.title.clone(), status, summary, findings }
     }
 
     fn not_applicable(id: &str, settings: &CheckPolicy, why: &str) -> Self {
@@ -91,7 +133,12 @@ pub struct CheckInfo {
 }
 
 /// Every check this build implements, in report order.
-pub const REGISTRY: &[CheckInfo] = &[CheckInfo { id: "forbidden-env", rules: forbidden_env::RULES, run: forbidden_env::run }];
+pub const REGISTRY: &[CheckInfo] = &[
+    CheckInfo { id: "forbidden-env", rules: forbidden_env::RULES, run: forbidden_env::run },
+    CheckInfo { id: "sim-acc-throughput", rules: sim_acc_throughput::RULES, run: sim_acc_throughput::run },
+    CheckInfo { id: "sim-acc-eval", rules: sim_acc_eval::RULES, run: sim_acc_eval::run },
+    CheckInfo { id: "golden-al", rules: golden_al::RULES, run: golden_al::run },
+];
 
 /// Reject a policy that configures a check this build does not implement.
 pub fn validate(policy: &Policy) -> Result<(), String> {

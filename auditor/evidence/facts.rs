@@ -47,6 +47,8 @@ pub struct Facts {
     pub command_args: Map<String, Value>,
     pub summary: BTreeMap<String, Fact>,
     pub speculative: BTreeMap<String, Fact>,
+    /// `thinking_on` / `thinking_off` when the run shows the mode.
+    pub thinking: Option<Fact>,
     pub notes: Vec<String>,
     #[serde(skip)]
     field_sources: BTreeMap<String, (String, Provenance)>,
@@ -159,7 +161,72 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
     summarize(&mut facts);
     speculative(&mut facts, &env, &records, catalog);
+    thinking(&mut facts, &env, catalog);
     facts
+}
+
+/// The thinking mode a run shows (domain brief §8.4 indicators): the
+/// `THINKING_MODE` env of the golden selector, SGLang's thinking and
+/// reasoning-effort variables, a thinking chat template, and chat-template
+/// kwargs (`thinking_mode`, `enable_thinking`, `thinking`). The first
+/// indicator found decides; a contradicting one is noted.
+fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
+    let mut found: Vec<(bool, String, Option<Provenance>)> = Vec::new();
+    let env_value = |name: &str| {
+        view::effective(catalog, env, name)
+            .filter(|r| !r.assignment.expands)
+            .and_then(|r| r.assignment.value.clone().map(|v| (v, r.assignment.provenance.clone())))
+    };
+    if let Some((v, p)) = env_value("THINKING_MODE") {
+        match v.trim() {
+            "thinking_on" => found.push((true, "env THINKING_MODE".into(), Some(p))),
+            "thinking_off" => found.push((false, "env THINKING_MODE".into(), Some(p))),
+            _ => {}
+        }
+    }
+    for name in ["SGLANG_ENABLE_THINKING", "SGLANG_DEFAULT_THINKING"] {
+        if let Some((v, p)) = env_value(name) {
+            match catalog.meaning(name, &v) {
+                Meaning::Bool(true) => found.push((true, format!("env {name}"), Some(p))),
+                Meaning::Bool(false) if name == "SGLANG_ENABLE_THINKING" => found.push((false, format!("env {name}"), Some(p))),
+                _ => {}
+            }
+        }
+    }
+    for name in ["SGLANG_REASONING_EFFORT", "SGLANG_DSV4_REASONING_EFFORT"] {
+        if let Some((v, p)) = env_value(name).filter(|(v, _)| matches!(v.trim(), "high" | "max")) {
+            found.push((true, format!("env {name}={v}"), Some(p)));
+        }
+    }
+    if let Some(f) = facts.summary.get("chat_template") {
+        let path = f.value.as_str().unwrap_or_default().to_ascii_lowercase();
+        if path.contains("thinking") && !path.contains("no_thinking") && !path.contains("nothink") {
+            found.push((true, format!("{} (a thinking chat template)", f.from), f.provenance.clone()));
+        }
+    }
+    if let Some(f) = facts.summary.get("default_chat_template_kwargs") {
+        let kwargs = match &f.value {
+            Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
+            other => other.clone(),
+        };
+        let flag = match (kwargs.get("thinking_mode").and_then(Value::as_str), kwargs.get("enable_thinking").or(kwargs.get("thinking")).and_then(Value::as_bool)) {
+            (Some("enabled"), _) => Some(true),
+            (Some("disabled"), _) => Some(false),
+            (_, b) => b,
+        };
+        if let Some(on) = flag {
+            found.push((on, f.from.clone(), f.provenance.clone()));
+        }
+    }
+    let Some((on, from, provenance)) = found.first().cloned() else { return };
+    if let Some((_, other, _)) = found.iter().find(|(o, _, _)| *o != on) {
+        facts.notes.push(format!("thinking mode indicators disagree: {from} says {}, {other} says otherwise", mode_name(on)));
+    }
+    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance });
+}
+
+fn mode_name(on: bool) -> &'static str {
+    if on { "thinking_on" } else { "thinking_off" }
 }
 
 fn summarize(facts: &mut Facts) {
@@ -365,6 +432,19 @@ mod tests {
         assert_eq!(spec(&f, "simulate_method"), "match-expected");
         assert_eq!(f.speculative["simulated_al"].provenance.as_ref().unwrap().line, Some(2));
         assert_eq!(f.server_args_sources.len(), 2);
+        assert_eq!(f.thinking, None, "no indicator in this log");
+    }
+
+    #[test]
+    fn thinking_indicators() {
+        let on = facts_of(&[("a/server.log", FileKind::Log, "=== SGLANG_* env vars at launch ===\nSGLANG_DEFAULT_THINKING=1\n===\n")]);
+        assert_eq!(on.thinking.as_ref().map(|f| f.value.clone()), Some(Value::from("thinking_on")));
+        let template = facts_of(&[("a/sglang_command.txt", FileKind::Command, "python3 -m sglang.launch_server --chat-template /t/deepseek_v4_thinking.jinja \n")]);
+        assert_eq!(template.thinking.unwrap().value, "thinking_on");
+        let off = facts_of(&[("a/vllm_command.txt", FileKind::Command, "vllm serve /m --default-chat-template-kwargs '{\"thinking_mode\": \"disabled\"}' \n")]);
+        assert_eq!(off.thinking.unwrap().value, "thinking_off");
+        let selector = facts_of(&[("a/run.sh", FileKind::Script, "export THINKING_MODE=thinking_off\n")]);
+        assert_eq!(selector.thinking.unwrap().from, "env THINKING_MODE");
     }
 
     #[test]

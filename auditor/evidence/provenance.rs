@@ -57,12 +57,18 @@ pub fn clip(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-/// Whether an environment variable or option name usually holds a secret.
+/// Whether an environment variable or option name usually holds a secret:
+/// its last word is TOKEN, SECRET, PASSWORD, AUTH..., or it ends in an
+/// API/ACCESS/PRIVATE/SECRET KEY (`HF_TOKEN`, `--api-key`,
+/// `AWS_SECRET_ACCESS_KEY`; not `SGLANG_SIMULATE_ACC_TOKEN_MODE`).
 pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase().replace('-', "_");
-    ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "CREDENTIAL", "PRIVATE_KEY", "AUTH"]
-        .iter()
-        .any(|needle| upper.contains(needle))
+    let upper = name.to_ascii_uppercase();
+    let words: Vec<&str> = upper.split(|c: char| c == '_' || c == '-').filter(|w| !w.is_empty()).collect();
+    let Some(last) = words.last() else { return false };
+    let before = words.len().checked_sub(2).map(|i| words[i]);
+    matches!(*last, "TOKEN" | "SECRET" | "PASSWORD" | "PASSWD" | "APIKEY" | "CREDENTIAL" | "CREDENTIALS" | "AUTH" | "AUTHORIZATION")
+        || (*last == "KEY" && matches!(before, Some("API" | "ACCESS" | "PRIVATE" | "SECRET")))
+        || words.iter().any(|w| matches!(*w, "SECRET" | "PASSWORD"))
 }
 
 /// Replace the value of every `NAME=value` whose name looks secret with `<redacted>`.
@@ -98,6 +104,16 @@ mod tests {
         assert_eq!(redact("HF_TOKEN=hf_abc SGLANG_X=1"), "HF_TOKEN=<redacted> SGLANG_X=1");
         assert_eq!(redact("--api-key=sk-1 --port=8"), "--api-key=<redacted> --port=8");
         assert_eq!(redact("a=b"), "a=b");
+    }
+
+    #[test]
+    fn secret_names() {
+        for name in ["HF_TOKEN", "api-key", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "GITHUB_TOKEN"] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in ["SGLANG_SIMULATE_ACC_TOKEN_MODE", "MAX_TOKENS", "KEY", "TOKENIZER_PATH"] {
+            assert!(!is_secret_name(name), "{name}");
+        }
     }
 
     #[test]

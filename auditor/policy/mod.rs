@@ -2,6 +2,8 @@
 //! reads about each. The `inferencex` policy is embedded; `--policy FILE`
 //! replaces it, or extends it with `extends = "inferencex"`.
 
+pub mod golden;
+
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,6 +47,43 @@ pub struct CheckPolicy {
     /// `forbidden-env`: the variables it forbids.
     #[serde(default)]
     pub forbid: Vec<ForbiddenVar>,
+    /// `golden-al`: the thinking mode assumed when a run shows none.
+    #[serde(default)]
+    pub default_thinking: Option<String>,
+    /// `golden-al`: largest accepted difference from the golden AL.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+    /// `golden-al`: what `eagle`/`nextn` mean per model prefix (default: the model's own MTP head, `mtp`).
+    #[serde(default)]
+    pub eagle_means: BTreeMap<String, String>,
+    /// `golden-al`: exceptions to the `<prefix>_<method>` table name.
+    #[serde(default)]
+    pub curves: Vec<CurveRule>,
+    /// `golden-al`: model prefixes without a table, and the named source of their AL.
+    #[serde(default)]
+    pub al_sources: BTreeMap<String, String>,
+    /// `golden-al`: model-name fragments (case-insensitive) -> model prefix, for
+    /// jobs whose names and metadata do not give the prefix.
+    #[serde(default)]
+    pub model_prefixes: BTreeMap<String, String>,
+    /// `sim-acc-throughput`: simulation allowed on fixed-seq (non-agentic) configs.
+    #[serde(default)]
+    pub allow_fixed_seq_simulation: bool,
+}
+
+/// A golden-table selection exception: for these model prefixes and this
+/// method, use `table` (optionally only when the draft path contains a
+/// fragment, or for one vLLM `draft_sample_method`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurveRule {
+    pub prefixes: Vec<String>,
+    pub method: String,
+    pub table: String,
+    #[serde(default)]
+    pub draft_contains: Option<String>,
+    #[serde(default)]
+    pub draft_sample_method: Option<String>,
 }
 
 fn enabled() -> bool {

@@ -3,6 +3,7 @@
 
 use super::{Report, Verdict};
 use crate::checks::Status;
+use crate::finding::Severity;
 use std::fmt::Write;
 
 fn cell(text: &str) -> String {
@@ -35,7 +36,7 @@ pub fn render(report: &Report) -> String {
         };
         let _ = writeln!(out, "{icon} Check {}: {word} — {}  ", check.id, check.summary);
     }
-    let findings: Vec<_> = report.findings().collect();
+    let findings: Vec<_> = report.findings().filter(|(_, f)| f.severity != Severity::Info).collect();
     if !findings.is_empty() {
         let _ = writeln!(out, "\n### Findings\n\n| Severity | Rule | Job | Where | Message |\n|---|---|---|---|---|");
         for (_, f) in findings {

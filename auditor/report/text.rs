@@ -57,7 +57,11 @@ pub fn render(report: &Report, color: bool) -> String {
     out.push('\n');
     for check in &report.checks {
         let _ = writeln!(out, "{}  {}  {}", paint.status(check.status), check.id, check.summary);
-        for finding in &check.findings {
+        let info = check.findings.iter().filter(|f| f.severity == Severity::Info).count();
+        if info > 0 {
+            let _ = writeln!(out, "      ({info} info finding(s) with the evidence of what was judged: --format json shows them)");
+        }
+        for finding in check.findings.iter().filter(|f| f.severity != Severity::Info) {
             let job = finding.job.as_deref().map(|j| format!("  [job {j}]")).unwrap_or_default();
             let _ = writeln!(out, "  {} {}{job}", paint.severity(finding.severity), finding.rule);
             let _ = writeln!(out, "      {}", finding.message);

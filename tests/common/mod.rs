@@ -35,6 +35,17 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The golden tables of the samples (the DSpark cell of DeepSeek-V4.1-Flash).
+pub const GOLDEN: &str = "samples/golden";
+
+/// Run `auditor audit ARGS... --golden samples/golden`.
+pub fn audit(args: &[&str]) -> Output {
+    let mut all = vec!["audit"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--golden", GOLDEN]);
+    auditor(&all)
+}
+
 /// Write `files` (relative path, content) under `dir`.
 pub fn write_tree(dir: &Path, files: &[(&str, &str)]) {
     for (path, content) in files {

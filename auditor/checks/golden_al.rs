@@ -1,0 +1,232 @@
+//! `golden-al`: a job that simulates acceptance does so at exactly the
+//! golden AL of its (table, model, thinking mode, draft length). The table
+//! comes from the model prefix and the method (domain brief §8.3), the
+//! thinking mode from the run's indicators or the policy default (said so
+//! in the finding), the draft length from the generation role's engine
+//! arguments. Values compare numerically at the table's two decimals.
+
+use super::simulation::text;
+use super::{AuditedJob, CheckResult, Context};
+use crate::bundle::JobKind;
+use crate::evidence::facts::Fact;
+use crate::evidence::provenance::Provenance;
+use crate::finding::{Finding, Severity};
+use crate::policy::golden::Table;
+use crate::policy::CheckPolicy;
+
+const ID: &str = "golden-al";
+
+pub const RULES: &[(&str, &str)] = &[
+    ("golden-al/match", "the simulated AL equals the golden AL"),
+    ("golden-al/mismatch", "the simulated AL differs from the golden AL for the job's table, thinking mode and draft length"),
+    ("golden-al/thinking-mode", "the value is the thinking_off AL, but the run does not show thinking disabled"),
+    ("golden-al/no-table", "no golden table for the model and method, and the policy names no other source of its AL"),
+    ("golden-al/no-cell", "the golden table has no value for the job's thinking mode and draft length"),
+    ("golden-al/al-source", "no golden table, but the policy names the source of the model's AL"),
+    ("golden-al/undetermined", "the table, thinking mode or draft length could not be determined"),
+];
+
+/// What the comparison needs from a job.
+struct Key {
+    prefix: String,
+    method: String,
+    draft_length: u32,
+}
+
+pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+    let jobs: Vec<&AuditedJob> = ctx
+        .jobs
+        .iter()
+        .filter(|j| j.job.kind != JobKind::EvalOnly && j.facts.speculative.get("simulated").is_some_and(|f| f.value == true))
+        .collect();
+    if jobs.is_empty() {
+        return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");
+    }
+    let mut findings = Vec::new();
+    for job in &jobs {
+        judge(ctx, settings, job, &mut findings);
+    }
+    let bad = |pred: &dyn Fn(&Finding) -> bool| {
+        let mut ids: Vec<_> = findings.iter().filter(|f| pred(f)).filter_map(|f| f.job.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        ids.len()
+    };
+    let failing = bad(&|f: &Finding| f.severity == Severity::Error && !f.is_undetermined());
+    let open = bad(&|f: &Finding| f.is_undetermined());
+    let n = jobs.len();
+    CheckResult::judged(
+        ID,
+        settings,
+        findings,
+        format!("{n} simulating job(s) at the golden AL"),
+        format!("{failing} of {n} simulating job(s) not at the golden AL"),
+        format!("the golden AL of {open} of {n} simulating job(s) could not be determined"),
+    )
+}
+
+fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) {
+    let spec = &job.facts.speculative;
+    let id = job.id();
+    let Some(sim) = spec.get("simulated_al") else { return };
+    let Some(value) = sim.value.as_f64() else { return };
+    let undetermined = |findings: &mut Vec<Finding>, what: String| {
+        findings.push(Finding::new("golden-al/undetermined", Severity::Error, what, id, sim.provenance.clone().into_iter().collect()));
+    };
+    let key = match key_of(settings, job) {
+        Ok(key) => key,
+        Err(missing) => return undetermined(findings, format!("simulates at {} but {missing}", text(&sim.value))),
+    };
+    let draft_model = spec.get("draft_model").map(|f| text(&f.value)).unwrap_or_default();
+    let sample_method = spec.get("draft_sample_method").map(|f| text(&f.value));
+    let table_name = table_name(settings, &key, &draft_model, sample_method.as_deref());
+    let Some(table_name) = table_name else {
+        return undetermined(findings, format!(
+            "no golden curve is defined for {} {} with draft_sample_method {:?} (the policy's curve rules do not cover it)",
+            key.prefix, key.method, sample_method.unwrap_or_else(|| "greedy".into())
+        ));
+    };
+    let Some(table) = ctx.inputs.golden.tables.get(&table_name) else {
+        let looked = format!("table {table_name} (model prefix {}, method {})", key.prefix, key.method);
+        match settings.al_sources.get(&key.prefix) {
+            Some(source) => findings.push(Finding::new(
+                "golden-al/al-source",
+                Severity::Info,
+                format!("no golden {looked}; the policy names the AL source: {source}; simulated at {}", text(&sim.value)),
+                id,
+                sim.provenance.clone().into_iter().collect(),
+            )),
+            None => findings.push(Finding::new(
+                "golden-al/no-table",
+                Severity::Error,
+                format!("no golden {looked} among {} table(s) (add one with --golden DIR, or name the AL source in the policy); simulated at {}", ctx.inputs.golden.tables.len(), text(&sim.value)),
+                id,
+                sim.provenance.clone().into_iter().collect(),
+            )),
+        }
+        return;
+    };
+    let default_mode = settings.default_thinking.clone().unwrap_or_else(|| "thinking_on".to_string());
+    let (mode, mode_note, mode_evidence) = match &job.facts.thinking {
+        Some(fact) => (text(&fact.value), format!("thinking mode {} from {}", text(&fact.value), fact.from), fact.provenance.clone()),
+        None => (default_mode.clone(), format!("thinking mode defaulted to {default_mode}: the run shows no thinking indicator"), None),
+    };
+    let mut evidence: Vec<Provenance> = sim.provenance.iter().cloned().collect();
+    evidence.extend(spec.get("draft_length").and_then(|f| f.provenance.clone()));
+    evidence.extend(mode_evidence);
+    let where_ = format!("{} ({}) / {mode} / K={}", table.name, table.model, key.draft_length);
+    let Some(cell) = table.cell(&mode, key.draft_length) else {
+        findings.push(Finding::new(
+            "golden-al/no-cell",
+            Severity::Error,
+            format!("golden table {} has no value for {mode} K={} (it has {}); the AL may not be guessed; {mode_note}", table.name, key.draft_length, cells_listing(table)),
+            id,
+            evidence,
+        ));
+        return;
+    };
+    evidence.push(cell.provenance.clone());
+    let tolerance = settings.tolerance.unwrap_or(0.005);
+    let equal = |a: f64, b: f64| (a - b).abs() <= tolerance + 1e-9;
+    let written = written_value(sim);
+    if equal(value, cell.al) {
+        findings.push(Finding::new("golden-al/match", Severity::Info, format!("{written} = golden AL {} for {where_}; {mode_note}", cell.text), id, evidence));
+        return;
+    }
+    // A thinking_off value on a run that does not show thinking disabled.
+    if job.facts.thinking.is_none() {
+        if let Some(off) = table.cell("thinking_off", key.draft_length).filter(|c| equal(value, c.al)) {
+            evidence.push(off.provenance.clone());
+            findings.push(Finding::new(
+                "golden-al/thinking-mode",
+                Severity::Error,
+                format!("{written} is the thinking_off AL {} of {}, but the run does not show thinking disabled, so {mode} applies: expected {}", off.text, table.name, cell.text),
+                id,
+                evidence,
+            ));
+            return;
+        }
+    }
+    let mut hints = Vec::new();
+    if let Some(forced) = spec.get("forced_accepted_tokens").and_then(|f| f.value.as_f64()) {
+        if equal(forced, cell.al) {
+            hints.push(format!("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted draft tokens, excluding the bonus token: it must be AL - 1 = {:.2}, not the AL itself", cell.al - 1.0));
+        }
+    }
+    if let Some((k, other)) = table.modes.get(&mode).and_then(|row| row.iter().find(|(k, c)| **k != key.draft_length && equal(value, c.al))) {
+        hints.push(format!("{} is the golden AL for K={k}, but the server drafts K={}", other.text, key.draft_length));
+    }
+    let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
+    findings.push(Finding::new(
+        "golden-al/mismatch",
+        Severity::Error,
+        format!("{written}, but the golden AL for {where_} is {} (tolerance {tolerance}){hint}; {mode_note}", cell.text),
+        id,
+        evidence,
+    ));
+}
+
+/// `NAME=value (AL x)` as the run wrote it.
+fn written_value(sim: &Fact) -> String {
+    let shown = sim.provenance.as_ref().map(|p| p.text.clone()).unwrap_or_default();
+    if shown.is_empty() || sim.from.contains("plus") || sim.from.contains(" x ") || sim.from.contains("sum") {
+        format!("simulated AL {} ({})", text(&sim.value), sim.from)
+    } else {
+        format!("{shown} (simulated AL {})", text(&sim.value))
+    }
+}
+
+fn cells_listing(table: &Table) -> String {
+    table
+        .modes
+        .iter()
+        .map(|(mode, row)| format!("{mode} K={}", row.keys().map(u32::to_string).collect::<Vec<_>>().join(",")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Model prefix, method and draft length of a job, or what is missing.
+fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
+    let facts = &job.facts;
+    let names = [facts.summary.get("served_model_name"), facts.summary.get("model")]
+        .into_iter()
+        .flatten()
+        .map(|f| text(&f.value))
+        .chain(job.job.meta.model.clone());
+    let prefix = job.job.meta.model_prefix.clone().or_else(|| {
+        names.into_iter().find_map(|name| {
+            let lower = name.to_ascii_lowercase();
+            settings.model_prefixes.iter().filter(|(frag, _)| lower.contains(&frag.to_ascii_lowercase())).max_by_key(|(frag, _)| frag.len()).map(|(_, p)| p.clone())
+        })
+    });
+    let prefix = prefix.ok_or("the model prefix is unknown (no RESULT_FILENAME grammar, no infmax_model_prefix, no known model name)")?;
+    let method = facts.speculative.get("method").map(|f| text(&f.value).to_ascii_lowercase()).ok_or("the speculative method is unknown")?;
+    let method = match method.as_str() {
+        "eagle" | "nextn" => settings.eagle_means.get(&prefix).cloned().unwrap_or_else(|| "mtp".to_string()),
+        m if m == "mtp" || m.ends_with("_mtp") => "mtp".to_string(),
+        m => m.to_string(),
+    };
+    let draft = facts.speculative.get("draft_length").ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
+    let draft_length = draft.value.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("the draft length {} is not a whole number", text(&draft.value)))?;
+    Ok(Key { prefix, method, draft_length })
+}
+
+/// The table for a key: the policy's exception rules, else `<prefix>_<method>`.
+/// When rules exist for the prefix and method but none matches, there is no
+/// curve (`None`).
+fn table_name(settings: &CheckPolicy, key: &Key, draft_model: &str, sample_method: Option<&str>) -> Option<String> {
+    let rules: Vec<_> = settings.curves.iter().filter(|r| r.prefixes.contains(&key.prefix) && r.method == key.method).collect();
+    if rules.is_empty() {
+        return Some(format!("{}_{}", key.prefix, key.method));
+    }
+    let draft = draft_model.to_ascii_lowercase();
+    let sample = sample_method.unwrap_or("greedy");
+    rules
+        .iter()
+        .find(|r| {
+            r.draft_contains.as_ref().is_none_or(|f| draft.contains(&f.to_ascii_lowercase()))
+                && r.draft_sample_method.as_deref().is_none_or(|m| m == sample)
+        })
+        .map(|r| r.table.clone())
+        .or_else(|| rules.iter().all(|r| r.draft_sample_method.is_none()).then(|| format!("{}_{}", key.prefix, key.method)))
+}

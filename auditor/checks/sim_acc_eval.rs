@@ -1,0 +1,73 @@
+//! `sim-acc-eval`: eval jobs use real verification. Simulated acceptance
+//! commits drafts whatever the target model says, so an eval run under it
+//! scores near zero and proves nothing (domain brief R-SA-4). Every eval-only
+//! job is judged on its own; a throughput job that also ran evals on the
+//! same server under simulation is flagged.
+
+use super::simulation::knobs;
+use super::{CheckResult, Context};
+use crate::bundle::JobKind;
+use crate::finding::{Finding, Severity};
+use crate::policy::CheckPolicy;
+
+const ID: &str = "sim-acc-eval";
+
+pub const RULES: &[(&str, &str)] = &[
+    ("sim-acc-eval/simulated", "an eval-only job runs with simulated acceptance"),
+    ("sim-acc-eval/in-job-eval", "a throughput job under simulated acceptance also ran evals on the same server"),
+    ("sim-acc-eval/runner-setting", "an eval-only job carries the runner's SYNTHETIC_ACCEPTANCE inputs"),
+    ("sim-acc-eval/inactive-knob", "a simulation knob is present but has no effect"),
+    ("sim-acc-eval/real-verification", "the job's launch env dump shows no simulation: real verification"),
+];
+
+pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+    let evals: Vec<_> = ctx.jobs.iter().filter(|j| j.job.kind == JobKind::EvalOnly || j.job.runs_eval).collect();
+    if evals.is_empty() {
+        return CheckResult::not_applicable(ID, settings, "no eval jobs in the input");
+    }
+    let mut findings = Vec::new();
+    let mut failing = 0;
+    for job in &evals {
+        let found = knobs(job, ctx.catalog);
+        let active: Vec<_> = found.iter().filter(|k| k.in_effect).collect();
+        let eval_only = job.job.kind == JobKind::EvalOnly;
+        if !active.is_empty() {
+            let settings_text: Vec<&str> = active.iter().map(|k| k.setting.as_str()).collect();
+            let (rule, severity, what) = if eval_only {
+                failing += 1;
+                ("sim-acc-eval/simulated", Severity::Error, "eval-only job runs with simulated acceptance")
+            } else {
+                ("sim-acc-eval/in-job-eval", Severity::Warning, "throughput job also ran evals on the same server under simulated acceptance")
+            };
+            findings.push(Finding::new(
+                rule,
+                severity,
+                format!("{what}: {}; its eval scores do not measure the model (evals must use real verification)", settings_text.join(", ")),
+                job.id(),
+                active.iter().filter_map(|k| k.provenance.clone()).collect(),
+            ));
+        }
+        for knob in found.iter().filter(|k| !k.in_effect && eval_only) {
+            let rule = if knob.setting.starts_with("SYNTHETIC_ACCEPTANCE") { "sim-acc-eval/runner-setting" } else { "sim-acc-eval/inactive-knob" };
+            let severity = if rule.ends_with("runner-setting") { Severity::Warning } else { Severity::Info };
+            findings.push(Finding::new(rule, severity, format!("{}: {}", knob.setting, knob.why), job.id(), knob.provenance.clone().into_iter().collect()));
+        }
+        if active.is_empty() && eval_only {
+            let dump = job.files.iter().flat_map(|f| f.env_dumps.iter()).find(|d| {
+                d.complete && d.covers_prefix.as_deref().is_some_and(|p| "SGLANG_SIMULATE_ACC_LEN".starts_with(p))
+            });
+            if let Some(dump) = dump {
+                findings.push(Finding::new(
+                    "sim-acc-eval/real-verification",
+                    Severity::Info,
+                    format!("the launch env dump ({}) lists no SGLANG_SIMULATE_ACC_LEN: real verification", dump.header.trim()),
+                    job.id(),
+                    vec![dump.provenance.clone()],
+                ));
+            }
+        }
+    }
+    let pass = format!("no simulated acceptance in {} eval job(s)", evals.len());
+    let fail = format!("simulated acceptance in {failing} of {} eval job(s)", evals.iter().filter(|j| j.job.kind == JobKind::EvalOnly).count());
+    CheckResult::from_findings(ID, settings, findings, pass, fail)
+}

@@ -1,0 +1,136 @@
+//! `sim-acc-throughput`: every agentic throughput job that runs speculative
+//! decoding simulates acceptance, with the settings that make the
+//! simulation faithful (SGLang: `SGLANG_SIMULATE_ACC_METHOD=match-expected`
+//! and `SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token`; vLLM: synthetic
+//! rejection sampling with a target; TRT-LLM: forced accepted tokens; ATOM:
+//! a forced length or rate). Simulation on a fixed-seq spec-decode config
+//! fails unless the policy allows it (domain brief R-SA-1, R-SA-2, R-SA-5).
+
+use super::simulation::{knobs, text};
+use super::{AuditedJob, CheckResult, Context};
+use crate::bundle::{JobKind, Scenario};
+use crate::finding::{Finding, Severity};
+use crate::policy::CheckPolicy;
+
+const ID: &str = "sim-acc-throughput";
+
+pub const RULES: &[(&str, &str)] = &[
+    ("sim-acc-throughput/not-simulated", "an agentic spec-decode throughput job measures real acceptance instead of the golden AL"),
+    ("sim-acc-throughput/method", "SGLang simulation does not use SGLANG_SIMULATE_ACC_METHOD=match-expected"),
+    ("sim-acc-throughput/token-mode", "SGLang simulation does not use SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token"),
+    ("sim-acc-throughput/no-drafting", "a job labelled speculative decoding runs without drafting"),
+    ("sim-acc-throughput/fixed-seq", "simulation on a fixed-seq (non-agentic) spec-decode config"),
+    ("sim-acc-throughput/simulated", "the job simulates acceptance as required"),
+    ("sim-acc-throughput/undetermined", "what the job runs could not be determined from the bundle"),
+];
+
+pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind == JobKind::Throughput).collect();
+    let mut findings = Vec::new();
+    let mut judged = 0;
+    for job in jobs {
+        judged += usize::from(judge(ctx, settings, job, &mut findings));
+    }
+    if judged == 0 {
+        return CheckResult::not_applicable(ID, settings, "no speculative-decoding throughput jobs in the input");
+    }
+    let failing = {
+        let mut ids: Vec<_> = findings.iter().filter(|f| f.severity == Severity::Error && !f.is_undetermined()).filter_map(|f| f.job.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        ids.len()
+    };
+    let pass = format!("{judged} spec-decode throughput job(s) judged; agentic ones simulate acceptance as required");
+    let fail = format!("{failing} of {judged} spec-decode throughput job(s) do not simulate acceptance as required");
+    let open = format!("what some of {judged} spec-decode throughput job(s) run could not be determined");
+    CheckResult::judged(ID, settings, findings, pass, fail, open)
+}
+
+/// Judge one job; false when it does not run (or claim) speculative decoding.
+fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
+    let facts = &job.facts;
+    let spec = &facts.speculative;
+    let labelled = job.job.meta.spec_decoding.as_deref().is_some_and(|s| s != "none");
+    let drafting = spec.contains_key("algorithm") || spec.contains_key("draft_length");
+    let id = job.id();
+    let push = |findings: &mut Vec<Finding>, rule: &str, severity, message: String, evidence| {
+        findings.push(Finding::new(rule, severity, message, id, evidence));
+    };
+    if !drafting {
+        if !labelled {
+            return false;
+        }
+        let label = job.job.meta.spec_decoding.clone().unwrap_or_default();
+        if facts.server_args.is_empty() {
+            push(findings, "sim-acc-throughput/undetermined", Severity::Error, format!("labelled spec-decoding {label}, but the bundle shows no server arguments or launch command to tell what runs"), vec![]);
+        } else {
+            let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance {
+                file: s.file.clone(),
+                artifact: None,
+                line: s.line,
+                span: None,
+                text: s.kind.clone(),
+            });
+            push(findings, "sim-acc-throughput/no-drafting", Severity::Error, format!("labelled spec-decoding {label}, but the server runs without speculative decoding"), evidence.into_iter().collect());
+        }
+        return true;
+    }
+    let active: Vec<_> = knobs(job, ctx.catalog).into_iter().filter(|k| k.in_effect).collect();
+    let evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
+    match job.job.scenario {
+        Some(Scenario::FixedSeqLen) => {
+            if !active.is_empty() && !settings.allow_fixed_seq_simulation {
+                let what: Vec<_> = active.iter().map(|k| k.setting.as_str()).collect();
+                push(findings, "sim-acc-throughput/fixed-seq", Severity::Error, format!("fixed-seq spec-decode job simulates acceptance ({}): fixed-seq runs must show real acceptance unless the policy allows an exception", what.join(", ")), evidence);
+            }
+            return true;
+        }
+        None => {
+            push(findings, "sim-acc-throughput/undetermined", Severity::Error, "runs speculative decoding, but neither names nor metadata say whether the job is agentic or fixed-seq".to_string(), vec![]);
+            return true;
+        }
+        Some(Scenario::AgenticCoding) => {}
+    }
+    let simulated = spec.get("simulated").is_some_and(|f| f.value == true);
+    let method = spec.get("method").map(|f| text(&f.value)).unwrap_or_default();
+    if !simulated {
+        let engine = facts.engine.unwrap_or("unknown engine");
+        let expected = match facts.engine {
+            Some("sglang") => "SGLANG_SIMULATE_ACC_LEN=<golden AL> with SGLANG_SIMULATE_ACC_METHOD=match-expected and SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token",
+            Some("vllm") => "speculative_config rejection_sample_method=synthetic with synthetic_acceptance_length=<golden AL>",
+            Some("trtllm") => "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=<golden AL - 1>",
+            Some("atom") => "--spec-decode-acceptance-length <golden AL> or --spec-decode-acceptance-rate <(AL-1)/K>",
+            _ => "the engine's simulated-acceptance settings",
+        };
+        let mut evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
+        evidence.extend(spec.get("method").and_then(|f| f.provenance.clone()));
+        let (rule, caveat) = match job.absence_caveat() {
+            Some(c) => ("sim-acc-throughput/undetermined", format!(" — but {c}, so the settings may be there")),
+            None => ("sim-acc-throughput/not-simulated", String::new()),
+        };
+        push(findings, rule, Severity::Error, format!("agentic throughput job runs {engine} {method} speculative decoding with no simulated-acceptance setting in the bundle; it must simulate acceptance at the golden AL: {expected}{caveat}"), evidence);
+        return true;
+    }
+    if facts.engine == Some("sglang") {
+        let get = |key: &str, default: &str| spec.get(key).map_or((default.to_string(), true), |f| (text(&f.value), false));
+        let (method_value, _) = get("simulate_method", "match-expected");
+        if method_value != "match-expected" {
+            push(findings, "sim-acc-throughput/method", Severity::Error, format!("SGLANG_SIMULATE_ACC_METHOD={method_value}: InferenceX requires match-expected"), spec.get("simulate_method").and_then(|f| f.provenance.clone()).into_iter().collect());
+        }
+        let (mode, mode_default) = get("simulate_token_mode", "fixed");
+        if mode != "real-draft-token" && mode_default && job.absence_caveat().is_some() {
+            let caveat = job.absence_caveat().unwrap_or_default();
+            push(findings, "sim-acc-throughput/undetermined", Severity::Error, format!("SGLANG_SIMULATE_ACC_TOKEN_MODE is not in the examined files, but {caveat}"), vec![]);
+        } else if mode != "real-draft-token" {
+            let why = if mode_default {
+                "SGLANG_SIMULATE_ACC_TOKEN_MODE is not set: SGLang's default is fixed (a fixed token id at accepted positions), and images before v0.5.16 ignore the variable".to_string()
+            } else {
+                format!("SGLANG_SIMULATE_ACC_TOKEN_MODE={mode}: InferenceX requires real-draft-token")
+            };
+            push(findings, "sim-acc-throughput/token-mode", Severity::Error, why, spec.get("simulate_token_mode").and_then(|f| f.provenance.clone()).into_iter().collect());
+        }
+    }
+    let al = spec.get("simulated_al").map(|f| text(&f.value)).unwrap_or_else(|| "an unknown target".to_string());
+    push(findings, "sim-acc-throughput/simulated", Severity::Info, format!("simulates acceptance at {al} ({method})"), evidence);
+    true
+}

@@ -1,0 +1,91 @@
+//! Simulated-acceptance knobs of a job, in every engine's spelling: SGLang's
+//! `SGLANG_SIMULATE_ACC_*` (and legacy `SGL_`), TensorRT-LLM's
+//! `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`, vLLM's synthetic rejection
+//! sampling, ATOM's acceptance length/rate, and the InferenceX runner's
+//! `SYNTHETIC_ACCEPTANCE*` inputs. Shared by `sim-acc-throughput`,
+//! `sim-acc-eval` and `golden-al`.
+
+use super::AuditedJob;
+use crate::evidence::knobs::{Catalog, Meaning};
+use crate::evidence::provenance::Provenance;
+use serde_json::Value;
+
+/// One knob as found in a job.
+#[derive(Debug, Clone)]
+pub struct Knob {
+    /// `SGLANG_SIMULATE_ACC_LEN=3.51`, `rejection_sample_method=synthetic`, ...
+    pub setting: String,
+    /// Whether the engine simulates acceptance because of it.
+    pub in_effect: bool,
+    /// Why it is or is not in effect.
+    pub why: String,
+    pub provenance: Option<Provenance>,
+}
+
+const ENV_KNOBS: [&str; 6] = [
+    "SGLANG_SIMULATE_ACC_LEN",
+    "SGLANG_SIMULATE_ACC_METHOD",
+    "SGLANG_SIMULATE_ACC_TOKEN_MODE",
+    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
+    "SYNTHETIC_ACCEPTANCE",
+    "SYNTHETIC_ACCEPTANCE_LENGTH",
+];
+
+/// Every simulated-acceptance knob the job's evidence shows.
+pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
+    let env: Vec<_> = job.files.iter().flat_map(|f| f.env.iter().cloned()).filter(|a| !a.client).collect();
+    let mut out = Vec::new();
+    for name in ENV_KNOBS {
+        for r in catalog.resolve(&env, name) {
+            let a = r.assignment;
+            let value = a.value.clone().unwrap_or_default();
+            let setting = format!("{}={value}", a.name);
+            let (in_effect, why) = match name {
+                "SGLANG_SIMULATE_ACC_LEN" => match catalog.meaning(&a.name, &value) {
+                    Meaning::Number(n) if n >= 0.0 => (true, format!("SGLang simulates acceptance at AL {value}")),
+                    Meaning::Number(_) => (false, "a negative value disables simulation".to_string()),
+                    _ if a.expands => (true, "set from an expansion the bundle does not show; assumed in effect".to_string()),
+                    _ => (false, "not a number: SGLang keeps the default (-1, off)".to_string()),
+                },
+                "SGLANG_SIMULATE_ACC_METHOD" | "SGLANG_SIMULATE_ACC_TOKEN_MODE" => {
+                    let len_on = catalog.resolve(&env, "SGLANG_SIMULATE_ACC_LEN").iter().any(|l| {
+                        l.assignment.provenance.file == a.provenance.file
+                            && l.assignment.scope == a.scope
+                            && matches!(catalog.meaning(&l.assignment.name, l.assignment.value.as_deref().unwrap_or("")), Meaning::Number(n) if n >= 0.0)
+                    });
+                    (len_on, if len_on { "part of the simulation settings".to_string() } else { "no effect without SGLANG_SIMULATE_ACC_LEN".to_string() })
+                }
+                "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" => (true, "TensorRT-LLM forces the number of accepted draft tokens".to_string()),
+                _ => (false, "an InferenceX runner input for the recipe injector, not an engine setting".to_string()),
+            };
+            out.push(Knob { setting, in_effect, why, provenance: Some(a.provenance.clone()) });
+        }
+    }
+    let spec = &job.facts.speculative;
+    let synthetic = spec.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
+    for key in ["rejection_sample_method", "synthetic_acceptance_length", "synthetic_acceptance_rates", "acceptance_rate"] {
+        let Some(fact) = spec.get(key) else { continue };
+        let (in_effect, why) = match key {
+            "rejection_sample_method" if !synthetic => continue,
+            "rejection_sample_method" => (true, "vLLM accepts drafts by synthetic rejection sampling".to_string()),
+            "acceptance_rate" => (true, "ATOM forces the acceptance rate".to_string()),
+            _ if synthetic => (true, "vLLM's synthetic acceptance target".to_string()),
+            _ => (false, "no effect unless rejection_sample_method is synthetic".to_string()),
+        };
+        out.push(Knob { setting: format!("{}={}", fact.from, text(&fact.value)), in_effect, why, provenance: fact.provenance.clone() });
+    }
+    if job.facts.engine == Some("atom") {
+        if let Some(fact) = spec.get("simulated_al").filter(|f| f.from.contains("spec_decode_acceptance_length")) {
+            out.push(Knob { setting: format!("{}={}", fact.from, text(&fact.value)), in_effect: true, why: "ATOM forces the acceptance length".to_string(), provenance: fact.provenance.clone() });
+        }
+    }
+    out
+}
+
+/// A JSON value as plain text (strings without quotes).
+pub fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
