@@ -30,7 +30,7 @@ import json
 import shutil
 import tarfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -39,11 +39,17 @@ BUNDLES = HERE / "bundles"
 
 PASS_BUNDLE = "dsv41flash-h200-dspark-pass"
 FAIL_BUNDLE = "forbidden-env-inherited-fail"
+SIM_THROUGHPUT_FAIL = "sim-acc-throughput-fail"
+SIM_EVAL_FAIL = "sim-acc-eval-fail"
+GOLDEN_FAIL = "golden-al-fail"
 GOLDEN_FILE = "golden/dsv41flash_dspark.yaml"
 
 OWNED_PATHS = [
     f"bundles/{PASS_BUNDLE}",
     f"bundles/{FAIL_BUNDLE}",
+    f"bundles/{SIM_THROUGHPUT_FAIL}",
+    f"bundles/{SIM_EVAL_FAIL}",
+    f"bundles/{GOLDEN_FAIL}",
     f"bundles/{PASS_BUNDLE}.tar.gz",
     f"bundles/{PASS_BUNDLE}.zip",
     GOLDEN_FILE,
@@ -291,6 +297,7 @@ class Deployment:
     pre_args_lines: tuple = () # log lines emitted by ServerArgs post-processing
     run_id: int = 0
     head_sha: str = ""
+    sa_on_eval: bool = False   # SA hard-coded where eval-only jobs reach it too
 
 
 @dataclass(frozen=True)
@@ -301,6 +308,7 @@ class Job:
     runner: str                # runner instance, e.g. h200-dgxc_0
     start: datetime            # first timestamp in server.log
     eval_only: bool = False
+    sa_env: dict | None = None # this job's SA env instead of the deployment's
 
     @property
     def exp_name_suffix(self) -> str:
@@ -455,6 +463,44 @@ B200_DEPLOYMENT = Deployment(
 )
 
 
+# The B200 deployment without the forbidden flag: the base of the samples that
+# fail one simulated-acceptance check each.
+B200_CLEAN = replace(
+    B200_DEPLOYMENT,
+    base_env={"SGLANG_DEFAULT_THINKING": "1"},
+    arg_overrides={k: v for k, v in B200_DEPLOYMENT.arg_overrides.items()
+                   if k not in ("speculative_moe_runner_backend", "speculative_moe_a2a_backend")},
+    pre_args_lines=(),
+)
+
+# Real acceptance on one AgentX throughput job, TOKEN_MODE left out on another.
+SIM_THROUGHPUT_DEPLOYMENT = replace(B200_CLEAN, bundle=SIM_THROUGHPUT_FAIL, run_id=31907452301)
+
+# The recipe hard-codes SA, so the eval-only job runs with it too.
+SIM_EVAL_DEPLOYMENT = replace(B200_CLEAN, bundle=SIM_EVAL_FAIL, sa_on_eval=True, run_id=31907452377)
+
+# Serves K=2 but pins the K=3 golden value 2.49 (dsv4_mtp thinking_on: K=2 is 2.27).
+GOLDEN_DEPLOYMENT = replace(
+    B200_CLEAN,
+    bundle=GOLDEN_FAIL,
+    spec_args=[a if a not in ("3", "4") else {"3": "2", "4": "3"}[a] for a in B200_CLEAN.spec_args],
+    arg_overrides={**B200_CLEAN.arg_overrides, "speculative_num_steps": 2, "speculative_num_draft_tokens": 3},
+    num_draft_tokens=3,
+    run_id=31907452455,
+)
+
+
+def sim_throughput_jobs() -> list[Job]:
+    return [Job(8, 8, 8, "b200-dgxc_1", datetime(2026, 9, 2, 14, 40, 7), sa_env={}),
+            Job(8, 8, 16, "b200-dgxc_2", datetime(2026, 9, 2, 14, 40, 29),
+                sa_env={"SGLANG_SIMULATE_ACC_LEN": "2.49",
+                        "SGLANG_SIMULATE_ACC_METHOD": "match-expected"})]
+
+
+def sim_eval_jobs() -> list[Job]:
+    return [Job(8, 8, 16, "b200-dgxc_3", datetime(2026, 9, 2, 16, 2, 11), eval_only=True)]
+
+
 def h200_jobs() -> list[Job]:
     """TP4/EP1 and TP8/EP8 x conc 1..16 spread over four runners, plus one eval."""
     base = datetime(2026, 10, 14, 3, 12, 55)
@@ -484,7 +530,10 @@ def env_dump_block(env: dict) -> list[str]:
 
 
 def job_env(dep: Deployment, job: Job) -> dict:
-    return dict(dep.base_env) if job.eval_only else {**dep.base_env, **dep.sa_env}
+    sa = dep.sa_env if job.sa_env is None else job.sa_env
+    if job.eval_only and not dep.sa_on_eval:
+        sa = {}
+    return {**dep.base_env, **sa}
 
 
 class LogClock:
@@ -924,6 +973,38 @@ names it too); the SA value and golden AL checks pass.
 Jobs:
 {rf_list(B200_DEPLOYMENT, fail_jobs)}
 
+## `bundles/{SIM_THROUGHPUT_FAIL}/`
+
+The same B200 deployment without the forbidden flag. Job conc 8 serves EAGLE K=3
+with real acceptance (no `SGLANG_SIMULATE_ACC_*` at all); job conc 16 sets
+`SGLANG_SIMULATE_ACC_LEN=2.49` and METHOD but leaves out
+`SGLANG_SIMULATE_ACC_TOKEN_MODE` (SGLang's default is `fixed`). Expected verdict:
+**fail** — `sim-acc-throughput` fails both jobs (`not-simulated`, `token-mode`).
+
+## `bundles/{SIM_EVAL_FAIL}/`
+
+One eval-only job (TP8, conc 16) of the same deployment whose recipe hard-codes
+SA, so its `server.log` env dump carries `SGLANG_SIMULATE_ACC_LEN=2.49` (line 3).
+Expected verdict: **fail** — `sim-acc-eval/simulated`.
+
+## `bundles/{GOLDEN_FAIL}/`
+
+One throughput job serving EAGLE with `speculative_num_steps=2` (K=2) but pinning
+`SGLANG_SIMULATE_ACC_LEN=2.49`, the `dsv4_mtp` thinking_on value for K=3 (K=2 is
+2.27): the "AL correct for a different K" evasion shape (§13.2). Expected
+verdict: **fail** — `golden-al/mismatch`, naming K=3 as the K the value belongs to.
+
+## `bundles/env-shapes/`
+
+Written by `python3 samples/env_shapes.py`: one small bundle per shape in which
+`SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE` reaches a server (`*-fail`: env listing, `set
+-x` export trace, `declare -x`, `env NAME=v cmd`, `docker run -e/--env`, inline
+command prefix, recipe YAML with anchor and merge key, JSON `Env` array, Python
+heredoc `os.environ.setdefault`, `sitecustomize.py`, legacy `SGL_` spelling),
+each failing `forbidden-env`, and `mentions-pass`, where the flag is only
+mentioned (comment, echo, heredoc written to a file), set to 0, or set and
+unset, which passes it.
+
 ## `golden/dsv41flash_dspark.yaml`
 
 A golden AL table in the repository's format (comment header, top-level key
@@ -995,7 +1076,10 @@ def clean() -> None:
 def main() -> None:
     clean()
     pass_jobs, fail_jobs = h200_jobs(), b200_jobs()
-    for dep, jobs in ((H200_DEPLOYMENT, pass_jobs), (B200_DEPLOYMENT, fail_jobs)):
+    for dep, jobs in ((H200_DEPLOYMENT, pass_jobs), (B200_DEPLOYMENT, fail_jobs),
+                      (SIM_THROUGHPUT_DEPLOYMENT, sim_throughput_jobs()),
+                      (SIM_EVAL_DEPLOYMENT, sim_eval_jobs()),
+                      (GOLDEN_DEPLOYMENT, b200_jobs()[:1])):
         write_tree(BUNDLES / dep.bundle, bundle_files(dep, jobs))
     write_tar_gz(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.tar.gz")
     write_zip(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.zip")

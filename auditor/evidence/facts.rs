@@ -134,8 +134,11 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         });
         for (key, value) in &record.fields {
             if !facts.server_args.contains_key(key) {
-                facts.server_args.insert(key.clone(), value.to_json());
-                facts.field_sources.insert(key.clone(), (format!("{from}.{key}"), record.provenance.clone()));
+                let json = value.to_json();
+                // The record's line, showing the field rather than the line's start.
+                let provenance = Provenance { text: format!("{key}={json}"), span: None, ..record.provenance.clone() };
+                facts.server_args.insert(key.clone(), json);
+                facts.field_sources.insert(key.clone(), (format!("{from}.{key}"), provenance));
             }
         }
     }

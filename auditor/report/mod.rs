@@ -162,8 +162,10 @@ impl Report {
         )
     }
 
-    /// The path a reviewer opens for a piece of evidence: the bundle path
-    /// joined with the file's path inside it (a virtual path for archives).
+    /// The path a reviewer opens for a piece of evidence: for a file of the
+    /// bundle, the bundle path joined with the file's path inside it (a
+    /// virtual path for archives); reference data (golden tables, policies)
+    /// keeps its own path.
     pub fn location(&self, finding: &Finding, evidence: &Provenance) -> String {
         let bundle = finding
             .job
@@ -172,7 +174,8 @@ impl Report {
             .map(|j| j.bundle.as_str())
             .or_else(|| self.inputs.first().map(|i| i.path.as_str()))
             .unwrap_or("");
-        if bundle.is_empty() || bundle == evidence.file || bundle.ends_with(&format!("/{}", evidence.file)) {
+        let in_bundle = self.files.iter().any(|f| f.bundle == bundle && f.record.path == evidence.file);
+        if !in_bundle || bundle.is_empty() || bundle == evidence.file || bundle.ends_with(&format!("/{}", evidence.file)) {
             evidence.file.clone()
         } else {
             format!("{}/{}", bundle.trim_end_matches('/'), evidence.file)

@@ -1,0 +1,183 @@
+//! `sim-acc-throughput`, `sim-acc-eval` and `golden-al` on their sample
+//! bundles and on bundles built for one case each.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"))
+}
+
+fn errors(check: &Value) -> Vec<&Value> {
+    check["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect()
+}
+
+fn audit_json(bundle: &str) -> (i32, Value) {
+    let out = audit(&[bundle, "--format", "json"]);
+    (code(&out), json(&out))
+}
+
+fn audit_files(files: &[(&str, &str)]) -> (i32, Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), files);
+    audit_json(tmp.path().to_str().unwrap())
+}
+
+#[test]
+fn the_pass_sample_passes_every_check() {
+    let (code, report) = audit_json(PASS);
+    assert_eq!(code, 0);
+    for c in report["checks"].as_array().unwrap() {
+        assert_eq!(c["status"], "pass", "{}: {}", c["id"], c["summary"]);
+    }
+    let golden = check(&report, "golden-al");
+    let matches = golden["findings"].as_array().unwrap();
+    assert_eq!(matches.len(), 10, "one finding per throughput job");
+    assert!(matches.iter().all(|f| f["rule"] == "golden-al/match"));
+    let message = matches[0]["message"].as_str().unwrap();
+    assert!(message.contains("3.51") && message.contains("K=5") && message.contains("thinking_on from env SGLANG_DEFAULT_THINKING"), "{message}");
+    let out = audit(&[PASS, "--format", "markdown"]);
+    let md = stdout(&out);
+    let check_lines: Vec<_> = md.lines().filter(|l| l.contains(" Check ")).collect();
+    assert_eq!(check_lines.len(), report["checks"].as_array().unwrap().len(), "one line per check:\n{md}");
+    assert_eq!(md.lines().filter(|l| l.starts_with("## ")).count(), 1, "one verdict line");
+}
+
+#[test]
+fn sim_acc_throughput_sample_fails_both_jobs() {
+    let (code, report) = audit_json("samples/bundles/sim-acc-throughput-fail");
+    assert_eq!(code, 1);
+    let c = check(&report, "sim-acc-throughput");
+    assert_eq!(c["status"], "fail");
+    let rules: Vec<&str> = errors(c).iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["sim-acc-throughput/token-mode", "sim-acc-throughput/not-simulated"]);
+    let not_simulated = errors(c)[1];
+    assert_eq!(not_simulated["evidence"][0]["line"], 4, "the server_args line");
+    assert!(not_simulated["evidence"][0]["text"].as_str().unwrap().starts_with("speculative_algorithm="));
+}
+
+#[test]
+fn sim_acc_eval_sample_fails_on_the_dump_line() {
+    let (code, report) = audit_json("samples/bundles/sim-acc-eval-fail");
+    assert_eq!(code, 1);
+    let c = check(&report, "sim-acc-eval");
+    assert_eq!(c["status"], "fail");
+    let f = errors(c)[0];
+    assert_eq!(f["rule"], "sim-acc-eval/simulated");
+    let lines: Vec<u64> = f["evidence"].as_array().unwrap().iter().map(|e| e["line"].as_u64().unwrap()).collect();
+    assert!(lines.contains(&3), "SGLANG_SIMULATE_ACC_LEN on line 3: {lines:?}");
+    assert!(f["job"].as_str().unwrap().ends_with("b200-dgxc_3"));
+}
+
+#[test]
+fn eval_job_without_simulation_is_confirmed_by_its_dump() {
+    let (_, report) = audit_json(PASS);
+    let c = check(&report, "sim-acc-eval");
+    let f = &c["findings"][0];
+    assert_eq!(f["rule"], "sim-acc-eval/real-verification");
+    assert_eq!(f["evidence"][0]["line"], 1);
+}
+
+#[test]
+fn golden_al_sample_names_the_k_its_value_belongs_to() {
+    let (code, report) = audit_json("samples/bundles/golden-al-fail");
+    assert_eq!(code, 1);
+    let c = check(&report, "golden-al");
+    let f = errors(c)[0];
+    assert_eq!(f["rule"], "golden-al/mismatch");
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains("K=2 is 2.27") && message.contains("2.49 is the golden AL for K=3"), "{message}");
+    let evidence: Vec<String> = f["evidence"].as_array().unwrap().iter().map(|e| format!("{}:{}", e["file"].as_str().unwrap(), e["line"])).collect();
+    assert!(evidence.iter().any(|e| e == "policies/golden/dsv4_mtp.yaml:12"), "{evidence:?}");
+    assert!(evidence.iter().any(|e| e.ends_with("server.log:3")), "{evidence:?}");
+}
+
+const DSV41_RF: &str = "dsv41flash_tp4_conc8_kvnone_spec-mtp_fp4_sglang_tp4-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-mtp_conc8_h200-dgxc_0";
+
+/// A DSpark K=5 job whose SA value is set by `env_line` in a launch script.
+fn dspark_job(env_file: (&str, &str), thinking: bool) -> Vec<(String, String)> {
+    let dump = if thinking { "=== SGLANG_* env vars at launch ===\nSGLANG_DEFAULT_THINKING=1\n===\n" } else { "" };
+    let log = format!(
+        "{dump}[2026-10-14 03:12:55] server_args={{'model_path': '/data/models/DeepSeek-V4.1-Flash', 'tp_size': 4, 'speculative_algorithm': 'DSPARK', 'speculative_dspark_block_size': 5, 'speculative_num_draft_tokens': 6}}\n"
+    );
+    vec![
+        (format!("server_logs_{DSV41_RF}/results/server.log"), log),
+        (format!("agentic_{DSV41_RF}/results/{}", env_file.0), env_file.1.to_string()),
+    ]
+}
+
+fn run_dspark(env_file: (&str, &str), thinking: bool) -> (i32, Value) {
+    let files = dspark_job(env_file, thinking);
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    audit_files(&refs)
+}
+
+const SA_REST: &str = "export SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n";
+
+#[test]
+fn golden_comparison_is_numeric_at_two_decimals() {
+    for (value, status) in [("3.5", "fail"), ("3.510", "pass"), ("'3.51'", "pass"), ("\"3.51\"", "pass"), ("3.52", "fail"), ("3.514", "pass")] {
+        let script = format!("export SGLANG_SIMULATE_ACC_LEN={value}\n{SA_REST}");
+        let (_, report) = run_dspark(("launch.sh", &script), true);
+        assert_eq!(check(&report, "golden-al")["status"], status, "{value}");
+    }
+    let yaml = "backend:\n  aggregated_environment:\n    SGLANG_SIMULATE_ACC_LEN: '3.51'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n";
+    let (_, report) = run_dspark(("config.yaml", yaml), true);
+    assert_eq!(check(&report, "golden-al")["status"], "pass", "YAML '3.51'");
+}
+
+#[test]
+fn a_defaulted_thinking_mode_is_visible_and_thinking_off_values_need_evidence() {
+    let script = format!("export SGLANG_SIMULATE_ACC_LEN=3.51\n{SA_REST}");
+    let (_, report) = run_dspark(("launch.sh", &script), false);
+    let f = &check(&report, "golden-al")["findings"][0];
+    assert_eq!(f["rule"], "golden-al/match");
+    assert!(f["message"].as_str().unwrap().contains("thinking mode defaulted to thinking_on"), "{}", f["message"]);
+    // dsv4 K=3: thinking_off 2.97 on a run that does not show thinking disabled.
+    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let log = "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
+    let script = "export SGLANG_SIMULATE_ACC_LEN=2.97 SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n";
+    let off = format!("{script}export THINKING_MODE=thinking_off\n");
+    for (env, status, rule) in [(script.to_string(), "fail", "golden-al/thinking-mode"), (off, "pass", "golden-al/match")] {
+        let (_, report) = audit_files(&[(&format!("server_logs_{rf}/results/server.log"), log), (&format!("agentic_{rf}/results/launch.sh"), &env)]);
+        let c = check(&report, "golden-al");
+        assert_eq!((c["status"].as_str().unwrap(), c["findings"][0]["rule"].as_str().unwrap()), (status, rule), "{}", c["findings"][0]["message"]);
+    }
+}
+
+#[test]
+fn trtllm_off_by_one_each_way() {
+    let rf = "minimaxm3_tp8_conc16_kvnone_spec-mtp_fp4_trt_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_0";
+    let config = "speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n  speculative_model: /data/models/MiniMax-M3-EAGLE3-GQA\n";
+    for (forced, status) in [("1.78", "pass"), ("2.78", "fail")] {
+        let script = format!("export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={forced}\ntrtllm-serve /data/models/MiniMax-M3 --tp_size 8 --extra_llm_api_options ser.yaml\n");
+        let (_, report) = audit_files(&[(&format!("agentic_{rf}/results/launch.sh"), &script), (&format!("agentic_{rf}/results/ser.yaml"), config)]);
+        let c = check(&report, "golden-al");
+        assert_eq!(c["status"], status, "forced {forced}: {}", c["findings"][0]["message"]);
+        if status == "fail" {
+            let message = c["findings"][0]["message"].as_str().unwrap();
+            assert!(message.contains("AL - 1 = 1.78, not the AL itself"), "{message}");
+            assert!(message.contains("minimaxm3_eagle3_gqa"), "{message}");
+        }
+    }
+}
+
+#[test]
+fn an_undeterminable_table_is_an_error_not_a_pass() {
+    // No gh layout, no model prefix: the table cannot be chosen.
+    let log = "=== SGLANG_* env vars at launch ===\nSGLANG_SIMULATE_ACC_LEN=2.5\n===\n[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/data/models/SomeNewModel', speculative_algorithm='EAGLE', speculative_num_steps=3)\n";
+    let (code, report) = audit_files(&[("logs/server.log", log)]);
+    let c = check(&report, "golden-al");
+    assert_eq!(c["status"], "error", "{c}");
+    assert_eq!(code, 3);
+    let message = c["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("model prefix is unknown"), "{message}");
+    // A known model without a table fails, naming the table it looked for.
+    let log = log.replace("SomeNewModel", "DeepSeek-R1");
+    let (code, report) = audit_files(&[("logs/server.log", &log)]);
+    let c = check(&report, "golden-al");
+    assert_eq!((code, c["status"].as_str().unwrap()), (1, "fail"));
+    assert!(c["findings"][0]["message"].as_str().unwrap().contains("table dsr1_mtp"), "{}", c["findings"][0]["message"]);
+}
