@@ -8,6 +8,7 @@ use auditor::bundle::limits::parse_size;
 use auditor::bundle::Limits;
 use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
+use auditor::policy::thresholds::Thresholds;
 use auditor::policy::Policy;
 use auditor::report::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -40,6 +41,9 @@ enum Command {
         /// (a table of the same name replaces the embedded one). Repeatable.
         #[arg(long, value_name = "DIR")]
         golden: Vec<PathBuf>,
+        /// Eval thresholds file (InferenceX thresholds.yaml format); default: the embedded one.
+        #[arg(long, value_name = "FILE")]
+        thresholds: Option<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
         #[command(flatten)]
@@ -144,9 +148,12 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, golden, output, limits } => {
+        Command::Audit { bundles, policy, golden, thresholds, output, limits } => {
             let policy = load_policy(policy.as_ref())?;
             let mut inputs = Inputs::default();
+            if let Some(path) = &thresholds {
+                inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+            }
             for dir in &golden {
                 inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;
             }

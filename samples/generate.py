@@ -42,6 +42,9 @@ FAIL_BUNDLE = "forbidden-env-inherited-fail"
 SIM_THROUGHPUT_FAIL = "sim-acc-throughput-fail"
 SIM_EVAL_FAIL = "sim-acc-eval-fail"
 GOLDEN_FAIL = "golden-al-fail"
+ARCH_FAIL = "arch-override-fail"
+IMAGE_FAIL = "upstream-image-fail"
+EVAL_FAIL = "eval-threshold-fail"
 GOLDEN_FILE = "golden/dsv41flash_dspark.yaml"
 
 OWNED_PATHS = [
@@ -50,6 +53,9 @@ OWNED_PATHS = [
     f"bundles/{SIM_THROUGHPUT_FAIL}",
     f"bundles/{SIM_EVAL_FAIL}",
     f"bundles/{GOLDEN_FAIL}",
+    f"bundles/{ARCH_FAIL}",
+    f"bundles/{IMAGE_FAIL}",
+    f"bundles/{EVAL_FAIL}",
     f"bundles/{PASS_BUNDLE}.tar.gz",
     f"bundles/{PASS_BUNDLE}.zip",
     GOLDEN_FILE,
@@ -298,6 +304,7 @@ class Deployment:
     run_id: int = 0
     head_sha: str = ""
     sa_on_eval: bool = False   # SA hard-coded where eval-only jobs reach it too
+    eval_scores: tuple = (0.9507, 0.9538)  # gsm8k strict-match, flexible-extract
 
 
 @dataclass(frozen=True)
@@ -488,6 +495,23 @@ GOLDEN_DEPLOYMENT = replace(
     num_draft_tokens=3,
     run_id=31907452455,
 )
+
+
+# Cross-layer indexer reuse through SGLang's config override (Check 8's canonical hack).
+INDEXER_OVERRIDE = '{"index_topk_freq": 4, "use_index_cache": true}'
+ARCH_DEPLOYMENT = replace(
+    B200_CLEAN,
+    bundle=ARCH_FAIL,
+    spec_args=[*B200_CLEAN.spec_args, "--json-model-override-args", INDEXER_OVERRIDE],
+    arg_overrides={**B200_CLEAN.arg_overrides, "json_model_override_args": INDEXER_OVERRIDE},
+    run_id=31907452512,
+)
+
+# A vendor rebuild outside lmsysorg/ on an established SKU.
+IMAGE_DEPLOYMENT = replace(B200_CLEAN, bundle=IMAGE_FAIL, image="ghcr.io/acme-ai/sglang:v0.5.16-cu130-nvfp4-fast", run_id=31907452588)
+
+# gsm8k strict-match 0.8741 on dsv4, whose threshold is 0.91.
+EVAL_DEPLOYMENT = replace(B200_CLEAN, bundle=EVAL_FAIL, eval_scores=(0.8741, 0.8802), run_id=31907452630)
 
 
 def sim_throughput_jobs() -> list[Job]:
@@ -779,7 +803,7 @@ GSM8K_DOCS = [  # short, self-written GSM8K-style items
 
 def lm_eval_results(dep: Deployment, job: Job) -> dict:
     n = 1319
-    strict, flexible = 0.9507, 0.9538
+    strict, flexible = dep.eval_scores
     return {
         "results": {"gsm8k": {
             "alias": "gsm8k",
@@ -994,6 +1018,24 @@ One throughput job serving EAGLE with `speculative_num_steps=2` (K=2) but pinnin
 2.27): the "AL correct for a different K" evasion shape (§13.2). Expected
 verdict: **fail** — `golden-al/mismatch`, naming K=3 as the K the value belongs to.
 
+## `bundles/{ARCH_FAIL}/`
+
+One throughput job launched with `--json-model-override-args
+'{INDEXER_OVERRIDE}'` (logged as `json_model_override_args`): cross-layer
+indexer reuse, Check 8's canonical architecture hack. Expected verdict:
+**fail** — `arch-override/config-override`.
+
+## `bundles/{IMAGE_FAIL}/`
+
+One throughput job whose aggregate JSON records the image
+`{IMAGE_DEPLOYMENT.image}` for framework sglang on B200 (an established SKU).
+Expected verdict: **fail** — `upstream-image/not-upstream`.
+
+## `bundles/{EVAL_FAIL}/`
+
+One eval-only job whose lm-eval gsm8k strict-match is 0.8741, below the dsv4
+threshold 0.91. Expected verdict: **fail** — `eval-threshold/below`.
+
 ## `bundles/env-shapes/`
 
 Written by `python3 samples/env_shapes.py`: one small bundle per shape in which
@@ -1079,7 +1121,10 @@ def main() -> None:
     for dep, jobs in ((H200_DEPLOYMENT, pass_jobs), (B200_DEPLOYMENT, fail_jobs),
                       (SIM_THROUGHPUT_DEPLOYMENT, sim_throughput_jobs()),
                       (SIM_EVAL_DEPLOYMENT, sim_eval_jobs()),
-                      (GOLDEN_DEPLOYMENT, b200_jobs()[:1])):
+                      (GOLDEN_DEPLOYMENT, b200_jobs()[:1]),
+                      (ARCH_DEPLOYMENT, b200_jobs()[:1]),
+                      (IMAGE_DEPLOYMENT, b200_jobs()[:1]),
+                      (EVAL_DEPLOYMENT, sim_eval_jobs())):
         write_tree(BUNDLES / dep.bundle, bundle_files(dep, jobs))
     write_tar_gz(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.tar.gz")
     write_zip(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.zip")

@@ -1,11 +1,14 @@
 //! Checks: one module per stable check id. A check reads typed facts of the
 //! audited jobs and emits findings; it never reads raw files.
 
+mod arch_override;
+mod eval_threshold;
 mod forbidden_env;
 mod golden_al;
 mod sim_acc_eval;
 mod sim_acc_throughput;
 mod simulation;
+mod upstream_image;
 
 use crate::bundle::{Job, JobKind};
 use crate::evidence::facts::Facts;
@@ -13,6 +16,7 @@ use crate::evidence::knobs::Catalog;
 use crate::evidence::FileEvidence;
 use crate::finding::{Finding, Severity};
 use crate::policy::golden::GoldenSet;
+use crate::policy::thresholds::Thresholds;
 use crate::policy::{CheckPolicy, Policy};
 use serde::Serialize;
 
@@ -45,11 +49,12 @@ impl AuditedJob {
 #[derive(Debug, Clone)]
 pub struct Inputs {
     pub golden: GoldenSet,
+    pub thresholds: Thresholds,
 }
 
 impl Default for Inputs {
     fn default() -> Self {
-        Inputs { golden: GoldenSet::embedded() }
+        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded() }
     }
 }
 
@@ -138,6 +143,9 @@ pub const REGISTRY: &[CheckInfo] = &[
     CheckInfo { id: "sim-acc-throughput", rules: sim_acc_throughput::RULES, run: sim_acc_throughput::run },
     CheckInfo { id: "sim-acc-eval", rules: sim_acc_eval::RULES, run: sim_acc_eval::run },
     CheckInfo { id: "golden-al", rules: golden_al::RULES, run: golden_al::run },
+    CheckInfo { id: "arch-override", rules: arch_override::RULES, run: arch_override::run },
+    CheckInfo { id: "upstream-image", rules: upstream_image::RULES, run: upstream_image::run },
+    CheckInfo { id: "eval-threshold", rules: eval_threshold::RULES, run: eval_threshold::run },
 ];
 
 /// Reject a policy that configures a check this build does not implement.

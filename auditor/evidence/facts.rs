@@ -136,7 +136,11 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
             if !facts.server_args.contains_key(key) {
                 let json = value.to_json();
                 // The record's line, showing the field rather than the line's start.
-                let provenance = Provenance { text: format!("{key}={json}"), span: None, ..record.provenance.clone() };
+                let shown = match &json {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let provenance = Provenance { text: format!("{key}={shown}"), span: None, ..record.provenance.clone() };
                 facts.server_args.insert(key.clone(), json);
                 facts.field_sources.insert(key.clone(), (format!("{from}.{key}"), provenance));
             }

@@ -4,6 +4,7 @@
 pub mod command;
 pub mod engine_log;
 pub mod env;
+pub mod eval_results;
 pub mod facts;
 pub mod json_env;
 pub mod knobs;
@@ -100,6 +101,12 @@ pub struct FileEvidence {
     /// An eval payload (`meta_env.json`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_payload: bool,
+    /// Eval scores (lm-eval results, SWE-bench reports).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub eval_scores: Vec<eval_results::EvalScore>,
+    /// Eval batches (`meta_env.json` `failed_eval_concs`) that failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_eval_concs: Vec<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
 }
@@ -116,6 +123,8 @@ impl FileEvidence {
             records: Vec::new(),
             metadata: None,
             eval_payload: false,
+            eval_scores: Vec::new(),
+            failed_eval_concs: Vec::new(),
             notes: Vec::new(),
         }
     }
@@ -240,6 +249,8 @@ impl Extractor {
         evidence.metadata = metadata::from_json(&value);
         evidence.eval_payload = file.path.rsplit('/').next() == Some("meta_env.json");
         evidence.env = json_env::scan(file, &value, text);
+        evidence.eval_scores = eval_results::scores(file, &value, text);
+        evidence.failed_eval_concs = eval_results::failed_concurrencies(&value);
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 //! replaces it, or extends it with `extends = "inferencex"`.
 
 pub mod golden;
+pub mod thresholds;
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -69,6 +70,34 @@ pub struct CheckPolicy {
     /// `sim-acc-throughput`: simulation allowed on fixed-seq (non-agentic) configs.
     #[serde(default)]
     pub allow_fixed_seq_simulation: bool,
+    /// `upstream-image`: each framework's upstream organisations.
+    #[serde(default)]
+    pub upstream_orgs: Vec<UpstreamOrgs>,
+    /// `upstream-image`: hardware on which only upstream images are accepted.
+    #[serde(default)]
+    pub established_skus: Vec<String>,
+    /// `upstream-image`: non-upstream images allowed, with the reason.
+    #[serde(default)]
+    pub image_exceptions: Vec<ImageException>,
+}
+
+/// The upstream organisations of some frameworks (`sglang` matches
+/// `dynamo-sglang` and `sglang-disagg` too).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamOrgs {
+    pub frameworks: Vec<String>,
+    pub orgs: Vec<String>,
+}
+
+/// An allowed non-upstream image (prefix match after normalisation).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageException {
+    pub image: String,
+    #[serde(default)]
+    pub sku: Option<String>,
+    pub reason: String,
 }
 
 /// A golden-table selection exception: for these model prefixes and this

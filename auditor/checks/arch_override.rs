@@ -1,0 +1,84 @@
+//! `arch-override`: no change to the model's architecture or FLOPs through
+//! the engine: vLLM `--hf-overrides` / `hf_overrides`, SGLang
+//! `--json-model-override-args` / `json_model_override_args` (a non-empty
+//! object). The finding quotes the exact flag and value and says what the
+//! overridden keys change.
+
+use super::simulation::text;
+use super::{CheckResult, Context};
+use crate::finding::{Finding, Severity};
+use crate::policy::CheckPolicy;
+use serde_json::Value;
+
+const ID: &str = "arch-override";
+
+pub const RULES: &[(&str, &str)] = &[("arch-override/config-override", "the engine overrides the model's config (hf_overrides, json_model_override_args)")];
+
+/// What overriding a config key changes, for the keys seen in practice.
+fn effect(key: &str) -> &'static str {
+    match key {
+        "index_topk_freq" | "use_index_cache" => "reuses the sparse-attention indexer across layers, skipping it on most layers (fewer FLOPs than the native model)",
+        "num_hidden_layers" | "num_layers" => "changes the number of layers",
+        "num_experts_per_tok" | "moe_topk" | "n_routed_experts" | "num_experts" => "changes the routed experts",
+        "num_nextn_predict_layers" => "changes the number of MTP (draft) layers",
+        "max_position_embeddings" | "rope_scaling" => "changes the context length or position encoding",
+        "quantization_config" => "changes how the checkpoint's weights are read",
+        _ => "changes the model configuration",
+    }
+}
+
+/// Leaf keys of an override object (`text_config.index_topk_freq`).
+fn leaves(value: &Value, prefix: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                if v.is_object() { leaves(v, &path, out) } else { out.push(path) }
+            }
+        }
+        _ if !prefix.is_empty() => out.push(prefix.to_string()),
+        _ => {}
+    }
+}
+
+pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+    let mut findings = Vec::new();
+    let mut examined = 0;
+    for job in ctx.jobs {
+        let facts = &job.facts;
+        if facts.server_args.is_empty() {
+            continue;
+        }
+        examined += 1;
+        for (key, flag) in [("hf_overrides", "--hf-overrides"), ("json_model_override_args", "--json-model-override-args")] {
+            let Some(fact) = facts.summary.get(key) else { continue };
+            let value = match &fact.value {
+                Value::String(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
+                other => other.clone(),
+            };
+            let empty = match &value {
+                Value::Object(m) => m.is_empty(),
+                Value::String(s) => s.trim().is_empty(),
+                Value::Null => true,
+                _ => false,
+            };
+            if empty {
+                continue;
+            }
+            let mut keys = Vec::new();
+            leaves(&value, "", &mut keys);
+            let effects: Vec<String> = keys.iter().map(|k| format!("{k}: {}", effect(k.rsplit('.').next().unwrap_or(k)))).collect();
+            findings.push(Finding::new(
+                "arch-override/config-override",
+                Severity::Error,
+                format!("{flag} {} ({}) overrides the model config: {}", text(&value), fact.from, effects.join("; ")),
+                job.id(),
+                fact.provenance.clone().into_iter().collect(),
+            ));
+        }
+    }
+    if examined == 0 {
+        return CheckResult::not_applicable(ID, settings, "no server arguments or launch commands in the input");
+    }
+    CheckResult::from_findings(ID, settings, findings, format!("no architecture override in {examined} job(s)"), "the engine overrides the model architecture".to_string())
+}

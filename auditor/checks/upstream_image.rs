@@ -1,0 +1,100 @@
+//! `upstream-image`: the image of a job comes from its framework's upstream
+//! organisation (`lmsysorg/` for SGLang, `vllm/` for vLLM; `#` written for
+//! `/` means the same; digest pins are fine). A vendor fork fails on an
+//! established SKU unless the policy lists an exception with a reason.
+
+use super::{CheckResult, Context};
+use crate::bundle::JobKind;
+use crate::evidence::provenance::Provenance;
+use crate::finding::{Finding, Severity};
+use crate::policy::CheckPolicy;
+
+const ID: &str = "upstream-image";
+
+pub const RULES: &[(&str, &str)] = &[
+    ("upstream-image/not-upstream", "the image is not from the framework's upstream organisation on an established SKU"),
+    ("upstream-image/exception", "a non-upstream image allowed by a policy exception"),
+    ("upstream-image/upstream", "the image comes from the framework's upstream organisation"),
+    ("upstream-image/new-hardware", "a non-upstream image on hardware that is not an established SKU: needs a documented exception"),
+];
+
+/// `registry/org/repo:tag@digest` normalised: `#` as `/`, Docker Hub's
+/// registry and `library/` dropped, lower-cased registry and path.
+pub fn normalise(image: &str) -> String {
+    let image = image.trim().replace('#', "/");
+    let image = ["docker.io/", "index.docker.io/", "registry-1.docker.io/", "docker://"].iter().fold(image, |i, p| i.strip_prefix(p).map(str::to_string).unwrap_or(i));
+    let image = image.strip_prefix("library/").map(str::to_string).unwrap_or(image);
+    let (path, rest) = image.split_at(image.find([':', '@']).unwrap_or(image.len()));
+    format!("{}{rest}", path.to_ascii_lowercase())
+}
+
+/// The SKU of a job: its `hw`, else the runner label before the first `-`/`_`.
+fn sku_of(hw: Option<&str>, runner: Option<&str>) -> Option<String> {
+    let raw = hw.or(runner)?;
+    let raw = raw.strip_prefix("cluster:").unwrap_or(raw);
+    raw.split(['-', '_']).next().map(str::to_ascii_lowercase)
+}
+
+pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+    let mut findings = Vec::new();
+    let mut judged = 0;
+    for job in ctx.jobs.iter().filter(|j| j.job.kind != JobKind::RunLevel) {
+        let meta = &job.job.meta;
+        let (Some(image), Some(framework)) = (meta.image.as_deref(), meta.framework.as_deref()) else { continue };
+        let Some(rule) = settings.upstream_orgs.iter().find(|r| r.frameworks.iter().any(|f| framework == f || framework.ends_with(&format!("-{f}")))) else { continue };
+        judged += 1;
+        let normalised = normalise(image);
+        // The harness JSON that recorded the image (AgentX aggregate, fixed-seq agg, meta_env).
+        let recorded = job.files.iter().find(|f| f.metadata.as_ref().and_then(|m| m.meta.image.as_deref()) == Some(image));
+        let evidence: Vec<Provenance> = recorded
+            .map(|f| Provenance { file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") })
+            .into_iter()
+            .collect();
+        if rule.orgs.iter().any(|org| normalised.starts_with(&format!("{}/", org.trim_end_matches('/')))) {
+            findings.push(Finding::new("upstream-image/upstream", Severity::Info, format!("{image} is from {}'s upstream organisation", framework), job.id(), evidence));
+            continue;
+        }
+        let sku = sku_of(meta.hw.as_deref(), meta.runner.as_deref());
+        if let Some(exception) = settings.image_exceptions.iter().find(|e| normalised.starts_with(&normalise(&e.image)) && e.sku.as_deref().is_none_or(|s| Some(s.to_ascii_lowercase()) == sku)) {
+            findings.push(Finding::new("upstream-image/exception", Severity::Info, format!("{image} is not upstream for {framework}; allowed by the policy: {}", exception.reason), job.id(), evidence));
+            continue;
+        }
+        let established = sku.as_ref().is_some_and(|s| settings.established_skus.iter().any(|e| e.eq_ignore_ascii_case(s)));
+        let expected = rule.orgs.iter().map(|o| format!("{o}/")).collect::<Vec<_>>().join(" or ");
+        if established || sku.is_none() {
+            findings.push(Finding::new(
+                "upstream-image/not-upstream",
+                Severity::Error,
+                format!("{image} is not from {expected} (framework {framework}, SKU {}): established SKUs must run the upstream image", sku.unwrap_or_else(|| "unknown".into())),
+                job.id(),
+                evidence,
+            ));
+        } else {
+            findings.push(Finding::new(
+                "upstream-image/new-hardware",
+                Severity::Warning,
+                format!("{image} is not from {expected}, on {} which is not an established SKU: the sign-off must document the exception", sku.unwrap_or_default()),
+                job.id(),
+                evidence,
+            ));
+        }
+    }
+    if judged == 0 {
+        return CheckResult::not_applicable(ID, settings, "no job records its image and framework");
+    }
+    CheckResult::from_findings(ID, settings, findings, format!("{judged} job(s) run their framework's upstream image"), "a job runs an image that is not upstream".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_normalisation() {
+        assert_eq!(normalise("docker.io/LMSysOrg/sglang:v0.5.16-CU130"), "lmsysorg/sglang:v0.5.16-CU130");
+        assert_eq!(normalise("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc14"), "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14");
+        assert_eq!(normalise("vllm/vllm-openai@sha256:abc"), "vllm/vllm-openai@sha256:abc");
+        assert_eq!(sku_of(None, Some("cluster:gb300-nv_0")).as_deref(), Some("gb300"));
+        assert_eq!(sku_of(Some("h200"), Some("x")).as_deref(), Some("h200"));
+    }
+}
