@@ -44,6 +44,10 @@ enum Command {
         /// Eval thresholds file (InferenceX thresholds.yaml format); default: the embedded one.
         #[arg(long, value_name = "FILE")]
         thresholds: Option<PathBuf>,
+        /// The served checkpoint (config.json, model.safetensors.index.json, *.safetensors):
+        /// the draft's shipped precision is read from the safetensors headers only.
+        #[arg(long, value_name = "DIR")]
+        checkpoint: Option<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
         #[command(flatten)]
@@ -148,11 +152,14 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, golden, thresholds, output, limits } => {
+        Command::Audit { bundles, policy, golden, thresholds, checkpoint, output, limits } => {
             let policy = load_policy(policy.as_ref())?;
             let mut inputs = Inputs::default();
             if let Some(path) = &thresholds {
                 inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(dir) = &checkpoint {
+                inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir).map_err(anyhow::Error::msg)?);
             }
             for dir in &golden {
                 inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;

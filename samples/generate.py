@@ -45,6 +45,7 @@ GOLDEN_FAIL = "golden-al-fail"
 ARCH_FAIL = "arch-override-fail"
 IMAGE_FAIL = "upstream-image-fail"
 EVAL_FAIL = "eval-threshold-fail"
+DRAFT_FAIL = "draft-precision-fail"
 GOLDEN_FILE = "golden/dsv41flash_dspark.yaml"
 
 OWNED_PATHS = [
@@ -56,6 +57,7 @@ OWNED_PATHS = [
     f"bundles/{ARCH_FAIL}",
     f"bundles/{IMAGE_FAIL}",
     f"bundles/{EVAL_FAIL}",
+    f"bundles/{DRAFT_FAIL}",
     f"bundles/{PASS_BUNDLE}.tar.gz",
     f"bundles/{PASS_BUNDLE}.zip",
     GOLDEN_FILE,
@@ -509,6 +511,15 @@ ARCH_DEPLOYMENT = replace(
 
 # A vendor rebuild outside lmsysorg/ on an established SKU.
 IMAGE_DEPLOYMENT = replace(B200_CLEAN, bundle=IMAGE_FAIL, image="ghcr.io/acme-ai/sglang:v0.5.16-cu130-nvfp4-fast", run_id=31907452588)
+
+# The BF16 MTP head quantized to MXFP4 on the command line (§9.2's example).
+DRAFT_DEPLOYMENT = replace(
+    B200_CLEAN,
+    bundle=DRAFT_FAIL,
+    spec_args=[*B200_CLEAN.spec_args, "--speculative-draft-model-quantization", "quark_mxfp4"],
+    arg_overrides={**B200_CLEAN.arg_overrides, "speculative_draft_model_quantization": "quark_mxfp4"},
+    run_id=31907452702,
+)
 
 # gsm8k strict-match 0.8741 on dsv4, whose threshold is 0.91.
 EVAL_DEPLOYMENT = replace(B200_CLEAN, bundle=EVAL_FAIL, eval_scores=(0.8741, 0.8802), run_id=31907452630)
@@ -1031,6 +1042,13 @@ One throughput job whose aggregate JSON records the image
 `{IMAGE_DEPLOYMENT.image}` for framework sglang on B200 (an established SKU).
 Expected verdict: **fail** — `upstream-image/not-upstream`.
 
+## `bundles/{DRAFT_FAIL}/`
+
+One throughput job launched with `--speculative-draft-model-quantization
+quark_mxfp4` on the BF16 MTP head of an NVFP4 checkpoint (§9.2's example of a
+forbidden draft quantization). Expected verdict: **fail** —
+`draft-precision/quantized-draft`.
+
 ## `bundles/{EVAL_FAIL}/`
 
 One eval-only job whose lm-eval gsm8k strict-match is 0.8741, below the dsv4
@@ -1124,7 +1142,8 @@ def main() -> None:
                       (GOLDEN_DEPLOYMENT, b200_jobs()[:1]),
                       (ARCH_DEPLOYMENT, b200_jobs()[:1]),
                       (IMAGE_DEPLOYMENT, b200_jobs()[:1]),
-                      (EVAL_DEPLOYMENT, sim_eval_jobs())):
+                      (EVAL_DEPLOYMENT, sim_eval_jobs()),
+                      (DRAFT_DEPLOYMENT, b200_jobs()[:1])):
         write_tree(BUNDLES / dep.bundle, bundle_files(dep, jobs))
     write_tar_gz(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.tar.gz")
     write_zip(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.zip")

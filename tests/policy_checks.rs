@@ -53,3 +53,59 @@ fn a_thresholds_file_replaces_the_embedded_one() {
     let out = audit(&["samples/bundles/eval-threshold-fail", "--thresholds", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
 }
+
+#[test]
+fn draft_precision_fails_an_explicit_draft_quantization() {
+    let f = failing("samples/bundles/draft-precision-fail", "draft-precision");
+    assert_eq!(f["rule"], "draft-precision/quantized-draft");
+    assert!(f["message"].as_str().unwrap().contains("quark_mxfp4") && f["message"].as_str().unwrap().contains("set explicitly"));
+    assert_eq!(f["evidence"][0]["text"], "speculative_draft_model_quantization=quark_mxfp4");
+}
+
+#[test]
+fn draft_precision_inherited_quantization_passes_and_substituted_drafts_fail() {
+    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let log = |draft: &str, quant: &str| {
+        format!("[2026-10-14 03:12:55] server_args={{'model_path': '/data/models/DeepSeek-V4-Pro', 'quantization': 'modelopt_fp4', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3, 'speculative_draft_model_path': {draft}, 'speculative_draft_model_quantization': {quant}}}\n")
+    };
+    let status = |log: String| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(&format!("server_logs_{rf}/server.log"), &log)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
+        (check["status"].as_str().unwrap().to_string(), check["findings"].as_array().unwrap().first().map(|f| f["rule"].as_str().unwrap().to_string()))
+    };
+    // 0.5.2x logs the target's quantization as the draft's inherited default.
+    assert_eq!(status(log("'/data/models/DeepSeek-V4-Pro'", "'modelopt_fp4'")).0, "pass");
+    assert_eq!(status(log("None", "'fp8'")), ("fail".to_string(), Some("draft-precision/quantized-draft".to_string())));
+    assert_eq!(status(log("'/data/models/DeepSeek-V4-Pro-MTP-FP8'", "None")), ("fail".to_string(), Some("draft-precision/substituted-draft".to_string())));
+    // The agreed DSpark heads of dsv4 are a standalone draft that is allowed.
+    assert_eq!(status(log("'/data/models/DeepSeek-V4-Pro-0813'", "None")).0, "pass");
+}
+
+#[test]
+fn checkpoint_headers_show_shipped_against_effective_precision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("config.json"), r#"{"num_hidden_layers": 61, "quantization_config": {"quant_method": "modelopt"}}"#).unwrap();
+    let shard = |name: &str, tensors: &[(&str, &str)]| {
+        let mut header = serde_json::Map::new();
+        for (t, dtype) in tensors {
+            header.insert(t.to_string(), serde_json::json!({"dtype": dtype, "shape": [2], "data_offsets": [0, 4]}));
+        }
+        let json = serde_json::to_vec(&header).unwrap();
+        let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(json);
+        bytes.extend([0u8; 4]);
+        std::fs::write(dir.join(name), bytes).unwrap();
+    };
+    shard("model-00001.safetensors", &[("model.layers.0.mlp.experts.0.w1.weight", "U8"), ("model.layers.0.mlp.experts.0.w1.weight_scale", "F8_E4M3")]);
+    shard("model-00002.safetensors", &[("model.layers.61.mlp.experts.0.w1.weight", "BF16"), ("model.layers.61.enorm.weight", "BF16")]);
+    std::fs::write(dir.join("model.safetensors.index.json"), r#"{"weight_map": {"a": "model-00001.safetensors", "b": "model-00002.safetensors"}}"#).unwrap();
+    let out = audit(&[FAIL_INHERITED, "--checkpoint", dir.to_str().unwrap(), "--format", "json"]);
+    let report = json(&out);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap();
+    let info = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "draft-precision/shipped-vs-effective").unwrap();
+    let message = info["message"].as_str().unwrap();
+    assert!(message.contains("draft tensors ship as BF16") && message.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE cast"), "{message}");
+}

@@ -2,6 +2,7 @@
 //! audited jobs and emits findings; it never reads raw files.
 
 mod arch_override;
+mod draft_precision;
 mod eval_threshold;
 mod forbidden_env;
 mod golden_al;
@@ -11,6 +12,7 @@ mod simulation;
 mod upstream_image;
 
 use crate::bundle::{Job, JobKind};
+use crate::evidence::checkpoint::Shipped;
 use crate::evidence::facts::Facts;
 use crate::evidence::knobs::Catalog;
 use crate::evidence::FileEvidence;
@@ -50,11 +52,13 @@ impl AuditedJob {
 pub struct Inputs {
     pub golden: GoldenSet,
     pub thresholds: Thresholds,
+    /// The served checkpoint's shipped draft precision (`--checkpoint DIR`).
+    pub checkpoint: Option<Shipped>,
 }
 
 impl Default for Inputs {
     fn default() -> Self {
-        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded() }
+        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None }
     }
 }
 
@@ -143,6 +147,7 @@ pub const REGISTRY: &[CheckInfo] = &[
     CheckInfo { id: "sim-acc-throughput", rules: sim_acc_throughput::RULES, run: sim_acc_throughput::run },
     CheckInfo { id: "sim-acc-eval", rules: sim_acc_eval::RULES, run: sim_acc_eval::run },
     CheckInfo { id: "golden-al", rules: golden_al::RULES, run: golden_al::run },
+    CheckInfo { id: "draft-precision", rules: draft_precision::RULES, run: draft_precision::run },
     CheckInfo { id: "arch-override", rules: arch_override::RULES, run: arch_override::run },
     CheckInfo { id: "upstream-image", rules: upstream_image::RULES, run: upstream_image::run },
     CheckInfo { id: "eval-threshold", rules: eval_threshold::RULES, run: eval_threshold::run },

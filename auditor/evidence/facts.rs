@@ -368,6 +368,7 @@ fn vllm_speculative(facts: &mut Facts) {
         ("draft_sample_method", &["draft_sample_method"][..]),
         ("draft_quantization", &["quantization"][..]),
         ("draft_kv_cache_dtype", &["kv_cache_dtype"][..]),
+        ("draft_dtype", &["dtype"][..]),
         ("synthetic_acceptance_length", &["synthetic_acceptance_length"][..]),
         ("synthetic_acceptance_rates", &["synthetic_acceptance_rates"][..]),
     ] {

@@ -70,6 +70,12 @@ pub struct CheckPolicy {
     /// `sim-acc-throughput`: simulation allowed on fixed-seq (non-agentic) configs.
     #[serde(default)]
     pub allow_fixed_seq_simulation: bool,
+    /// `draft-precision`: model prefix -> the standalone draft checkpoints agreed for it.
+    #[serde(default)]
+    pub agreed_drafts: BTreeMap<String, Vec<String>>,
+    /// `draft-precision`: engine variables that cast draft weights at load time.
+    #[serde(default)]
+    pub precision_env: Vec<String>,
     /// `upstream-image`: each framework's upstream organisations.
     #[serde(default)]
     pub upstream_orgs: Vec<UpstreamOrgs>,

@@ -17,11 +17,11 @@ fn property(text: &str) -> String {
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    for (_, f) in report.findings() {
+    // Info findings record what was judged; as annotations they would only bury the problems.
+    for (_, f) in report.findings().filter(|(_, f)| f.severity != Severity::Info) {
         let command = match f.severity {
             Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "notice",
+            _ => "warning",
         };
         let mut props = Vec::new();
         if let Some(e) = f.primary() {
