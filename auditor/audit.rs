@@ -101,7 +101,7 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Input
         jobs.extend(read.jobs);
     }
     let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), inputs };
-    let results = checks::run_all(&ctx, policy);
+    let results = checks::run_all(&ctx, policy, &inputs.today);
     Ok(report(&bundles, &jobs, results, policy))
 }
 

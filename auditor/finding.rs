@@ -2,6 +2,7 @@
 //! fingerprint that stays stable across line-number churn.
 
 use crate::evidence::provenance::Provenance;
+use crate::policy::suppressions::Suppression;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -37,18 +38,27 @@ pub struct Finding {
     /// Hash of the rule id and the normalised evidence (paths and matched
     /// text, not line numbers): stable across unrelated edits.
     pub fingerprint: String,
+    /// The policy suppression that accepts this finding, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<Suppression>,
 }
 
 impl Finding {
     pub fn new(rule: &str, severity: Severity, message: String, job: Option<&str>, evidence: Vec<Provenance>) -> Self {
         let fingerprint = fingerprint(rule, &evidence);
-        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), evidence, fingerprint }
+        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), evidence, fingerprint, suppressed: None }
     }
 
     /// Whether this finding says the check could not decide (rule
     /// `<check>/undetermined`): the check's status is then `error`.
     pub fn is_undetermined(&self) -> bool {
         self.rule.ends_with("/undetermined")
+    }
+
+    /// An error that counts against the verdict: not suppressed, and a
+    /// violation rather than an undetermined result.
+    pub fn is_violation(&self) -> bool {
+        self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none()
     }
 
     /// The first evidence location, for reports that show one.

@@ -48,6 +48,9 @@ enum Command {
         /// the draft's shipped precision is read from the safetensors headers only.
         #[arg(long, value_name = "DIR")]
         checkpoint: Option<PathBuf>,
+        /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
+        #[arg(long, value_name = "DATE")]
+        today: Option<String>,
         #[command(flatten)]
         output: OutputArgs,
         #[command(flatten)]
@@ -152,11 +155,14 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, golden, thresholds, checkpoint, output, limits } => {
+        Command::Audit { bundles, policy, golden, thresholds, checkpoint, today, output, limits } => {
             let policy = load_policy(policy.as_ref())?;
             let mut inputs = Inputs::default();
             if let Some(path) = &thresholds {
                 inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(date) = today {
+                inputs.today = date;
             }
             if let Some(dir) = &checkpoint {
                 inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir).map_err(anyhow::Error::msg)?);

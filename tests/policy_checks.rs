@@ -109,3 +109,37 @@ fn checkpoint_headers_show_shipped_against_effective_precision() {
     let message = info["message"].as_str().unwrap();
     assert!(message.contains("draft tensors ship as BF16") && message.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE cast"), "{message}");
 }
+
+#[test]
+fn suppressions_accept_findings_until_they_expire_and_unused_ones_are_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = tmp.path().join("p.toml");
+    std::fs::write(
+        &policy,
+        concat!(
+            "name = \"waived\"\nextends = \"inferencex\"\n",
+            "[[suppressions]]\nrule = \"forbidden-env/enabled\"\nreason = \"PR #2600 waiver\"\nowner = \"perf-team\"\nexpires = \"2026-12-31\"\n",
+            "[[suppressions]]\nrule = \"draft-precision/*\"\nreason = \"same flag\"\nowner = \"perf-team\"\nexpires = \"2026-12-31\"\n",
+            "[[suppressions]]\nrule = \"golden-al/mismatch\"\nreason = \"stale\"\nowner = \"nobody\"\nexpires = \"2027-06-30\"\n",
+        ),
+    )
+    .unwrap();
+    let run = |today: &str| {
+        let out = audit(&[FAIL_INHERITED, "--policy", policy.to_str().unwrap(), "--today", today, "--format", "json"]);
+        (code(&out), json(&out))
+    };
+    let (code, report) = run("2026-11-30");
+    assert_eq!(code, 0, "{report}");
+    let forbidden = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    assert_eq!(forbidden["status"], "pass");
+    assert_eq!(forbidden["findings"][0]["suppressed"]["owner"], "perf-team");
+    let sup = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "suppressions").unwrap();
+    assert_eq!(sup["findings"].as_array().unwrap().len(), 1);
+    assert_eq!(sup["findings"][0]["rule"], "suppressions/unmatched");
+    // After the expiry date the findings count again and the expiry is reported.
+    let (code, report) = run("2027-01-01");
+    assert_eq!(code, 1);
+    let sup = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "suppressions").unwrap();
+    let rules: Vec<&str> = sup["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["suppressions/expired", "suppressions/expired", "suppressions/unmatched"]);
+}

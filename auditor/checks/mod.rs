@@ -54,11 +54,13 @@ pub struct Inputs {
     pub thresholds: Thresholds,
     /// The served checkpoint's shipped draft precision (`--checkpoint DIR`).
     pub checkpoint: Option<Shipped>,
+    /// The date suppressions are judged at (`YYYY-MM-DD`).
+    pub today: String,
 }
 
 impl Default for Inputs {
     fn default() -> Self {
-        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None }
+        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None, today: crate::policy::suppressions::today() }
     }
 }
 
@@ -118,7 +120,7 @@ impl CheckResult {
     /// finding says the check could not decide (rule `<id>/undetermined`);
     /// otherwise pass.
     fn judged(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String, undetermined: String) -> Self {
-        let failed = findings.iter().any(|f| f.severity == Severity::Error && !f.is_undetermined());
+        let failed = findings.iter().any(Finding::is_violation);
         let open = findings.iter().any(Finding::is_undetermined);
         let (status, summary) = match (failed, open) {
             (true, _) => (Status::Fail, fail),
@@ -165,10 +167,50 @@ pub fn validate(policy: &Policy) -> Result<(), String> {
     }
 }
 
-/// Run every check the policy enables.
-pub fn run_all(ctx: &Context, policy: &Policy) -> Vec<CheckResult> {
-    REGISTRY
+/// Run every check the policy enables, then apply the policy's suppressions
+/// (as of `today`, `YYYY-MM-DD`).
+pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> {
+    let mut results: Vec<CheckResult> = REGISTRY
         .iter()
         .filter_map(|info| policy.check(info.id).map(|settings| (info.run)(ctx, settings)))
-        .collect()
+        .collect();
+    suppress(&mut results, policy, today);
+    results
+}
+
+/// Mark findings accepted by a live suppression, re-judge the checks whose
+/// failures are all accepted, and report expired and unused suppressions.
+fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
+    if policy.suppressions.is_empty() {
+        return;
+    }
+    let mut used = vec![false; policy.suppressions.len()];
+    for result in results.iter_mut() {
+        for finding in &mut result.findings {
+            let Some(i) = policy.suppressions.iter().position(|s| s.matches(&finding.rule, &finding.fingerprint)) else { continue };
+            used[i] = true;
+            let s = &policy.suppressions[i];
+            if !s.expired(today) {
+                finding.suppressed = Some(s.clone());
+            }
+        }
+        let accepted = result.findings.iter().filter(|f| f.suppressed.is_some()).count();
+        if accepted > 0 && result.status == Status::Fail && !result.findings.iter().any(Finding::is_violation) {
+            result.status = if result.findings.iter().any(Finding::is_undetermined) { Status::Error } else { Status::Pass };
+            result.summary = format!("{accepted} finding(s) accepted by policy suppressions");
+        }
+    }
+    let mut findings = Vec::new();
+    for (s, used) in policy.suppressions.iter().zip(used) {
+        let what = format!("suppression of {} (owner {}, reason: {})", s.rule, s.owner, s.reason);
+        let provenance = crate::evidence::provenance::Provenance { file: format!("policy {}", policy.name), artifact: None, line: None, span: None, text: format!("rule = {:?}, expires = {:?}", s.rule, s.expires) };
+        if s.expired(today) {
+            findings.push(Finding::new("suppressions/expired", Severity::Warning, format!("{what} expired on {}: its findings count again", s.expires), None, vec![provenance]));
+        } else if !used {
+            findings.push(Finding::new("suppressions/unmatched", Severity::Warning, format!("{what} matched no finding: remove it or fix its rule/fingerprint"), None, vec![provenance]));
+        }
+    }
+    let n = policy.suppressions.len();
+    let summary = if findings.is_empty() { format!("{n} suppression(s) in use and current") } else { format!("{} of {n} suppression(s) expired or unmatched", findings.len()) };
+    results.push(CheckResult { id: "suppressions".to_string(), title: "Policy suppressions are current and used".to_string(), status: Status::Pass, summary, findings });
 }

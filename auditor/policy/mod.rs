@@ -3,6 +3,7 @@
 //! replaces it, or extends it with `extends = "inferencex"`.
 
 pub mod golden;
+pub mod suppressions;
 pub mod thresholds;
 
 use serde::Deserialize;
@@ -32,6 +33,9 @@ pub struct Policy {
     pub extends: Option<String>,
     #[serde(default)]
     pub checks: BTreeMap<String, CheckPolicy>,
+    /// Accepted findings, each with a reason, an owner and an expiry.
+    #[serde(default)]
+    pub suppressions: Vec<suppressions::Suppression>,
 }
 
 /// Settings of one check. Fields that a check does not use are rejected
@@ -152,6 +156,9 @@ impl Policy {
 
     pub fn parse(text: &str, path: &str) -> Result<Policy, PolicyError> {
         let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Invalid { path: path.to_string(), message: e.to_string() })?;
+        for s in &policy.suppressions {
+            s.validate().map_err(|message| PolicyError::Invalid { path: path.to_string(), message })?;
+        }
         match policy.extends.as_deref() {
             None => Ok(policy),
             Some("inferencex") => {
@@ -161,6 +168,7 @@ impl Policy {
                     base.description = policy.description;
                 }
                 base.checks.extend(policy.checks);
+                base.suppressions.extend(policy.suppressions);
                 Ok(base)
             }
             Some(other) => Err(PolicyError::Invalid {
