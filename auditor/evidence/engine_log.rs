@@ -210,12 +210,11 @@ fn parse(kind: RecordKind, text: &str) -> Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::LineReader;
+    use crate::evidence::lines::lines_of;
 
     fn scan(text: &str) -> Vec<EngineRecord> {
         let mut scanner = RecordScanner::new(FileRef { path: "server.log".into(), artifact: None });
-        let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
-        while let Some(line) = reader.next_line().unwrap() {
+        for line in lines_of(text) {
             scanner.line(&line);
         }
         scanner.finish();

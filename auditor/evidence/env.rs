@@ -187,12 +187,11 @@ pub fn is_env_style(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::LineReader;
+    use crate::evidence::lines::lines_of;
 
     fn scan(text: &str) -> ListingScanner {
         let mut scanner = ListingScanner::new(FileRef { path: "f".into(), artifact: None });
-        let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
-        while let Some(line) = reader.next_line().unwrap() {
+        for line in lines_of(text) {
             scanner.line(&line);
         }
         scanner.finish();

@@ -82,6 +82,13 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+/// The lines of a text, for tests of the line parsers.
+#[cfg(test)]
+pub(crate) fn lines_of(text: &str) -> Vec<Line> {
+    let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
+    std::iter::from_fn(|| reader.next_line().expect("reading a string cannot fail")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -144,13 +144,12 @@ fn heredoc_of(tokens: &[Token], opened_at: u64) -> Option<Heredoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::LineReader;
+    use crate::evidence::lines::lines_of;
 
     fn events(text: &str) -> Vec<Event> {
         let mut reader = ScriptReader::default();
-        let mut lines = LineReader::new(text.as_bytes(), 1 << 20);
         let mut out = Vec::new();
-        while let Some(line) = lines.next_line().unwrap() {
+        for line in lines_of(text) {
             out.extend(reader.push(&line));
         }
         out.extend(reader.finish());

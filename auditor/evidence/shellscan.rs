@@ -344,12 +344,11 @@ fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::LineReader;
+    use crate::evidence::lines::lines_of;
 
     fn scan_script(text: &str) -> ShellScanner {
         let mut s = ShellScanner::new(FileRef { path: "run.sh".into(), artifact: None });
-        let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
-        while let Some(line) = reader.next_line().unwrap() {
+        for line in lines_of(text) {
             s.script_line(&line);
         }
         s.finish();
@@ -358,8 +357,7 @@ mod tests {
 
     fn scan_log(text: &str) -> ShellScanner {
         let mut s = ShellScanner::new(FileRef { path: "ci.log".into(), artifact: None });
-        let mut reader = LineReader::new(text.as_bytes(), 1 << 20);
-        while let Some(line) = reader.next_line().unwrap() {
+        for line in lines_of(text) {
             s.log_line(&line);
         }
         s
