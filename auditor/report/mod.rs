@@ -165,6 +165,14 @@ impl Report {
     /// The path a reviewer opens for a piece of evidence: the bundle path
     /// joined with the file's path inside it (a virtual path for archives).
     pub fn location(&self, finding: &Finding, evidence: &Provenance) -> String {
+        // `auditor scan` records the path as the user would open it already.
+        let within = |input: &Input| {
+            let root = input.path.trim_end_matches('/');
+            evidence.file == input.path || evidence.file.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+        };
+        if finding.job.is_none() && self.jobs.is_empty() && self.inputs.iter().any(within) {
+            return evidence.file.clone();
+        }
         let bundle = finding
             .job
             .as_ref()

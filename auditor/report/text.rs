@@ -52,7 +52,9 @@ pub fn render(report: &Report, color: bool) -> String {
             kinds.push(format!("{n} {}", kind.as_str()));
         }
     }
-    let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
+    if !report.jobs.is_empty() {
+        let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
+    }
     let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
     out.push('\n');
     for check in &report.checks {
