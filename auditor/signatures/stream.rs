@@ -374,3 +374,172 @@ fn trim_end(text: &[u8]) -> &[u8] {
 fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signatures::pack;
+
+    const PACK: &str = r##"
+[pack]
+check = "engine-patch"
+title = "t"
+[[rule]]
+id = "engine-patch/apply"
+title = "apply"
+severity = "error"
+kinds = ["any"]
+keywords = ["git apply"]
+regex = '{{cmd}}git apply\s+\S+'
+remediation = "r"
+examples.match = ["git apply x"]
+examples.no_match = ["# git apply x"]
+[[rule]]
+id = "engine-patch/shout"
+title = "shout"
+severity = "warning"
+kinds = ["log"]
+keywords = ["PATCHED"]
+case_sensitive = false
+remediation = "r"
+examples.match = ["patched"]
+examples.no_match = ["x"]
+[[rule]]
+id = "engine-patch/heredoc"
+title = "heredoc"
+severity = "error"
+kinds = ["log"]
+keywords = ["<<EOF"]
+regex = 'cat <<EOF'
+window.lines = 3
+window.regex = 'WRITE\S*'
+remediation = "r"
+examples.match = ["cat <<EOF\nWRITE\n"]
+examples.no_match = ["cat <<EOF\n\n\n\nWRITE\n"]
+"##;
+
+    fn engine() -> Engine {
+        Engine::new(vec![pack::parse(PACK, "test.toml").unwrap()], "test".to_string()).unwrap()
+    }
+
+    fn file() -> FileRef {
+        FileRef { path: "x.log".to_string(), artifact: None }
+    }
+
+    /// Scan `input` fed in pieces of `piece` bytes; (rule, line, text, span) per finding.
+    fn scan(engine: &Engine, input: &[u8], piece: usize, max_line: usize) -> (Vec<(String, u64, String, (u64, u64))>, FileScan) {
+        let mut stream = engine.stream(file(), FileKind::Log, max_line);
+        for chunk in input.chunks(piece) {
+            stream.feed(chunk);
+        }
+        let result = stream.finish();
+        let rows = result
+            .findings
+            .iter()
+            .flat_map(|f| f.evidence.iter().map(|e| (f.rule.clone(), e.line.unwrap(), e.text.clone(), e.span.unwrap())))
+            .collect();
+        (rows, result)
+    }
+
+    #[test]
+    fn finds_the_same_lines_and_spans_however_the_input_is_cut() {
+        let engine = engine();
+        let mut input = b"intro\r\n# git apply no.patch\n".to_vec();
+        input.extend(b"filler line\n".repeat(30_000));
+        input.extend(b"x; git apply /tmp/fix.patch\r\nthe Patched build\ncat <<EOF\none\nWRITE_IT\nEOF\nlast; git apply y");
+        let (whole, _) = scan(&engine, &input, input.len(), 1 << 20);
+        let expected = [
+            ("engine-patch/apply", 30_003, "git apply /tmp/fix.patch"),
+            ("engine-patch/shout", 30_004, "Patched build"),
+            ("engine-patch/heredoc", 30_005, "cat <<EOF"),
+            ("engine-patch/heredoc", 30_007, "WRITE_IT"),
+            ("engine-patch/apply", 30_009, "git apply y"),
+        ];
+        let got: Vec<(&str, u64, &str)> = whole.iter().map(|(r, l, t, _)| (r.as_str(), *l, t.as_str())).collect();
+        assert_eq!(got, expected);
+        for (_, _, text, (start, end)) in &whole {
+            assert_eq!(&input[*start as usize..*end as usize], text.as_bytes(), "span points at the text");
+        }
+        for piece in [1, 7, 4096, 300_001] {
+            assert_eq!(scan(&engine, &input, piece, 1 << 20).0, whole, "fed in pieces of {piece}");
+        }
+        let mut reader = input.as_slice();
+        let read = engine.scan_reader(file(), FileKind::Log, 1 << 20, &mut reader);
+        assert_eq!(read.findings.len(), 4, "four findings; the heredoc's carries two locations");
+    }
+
+    #[test]
+    fn kinds_and_case_sensitivity_hold() {
+        let engine = engine();
+        let mut stream = engine.stream(file(), FileKind::Script, 1 << 20);
+        stream.feed(b"GIT APPLY x\ngit apply y\nPATCHED\n");
+        let found = stream.finish().findings;
+        assert_eq!(found.len(), 1, "shout is for logs only; apply is case-sensitive");
+        assert_eq!(found[0].evidence[0].text, "git apply y");
+    }
+
+    #[test]
+    fn a_window_waits_for_lines_that_have_not_arrived_and_is_bounded() {
+        let engine = engine();
+        let mut stream = engine.stream(file(), FileKind::Log, 1 << 20);
+        stream.feed(b"cat <<EOF\n");
+        stream.feed(b"a\n");
+        stream.feed(b"WRITE\n");
+        assert_eq!(stream.finish().findings.len(), 1);
+        let (rows, _) = scan(&engine, b"cat <<EOF\na\nb\nc\nWRITE\n", 1, 1 << 20);
+        assert!(rows.is_empty(), "WRITE is past the 3-line window: {rows:?}");
+        let mut far = b"cat <<EOF\n".to_vec();
+        far.extend(vec![b'x'; MAX_WINDOW_BYTES + 10]);
+        far.extend(b"\nWRITE\n");
+        assert!(scan(&engine, &far, 1000, 1 << 20).0.is_empty(), "past the window's byte cap");
+    }
+
+    #[test]
+    fn long_lines_are_cut_without_being_held_and_reported() {
+        let engine = engine();
+        let max_line = 64 << 10;
+        let mut stream = engine.stream(file(), FileKind::Log, max_line);
+        stream.feed(b"git apply early ");
+        let block = vec![b'a'; 1 << 20];
+        for _ in 0..5 {
+            stream.feed(&block);
+            assert!(stream.buf.len() <= stream.max_buffer, "buffer stays bounded");
+        }
+        stream.feed(b" git apply late\nx; git apply next\n");
+        let result = stream.finish();
+        let lines: Vec<(u64, &str)> = result.findings.iter().map(|f| (f.evidence[0].line.unwrap(), f.evidence[0].text.as_str())).collect();
+        assert_eq!(lines, [(1, "git apply early"), (2, "git apply next")], "the cut part is not examined");
+        let why = result.incomplete.unwrap();
+        assert!(why.contains("1 line(s) longer than 65536 bytes") && why.contains("first at line 1"), "{why}");
+    }
+
+    #[test]
+    fn binary_files_are_not_examined() {
+        let engine = engine();
+        let (rows, result) = scan(&engine, b"\x7fELF\0\0git apply x\n", 3, 1 << 20);
+        assert!(rows.is_empty() && result.binary);
+        let (_, text) = scan(&engine, b"git apply x\n", 3, 1 << 20);
+        assert!(!text.binary);
+    }
+
+    #[test]
+    fn findings_per_rule_are_capped_and_the_rest_counted() {
+        let engine = engine();
+        let input = b"git apply x\n".repeat(MAX_FINDINGS_PER_RULE + 50);
+        let (rows, result) = scan(&engine, &input, 1 << 16, 1 << 20);
+        assert_eq!(rows.len(), MAX_FINDINGS_PER_RULE);
+        assert_eq!(result.omitted, [("engine-patch/apply".to_string(), 50)]);
+    }
+
+    #[test]
+    fn read_errors_are_reported() {
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("disk gone"))
+            }
+        }
+        let result = engine().scan_reader(file(), FileKind::Log, 1 << 20, &mut Failing);
+        assert!(result.incomplete.unwrap().contains("disk gone"));
+    }
+}
