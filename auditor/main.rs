@@ -65,6 +65,9 @@ enum Command {
         paths: Vec<PathBuf>,
         #[command(flatten)]
         signatures: SignatureArgs,
+        /// Also hash every file (SHA-256) into the report, as `audit` does; this costs more than the scan.
+        #[arg(long)]
+        hash: bool,
         #[command(flatten)]
         output: OutputArgs,
         #[command(flatten)]
@@ -219,8 +222,8 @@ fn run(cli: Cli) -> Result<u8> {
             emit(&text, None)?;
             Ok(u8::from(read.bundle.is_incomplete()) * 3)
         }
-        Command::Scan { paths, signatures, output, limits } => {
-            let report = scan::scan(&paths, &signatures.engine()?, &limits.limits())?;
+        Command::Scan { paths, signatures, hash, output, limits } => {
+            let report = scan::scan(&paths, &signatures.engine()?, &limits.limits(), hash)?;
             emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
         }

@@ -55,15 +55,17 @@ impl MemberVisitor for Scanner<'_> {
     }
 }
 
-/// Scan `paths` with `engine`. An input that cannot be read is reported as
-/// not examined; only when none can be read is that an error.
-pub fn scan(paths: &[PathBuf], engine: &Engine, limits: &Limits) -> Result<Report, ScanError> {
+/// Scan `paths` with `engine`, hashing file contents (SHA-256, for the
+/// report's `sha256` fields) only when `hash` is set: hashing costs more than
+/// the scan itself. An input that cannot be read is reported as not
+/// examined; only when none can be read is that an error.
+pub fn scan(paths: &[PathBuf], engine: &Engine, limits: &Limits, hash: bool) -> Result<Report, ScanError> {
     let mut scanner = Scanner { engine, max_line: limits.max_line_length, findings: Vec::new(), omitted: BTreeMap::new() };
     let mut bundles: Vec<Bundle> = Vec::new();
     let mut unreadable = Vec::new();
     for path in paths {
         let before = scanner.findings.len();
-        match bundle::read_bundle(path, limits, &mut scanner) {
+        match bundle::read_bundle_with(path, limits, hash, &mut scanner) {
             Ok(bundle) => {
                 for evidence in scanner.findings[before..].iter_mut().flat_map(|f| f.evidence.iter_mut()) {
                     evidence.file = display_path(path, &evidence.file);

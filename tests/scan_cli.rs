@@ -109,6 +109,20 @@ fn a_clean_tree_passes_and_several_inputs_point_at_their_own_files() {
 }
 
 #[test]
+fn contents_are_hashed_only_when_asked() {
+    let dir = dirty_tree();
+    let root = dir.path().to_str().unwrap();
+    let plain = json(&auditor(&["scan", root, "--format", "json"]));
+    assert!(plain["inputs"][0].get("sha256").is_none(), "{}", plain["inputs"]);
+    assert!(plain["files"].as_array().unwrap().iter().all(|f| f.get("sha256").is_none()));
+    let hashed = json(&auditor(&["scan", root, "--hash", "--format", "json"]));
+    assert_eq!(hashed["inputs"][0]["sha256"].as_str().unwrap().len(), 64);
+    let script = hashed["files"].as_array().unwrap().iter().find(|f| f["path"] == "recipes/launch.sh").unwrap();
+    assert_eq!(script["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(plain["checks"], hashed["checks"], "hashing does not change what is found");
+}
+
+#[test]
 fn sarif_declares_every_pack_rule_it_reports() {
     let dir = dirty_tree();
     let sarif = json(&auditor(&["scan", dir.path().to_str().unwrap(), "--format", "sarif"]));

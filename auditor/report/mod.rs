@@ -60,7 +60,9 @@ impl Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct Input {
     pub path: String,
-    pub sha256: String,
+    /// Absent when contents were not hashed (`auditor scan` without `--hash`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -8,7 +8,7 @@ use super::stream::Stream;
 use crate::evidence::provenance::FileRef;
 use crate::evidence::FileKind;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
 
@@ -18,7 +18,8 @@ pub struct Engine {
     pub(super) rules: Vec<Rule>,
     checks: Vec<PackHeader>,
     pub(super) automaton: AhoCorasick,
-    /// For each automaton pattern, the rules that listed it as a keyword.
+    /// For each automaton pattern, the rules that listed it, or a prefix of
+    /// it, as a keyword (see [`patterns`]).
     pub(super) pattern_rules: Vec<Vec<usize>>,
     /// The automaton ignores ASCII case (some rule asked for it), so
     /// case-sensitive rules check their keyword's bytes themselves.
@@ -53,19 +54,15 @@ impl Engine {
                 checks.push(header);
             }
         }
-        let mut patterns: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (index, rule) in rules.iter().enumerate() {
-            for keyword in &rule.spec.keywords {
-                patterns.entry(keyword.as_str()).or_default().push(index);
-            }
-        }
         let folds_case = rules.iter().any(|r| !r.spec.case_sensitive);
+        let (patterns, pattern_rules) = patterns(&rules, folds_case);
+        // Leftmost-first lets the automaton use its SIMD (Teddy) prefilter,
+        // which standard (overlapping) semantics cannot.
         let automaton = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::Standard)
+            .match_kind(MatchKind::LeftmostFirst)
             .ascii_case_insensitive(folds_case)
-            .build(patterns.keys())
+            .build(&patterns)
             .map_err(|e| PackError::Rule { path: source.clone(), rule: "(all)".to_string(), message: format!("keywords: {e}") })?;
-        let pattern_rules = patterns.into_values().collect();
         Ok(Engine { rules, checks, automaton, pattern_rules, folds_case, source })
     }
 
@@ -99,5 +96,52 @@ impl Engine {
         let mut stream = self.stream(file, kind, max_line);
         stream.read_from(reader);
         stream.finish()
+    }
+}
+
+/// The automaton's patterns (every distinct keyword, longest first) and,
+/// for each, the rules it stands for. Leftmost-first reports one pattern per
+/// start position: with longest first that is the longest keyword there, and
+/// every other keyword starting there is a prefix of it, so a pattern stands
+/// for its own rules and those of its prefixes. Later start positions are
+/// found by searching again from the next byte.
+fn patterns(rules: &[Rule], folds_case: bool) -> (Vec<String>, Vec<Vec<usize>>) {
+    let mut by_keyword: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for (index, rule) in rules.iter().enumerate() {
+        for keyword in &rule.spec.keywords {
+            by_keyword.entry(keyword.as_str()).or_default().insert(index);
+        }
+    }
+    let mut patterns: Vec<&str> = by_keyword.keys().copied().collect();
+    patterns.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let is_prefix = |short: &str, long: &str| match folds_case {
+        true => long.len() >= short.len() && long.as_bytes()[..short.len()].eq_ignore_ascii_case(short.as_bytes()),
+        false => long.starts_with(short),
+    };
+    let pattern_rules = patterns
+        .iter()
+        .map(|long| {
+            let prefixes = by_keyword.iter().filter(|(short, _)| is_prefix(short, long));
+            prefixes.flat_map(|(_, rules)| rules.iter().copied()).collect::<BTreeSet<usize>>().into_iter().collect()
+        })
+        .collect();
+    (patterns.into_iter().map(str::to_string).collect(), pattern_rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pattern_stands_for_the_rules_of_its_prefixes() {
+        let packs = pack::embedded().unwrap();
+        let mut rules: Vec<Rule> = packs.into_iter().flat_map(|(_, r)| r).take(2).collect();
+        rules[0].spec.keywords = vec!["patch -".to_string()];
+        rules[1].spec.keywords = vec!["patch --".to_string(), "PATCH".to_string()];
+        let (order, exact) = patterns(&rules, false);
+        assert_eq!(order, ["patch --", "patch -", "PATCH"]);
+        assert_eq!(exact, [vec![0, 1], vec![0], vec![1]]);
+        let (_, folded) = patterns(&rules, true);
+        assert_eq!(folded, [vec![0, 1], vec![0, 1], vec![1]], "folding case, PATCH is a prefix of the others");
     }
 }

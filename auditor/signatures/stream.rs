@@ -263,14 +263,18 @@ impl<'e> Stream<'e> {
             line = &line[..line.len() - 1];
         }
         self.hits.clear();
-        for m in self.engine.automaton.find_overlapping_iter(line) {
+        let mut from = 0;
+        while let Some(m) = self.engine.automaton.find(aho_corasick::Input::new(line).range(from..)) {
             for &rule in &self.engine.pattern_rules[m.pattern().as_usize()] {
                 let r = &self.engine.rules[rule];
-                let exact = !self.engine.folds_case || !r.spec.case_sensitive || r.spec.keywords.iter().any(|k| k.as_bytes() == &line[m.range()]);
+                let exact = !self.engine.folds_case
+                    || !r.spec.case_sensitive
+                    || r.spec.keywords.iter().any(|k| line[m.start()..].starts_with(k.as_bytes()));
                 if exact && r.kinds.contains(self.kind) {
                     self.hits.push((rule, m.start()));
                 }
             }
+            from = m.start() + 1;
         }
         if self.hits.is_empty() {
             return Step::Done;
