@@ -28,8 +28,8 @@ pub struct Stream<'e> {
     engine: &'e Engine,
     file: FileRef,
     kind: FileKind,
-    /// Some rule applies to this kind of file at all.
-    active: bool,
+    /// How many rules apply to this kind of file (none: nothing to do).
+    applicable: usize,
     max_line: usize,
     max_buffer: usize,
     buf: Vec<u8>,
@@ -52,7 +52,7 @@ pub struct Stream<'e> {
     findings: Vec<Finding>,
     /// Matches per rule so far (findings are kept for the first few).
     per_rule: Vec<u64>,
-    /// Per-line scratch: keyword hits `(rule, start)` and rules already confirmed.
+    /// Per-line scratch: each candidate rule with its first keyword's start.
     hits: Vec<(usize, usize)>,
 }
 
@@ -77,12 +77,12 @@ enum Step {
 impl<'e> Stream<'e> {
     pub(super) fn new(engine: &'e Engine, file: FileRef, kind: FileKind, max_line: usize) -> Self {
         let max_line = max_line.max(1);
-        let active = engine.rules.iter().any(|r| r.kinds.contains(kind));
+        let applicable = engine.rules.iter().filter(|r| r.kinds.contains(kind)).count();
         Stream {
             engine,
             file,
             kind,
-            active,
+            applicable,
             max_line,
             max_buffer: max_line.saturating_add(MAX_WINDOW_BYTES).max(CHUNK),
             buf: vec![0; CHUNK],
@@ -185,7 +185,7 @@ impl<'e> Stream<'e> {
             self.sniffed = true;
             self.binary = memchr::memchr(0, &self.buf[..self.end.min(SNIFF)]).is_some();
         }
-        if self.binary || !self.active {
+        if self.binary || self.applicable == 0 {
             self.start = self.end;
             self.counted = self.end;
             return;
@@ -270,9 +270,12 @@ impl<'e> Stream<'e> {
                 let exact = !self.engine.folds_case
                     || !r.spec.case_sensitive
                     || r.spec.keywords.iter().any(|k| line[m.start()..].starts_with(k.as_bytes()));
-                if exact && r.kinds.contains(self.kind) {
+                if exact && r.kinds.contains(self.kind) && !self.hits.iter().any(|(h, _)| *h == rule) {
                     self.hits.push((rule, m.start()));
                 }
+            }
+            if self.hits.len() == self.applicable {
+                break;
             }
             from = m.start() + 1;
         }
@@ -281,12 +284,12 @@ impl<'e> Stream<'e> {
         }
         let comment = line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'#');
         let mut confirmed: Vec<(usize, Range<usize>)> = Vec::new();
-        for &(rule, _) in &self.hits {
+        for &(rule, first) in &self.hits {
             let r = &self.engine.rules[rule];
-            if (comment && r.spec.skip_comments) || confirmed.iter().any(|(c, _)| *c == rule) {
+            if comment && r.spec.skip_comments {
                 continue;
             }
-            if let Some(span) = confirm(r, line, &self.hits, rule) {
+            if let Some(span) = confirm(r, line, first) {
                 confirmed.push((rule, span));
             }
         }
@@ -348,12 +351,12 @@ impl<'e> Stream<'e> {
 
 /// Whether `rule` holds on `line`, and the span to report: the regex
 /// match without the command separators or trace marker it starts with, or
-/// from the rule's first keyword to the end of the line for a rule without
-/// a regex.
-fn confirm(rule: &Rule, line: &[u8], hits: &[(usize, usize)], index: usize) -> Option<Range<usize>> {
+/// from the rule's first keyword (at `first`) to the end of the line for a
+/// rule without a regex.
+fn confirm(rule: &Rule, line: &[u8], first: usize) -> Option<Range<usize>> {
     let span = match &rule.regex {
         Some(regex) => regex.find(line)?.range(),
-        None => hits.iter().filter(|(r, _)| *r == index).map(|h| h.1).min()?..line.len(),
+        None => first..line.len(),
     };
     let text = &line[span.clone()];
     let lead = text.iter().take_while(|b| b" \t;&|({`+$".contains(b)).count();
@@ -515,6 +518,17 @@ examples.no_match = ["cat <<EOF\n\n\n\nWRITE\n"]
         assert_eq!(lines, [(1, "git apply early"), (2, "git apply next")], "the cut part is not examined");
         let why = result.incomplete.unwrap();
         assert!(why.contains("1 line(s) longer than 65536 bytes") && why.contains("first at line 1"), "{why}");
+    }
+
+    #[test]
+    fn a_line_full_of_keywords_costs_one_regex_run_per_rule() {
+        let engine = engine();
+        // `GIT APPLY` holds no keyword; `git apply;` holds one whose regex never confirms.
+        let line = b"x git apply; ".repeat(300_000);
+        let start = std::time::Instant::now();
+        let (rows, _) = scan(&engine, &line, 1 << 16, 8 << 20);
+        assert!(rows.is_empty());
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "linear, not quadratic: {:?}", start.elapsed());
     }
 
     #[test]
