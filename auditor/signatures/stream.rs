@@ -433,8 +433,11 @@ examples.no_match = ["cat <<EOF\n\n\n\nWRITE\n"]
         FileRef { path: "x.log".to_string(), artifact: None }
     }
 
-    /// Scan `input` fed in pieces of `piece` bytes; (rule, line, text, span) per finding.
-    fn scan(engine: &Engine, input: &[u8], piece: usize, max_line: usize) -> (Vec<(String, u64, String, (u64, u64))>, FileScan) {
+    /// A finding's location: rule, line, text, span.
+    type Row = (String, u64, String, (u64, u64));
+
+    /// Scan `input` fed in pieces of `piece` bytes; a row per evidence.
+    fn scan(engine: &Engine, input: &[u8], piece: usize, max_line: usize) -> (Vec<Row>, FileScan) {
         let mut stream = engine.stream(file(), FileKind::Log, max_line);
         for chunk in input.chunks(piece) {
             stream.feed(chunk);
