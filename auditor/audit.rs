@@ -106,11 +106,27 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Input
 }
 
 fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {
-    let multi = bundles.len() > 1;
     let file_job: BTreeMap<(&str, &str), &str> = jobs
         .iter()
         .flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str())))
         .collect();
+    let (inputs, files, not_examined) =
+        account(bundles, |bundle, path| file_job.get(&(bundle, path)).map(|j| j.to_string()));
+    let jobs = jobs
+        .iter()
+        .map(|j| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len() })
+        .collect();
+    Report::new(policy.name.clone(), inputs, checks, jobs, files, not_examined)
+}
+
+/// The report's account of what was read: the inputs, every file with its
+/// status (and job, from `job_of(bundle, path)`), and what was not examined,
+/// prefixed with the bundle when there are several.
+pub(crate) fn account(
+    bundles: &[Bundle],
+    job_of: impl Fn(&str, &str) -> Option<String>,
+) -> (Vec<Input>, Vec<FileEntry>, Vec<String>) {
+    let multi = bundles.len() > 1;
     let mut not_examined = Vec::new();
     let mut files = Vec::new();
     for b in bundles {
@@ -121,14 +137,9 @@ fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResu
                 not_examined.push(prefix(&format!("{}: {reason}", f.path)));
             }
             let artifact = layout::artifact_of(&f.path).map(str::to_string);
-            let job = file_job.get(&(b.path.as_str(), f.path.as_str())).map(|j| j.to_string());
-            files.push(FileEntry { bundle: b.path.clone(), artifact, job, record: f.clone() });
+            files.push(FileEntry { bundle: b.path.clone(), artifact, job: job_of(&b.path, &f.path), record: f.clone() });
         }
     }
-    let jobs = jobs
-        .iter()
-        .map(|j| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len() })
-        .collect();
     let inputs = bundles.iter().map(|b| Input { path: b.path.clone(), sha256: b.sha256.clone() }).collect();
-    Report::new(policy.name.clone(), inputs, checks, jobs, files, not_examined)
+    (inputs, files, not_examined)
 }

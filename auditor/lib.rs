@@ -10,3 +10,5 @@ pub mod evidence;
 pub mod finding;
 pub mod policy;
 pub mod report;
+pub mod scan;
+pub mod signatures;

@@ -10,7 +10,9 @@ use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
 use auditor::policy::thresholds::Thresholds;
 use auditor::policy::Policy;
-use auditor::report::Format;
+use auditor::report::{Format, Report};
+use auditor::scan;
+use auditor::signatures::{describe, selftest, Engine};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -65,7 +67,28 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
-    /// List the checks and rules, or explain one.
+    /// Scan files and trees (scripts, recipes, logs; directories, .zip,
+    /// .tar.gz, .gz) with the signature rules: patch commands, import
+    /// shadowing, start-up hooks, architecture overrides.
+    ///
+    /// Exit codes as for `audit`: 0 no error-severity match; 1 a match of an
+    /// error rule; 2 usage error or no input could be read; 3 nothing failed
+    /// but part of the input was not examined.
+    Scan {
+        /// Files, directories or archives.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        signatures: SignatureArgs,
+        /// Also hash every file (SHA-256) into the report, as `audit` does; this costs more than the scan.
+        #[arg(long)]
+        hash: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
+    /// List the checks and rules, explain one, or test the rule packs' own examples.
     Rules {
         #[command(subcommand)]
         command: RulesCommand,
@@ -74,10 +97,12 @@ enum Command {
 
 #[derive(Subcommand)]
 enum RulesCommand {
-    /// List every check and its rule ids.
+    /// List every check and its rule ids, signature rules included.
     List {
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        #[command(flatten)]
+        signatures: SignatureArgs,
     },
     /// Explain a check or rule id: what it enforces and how to fix a failure.
     Explain {
@@ -85,7 +110,30 @@ enum RulesCommand {
         id: String,
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        #[command(flatten)]
+        signatures: SignatureArgs,
     },
+    /// Check every signature rule against its own examples (exit 1 if one fails).
+    Test {
+        #[command(flatten)]
+        signatures: SignatureArgs,
+    },
+}
+
+#[derive(Args)]
+struct SignatureArgs {
+    /// Directory of rule packs (*.toml) to use instead of the embedded ones.
+    #[arg(long, value_name = "DIR")]
+    signatures: Option<PathBuf>,
+}
+
+impl SignatureArgs {
+    fn engine(&self) -> Result<Engine> {
+        Ok(match &self.signatures {
+            Some(dir) => Engine::load(dir)?,
+            None => Engine::embedded()?,
+        })
+    }
 }
 
 #[derive(Args)]
@@ -175,8 +223,7 @@ fn run(cli: Cli) -> Result<u8> {
                 Err(AuditError::Bundle(e)) => bail!("{e}"),
                 Err(e) => return Err(e.into()),
             };
-            let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
-            emit(&report.render(output.format, color), output.output.as_ref())?;
+            emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
         }
         Command::Evidence { path, format, limits } => {
@@ -203,14 +250,51 @@ fn run(cli: Cli) -> Result<u8> {
             emit(&text, None)?;
             Ok(u8::from(read.bundle.is_incomplete()) * 3)
         }
+        Command::Scan { paths, signatures, hash, output, limits } => {
+            let report = scan::scan(&paths, &signatures.engine()?, &limits.limits(), hash)?;
+            emit_report(&report, &output)?;
+            Ok(report.verdict.exit_code() as u8)
+        }
         Command::Rules { command } => {
             match command {
-                RulesCommand::List { policy } => emit(&rules_list(&load_policy(policy.as_ref())?), None)?,
-                RulesCommand::Explain { id, policy } => emit(&rules_explain(&load_policy(policy.as_ref())?, &id)?, None)?,
+                RulesCommand::List { policy, signatures } => {
+                    let mut text = rules_list(&load_policy(policy.as_ref())?);
+                    text.push_str(&describe::list(&signatures.engine()?));
+                    emit(&text, None)?;
+                }
+                RulesCommand::Explain { id, policy, signatures } => {
+                    let engine = signatures.engine()?;
+                    let text = match (engine.rule(&id), describe::explain_check(&engine, &id)) {
+                        (Some(rule), _) => describe::explain_rule(rule),
+                        (None, Some(check)) => check,
+                        (None, None) => rules_explain(&load_policy(policy.as_ref())?, &id)?,
+                    };
+                    emit(&text, None)?;
+                }
+                RulesCommand::Test { signatures } => return rules_test(&signatures.engine()?),
             }
             Ok(0)
         }
     }
+}
+
+/// Render a report as `--format` asks, to `--output` or standard output.
+fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
+    let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+    emit(&report.render(output.format, color), output.output.as_ref())
+}
+
+/// `rules test`: every example of every rule; exit 1 and name each failure.
+fn rules_test(engine: &Engine) -> Result<u8> {
+    let (failures, count) = selftest::run(engine);
+    let mut text = String::new();
+    for failure in &failures {
+        text.push_str(&format!("FAIL {failure}\n"));
+    }
+    let rules = engine.rules().len();
+    text.push_str(&format!("{} passed, {} failed ({rules} rules, {})\n", count - failures.len(), failures.len(), engine.source()));
+    emit(&text, None)?;
+    Ok(u8::from(!failures.is_empty()))
 }
 
 /// NO_COLOR disables colour when set to a non-empty value (no-color.org).

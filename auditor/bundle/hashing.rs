@@ -1,30 +1,31 @@
 //! A reader that hashes, counts and caps the bytes passing through it, so a
 //! member is hashed in the same pass that parses it and can never exceed its
-//! size limit, whatever its header claims.
+//! size limit, whatever its header claims. Hashing can be left out (it is
+//! most of the cost of a signature scan) while counting and capping stay.
 
 use sha2::{Digest, Sha256};
 use std::io::{self, Read};
 
 pub(crate) struct HashingReader<R> {
     inner: R,
-    hasher: Sha256,
+    hasher: Option<Sha256>,
     count: u64,
     cap: u64,
 }
 
 impl<R: Read> HashingReader<R> {
-    pub(crate) fn new(inner: R, cap: u64) -> Self {
-        HashingReader { inner, hasher: Sha256::new(), count: 0, cap }
+    pub(crate) fn new(inner: R, cap: u64, hash: bool) -> Self {
+        HashingReader { inner, hasher: hash.then(Sha256::new), count: 0, cap }
     }
 
     pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
-    /// Read the rest of the stream (still capped) and return the hex digest.
-    pub(crate) fn finish(mut self) -> io::Result<(u64, String)> {
+    /// Read the rest of the stream (still capped) and return the hex digest, if hashing.
+    pub(crate) fn finish(mut self) -> io::Result<(u64, Option<String>)> {
         io::copy(&mut self, &mut io::sink())?;
-        Ok((self.count, hex(&self.hasher.finalize())))
+        Ok((self.count, self.hasher.map(|h| hex(&h.finalize()))))
     }
 }
 
@@ -40,7 +41,9 @@ impl<R: Read> Read for HashingReader<R> {
         }
         let room = usize::try_from(self.cap - self.count).unwrap_or(usize::MAX).min(buf.len());
         let n = self.inner.read(&mut buf[..room])?;
-        self.hasher.update(&buf[..n]);
+        if let Some(hasher) = &mut self.hasher {
+            hasher.update(&buf[..n]);
+        }
         self.count += n as u64;
         Ok(n)
     }
@@ -57,10 +60,11 @@ mod tests {
 
     #[test]
     fn hashes_and_caps() {
-        let (n, digest) = HashingReader::new(&b"abc"[..], 3).finish().unwrap();
+        let (n, digest) = HashingReader::new(&b"abc"[..], 3, true).finish().unwrap();
         assert_eq!(n, 3);
-        assert_eq!(digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-        let err = HashingReader::new(&b"abcd"[..], 3).finish().unwrap_err();
+        assert_eq!(digest.unwrap(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(HashingReader::new(&b"abc"[..], 3, false).finish().unwrap(), (3, None));
+        let err = HashingReader::new(&b"abcd"[..], 3, false).finish().unwrap_err();
         assert!(err.to_string().contains("member size limit"));
     }
 }

@@ -9,7 +9,7 @@ mod read;
 
 pub use layout::{Job, JobKind, JobMeta, Scenario};
 pub use limits::Limits;
-pub use read::{read_bundle, BundleError};
+pub use read::{read_bundle, read_bundle_with, BundleError};
 
 use serde::Serialize;
 use std::io::{self, Read};
@@ -72,8 +72,9 @@ pub struct Bundle {
     /// The path as the user gave it.
     pub path: String,
     /// SHA-256 of the archive file, or of the sorted `sha256  path` manifest
-    /// of a directory's files.
-    pub sha256: String,
+    /// of a directory's files; absent when contents were not hashed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
     pub files: Vec<FileRecord>,
     /// Parts of the input that could not be examined, beyond single files.
     pub not_examined: Vec<String>,

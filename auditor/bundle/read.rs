@@ -61,18 +61,25 @@ fn format_of(head: &[u8], name: &str) -> Format {
     }
 }
 
-/// Read the bundle at `path`, handing every regular file to `visitor`.
+/// Read the bundle at `path`, handing every regular file to `visitor`, and
+/// hash every file (SHA-256).
 pub fn read_bundle(path: &Path, limits: &Limits, visitor: &mut dyn MemberVisitor) -> Result<Bundle, BundleError> {
+    read_bundle_with(path, limits, true, visitor)
+}
+
+/// [`read_bundle`], hashing file contents only when `hash` is set (the
+/// bundle and its files then have no `sha256`).
+pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut dyn MemberVisitor) -> Result<Bundle, BundleError> {
     let label = path.display().to_string();
     let io_err = |source| BundleError::Io { path: label.clone(), source };
     let meta = fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
         _ => io_err(e),
     })?;
-    let mut walker = Walker { limits: *limits, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0 };
+    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0 };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
-        manifest_digest(&walker.files)
+        hash.then(|| manifest_digest(&walker.files))
     } else {
         let mut file = File::open(path).map_err(io_err)?;
         let mut head = Vec::with_capacity(512);
@@ -86,7 +93,7 @@ pub fn read_bundle(path: &Path, limits: &Limits, visitor: &mut dyn MemberVisitor
             Format::Gz => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
             Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
         }
-        file_digest(path).map_err(io_err)?
+        if hash { Some(file_digest(path).map_err(io_err)?) } else { None }
     };
     if walker.files.is_empty() {
         let reason = match walker.not_examined.first() {
@@ -126,6 +133,7 @@ fn manifest_digest(files: &[FileRecord]) -> String {
 
 struct Walker<'v> {
     limits: Limits,
+    hash: bool,
     visitor: &'v mut dyn MemberVisitor,
     files: Vec<FileRecord>,
     not_examined: Vec<String>,
@@ -176,7 +184,7 @@ impl Walker<'_> {
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
         }
         let format = format_by_name(path);
-        let mut hashing = HashingReader::new(reader, self.limits.max_member_size);
+        let mut hashing = HashingReader::new(reader, self.limits.max_member_size, self.hash);
         let status = match format {
             Format::TarGz | Format::Tar if depth >= self.limits.max_depth => {
                 FileStatus::NotExamined(format!("archive nested deeper than {} levels", self.limits.max_depth))
@@ -368,7 +376,7 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
                     None,
                     FileStatus::Partial(format!("truncated: {size} of {want} bytes present")),
                 ),
-                _ => (Some(size), Some(digest), status),
+                _ => (Some(size), digest, status),
             },
             Err(e) => (Some(read_so_far), None, match status {
                 FileStatus::Read => FileStatus::Partial(format!("read error after {read_so_far} bytes: {e}")),

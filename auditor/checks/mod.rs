@@ -143,6 +143,21 @@ pub struct CheckInfo {
     run: fn(&Context, &CheckPolicy) -> CheckResult,
 }
 
+/// Every stable check id (DESIGN.md): findings, policies and rule packs may
+/// only use these; ids are never reused for something else.
+pub const CHECK_IDS: &[&str] = &[
+    "forbidden-env",
+    "sim-acc-throughput",
+    "sim-acc-eval",
+    "golden-al",
+    "draft-precision",
+    "arch-override",
+    "engine-patch",
+    "upstream-image",
+    "image-integrity",
+    "eval-threshold",
+];
+
 /// Every check this build implements, in report order.
 pub const REGISTRY: &[CheckInfo] = &[
     CheckInfo { id: "forbidden-env", rules: forbidden_env::RULES, run: forbidden_env::run },

@@ -54,6 +54,23 @@ pub enum FileKind {
     Log,
 }
 
+impl FileKind {
+    pub const ALL: [FileKind; 6] =
+        [FileKind::Command, FileKind::Script, FileKind::Json, FileKind::Yaml, FileKind::Python, FileKind::Log];
+
+    /// The kind's name as rule packs and JSON spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FileKind::Command => "command",
+            FileKind::Script => "script",
+            FileKind::Json => "json",
+            FileKind::Yaml => "yaml",
+            FileKind::Python => "python",
+            FileKind::Log => "log",
+        }
+    }
+}
+
 /// Decide how to read `path`, or why not to read it at all.
 pub fn classify(path: &str) -> Result<FileKind, &'static str> {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
@@ -283,6 +300,9 @@ mod tests {
         assert_eq!(classify("a/env.sh"), Ok(FileKind::Script));
         assert_eq!(classify("a/meta_env.json"), Ok(FileKind::Json));
         assert_eq!(classify("a/server.log.gz"), Ok(FileKind::Log));
+        assert_eq!(classify("recipes/dsv4-mtp.yml"), Ok(FileKind::Yaml));
+        assert_eq!(classify("configs/sitecustomize.py"), Ok(FileKind::Python));
+        assert!(FileKind::ALL.iter().all(|k| serde_json::to_value(k).unwrap() == k.name()));
         assert!(classify("a/gpu_metrics.csv").is_err());
         assert!(classify("a/samples_gsm8k.jsonl").is_err());
     }

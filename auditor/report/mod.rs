@@ -60,7 +60,9 @@ impl Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct Input {
     pub path: String,
-    pub sha256: String,
+    /// Absent when contents were not hashed (`auditor scan` without `--hash`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -167,6 +169,14 @@ impl Report {
     /// virtual path for archives); reference data (golden tables, policies)
     /// keeps its own path.
     pub fn location(&self, finding: &Finding, evidence: &Provenance) -> String {
+        // `auditor scan` records the path as the user would open it already.
+        let within = |input: &Input| {
+            let root = input.path.trim_end_matches('/');
+            evidence.file == input.path || evidence.file.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+        };
+        if finding.job.is_none() && self.jobs.is_empty() && self.inputs.iter().any(within) {
+            return evidence.file.clone();
+        }
         let bundle = finding
             .job
             .as_ref()

@@ -30,7 +30,13 @@ fn uri(path: &str) -> String {
 }
 
 pub fn render(report: &Report) -> String {
-    let rules: Vec<(&str, &str)> = REGISTRY.iter().flat_map(|c| c.rules.iter().copied()).collect();
+    let mut rules: Vec<(&str, &str)> = REGISTRY.iter().flat_map(|c| c.rules.iter().copied()).collect();
+    // Rules from data (signature packs) are declared by their findings' messages.
+    for (_, f) in report.findings() {
+        if !rules.iter().any(|(id, _)| *id == f.rule) {
+            rules.push((&f.rule, &f.message));
+        }
+    }
     let rule_values: Vec<Value> = rules
         .iter()
         .map(|(id, text)| {

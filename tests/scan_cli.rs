@@ -1,0 +1,219 @@
+//! Whole-program behaviour of `auditor scan` and `auditor rules test|list|explain`
+//! with the signature packs: rule ids, lines, exit codes, skipped binaries,
+//! transparent `.gz`, pack overrides and a rule whose example breaks.
+
+mod common;
+
+use common::*;
+use std::io::Write;
+use std::path::Path;
+
+const SCRIPT: &str = "#!/usr/bin/env bash
+# git apply foo.patch   (a comment: not a finding)
+set -euo pipefail
+git apply /tmp/fix.patch
+export PYTHONPATH=/workspace/patched:$PYTHONPATH
+python3 -m sglang.launch_server --model-path /data/models/x --tp 8
+";
+
+fn gzip(path: &Path, text: &str) {
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(path).unwrap(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap();
+}
+
+/// A tree with a patching script, a gzipped log with an architecture
+/// override, and a binary file.
+fn dirty_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[("recipes/launch.sh", SCRIPT)]);
+    let log = "[2026-07-01 15:18:36] INFO starting\n\
+               vllm serve /data/models/dsv4 --hf-overrides '{\"text_config\": {\"index_topk_freq\": 4}}' --tp 8\n";
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    gzip(&dir.path().join("logs/server.log.gz"), log);
+    std::fs::write(dir.path().join("logs/core.dump"), b"\x7fELF\x02\x01\0\0git apply /tmp/x.patch\n").unwrap();
+    dir
+}
+
+#[test]
+fn scan_reports_rules_lines_gz_and_binary_and_fails() {
+    let dir = dirty_tree();
+    let root = dir.path().to_str().unwrap();
+    let out = auditor(&["scan", root, "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["verdict"], "fail");
+    let mut found: Vec<(String, String, u64)> = Vec::new();
+    for check in report["checks"].as_array().unwrap() {
+        for f in check["findings"].as_array().unwrap() {
+            let rule = f["rule"].as_str().unwrap();
+            assert!(rule.starts_with(&format!("{}/", check["id"].as_str().unwrap())), "{rule} grouped under its check");
+            assert_eq!(f["fingerprint"].as_str().unwrap().len(), 32);
+            let e = &f["evidence"][0];
+            found.push((rule.to_string(), e["file"].as_str().unwrap().to_string(), e["line"].as_u64().unwrap()));
+        }
+    }
+    found.sort();
+    let expected = [
+        ("arch-override/hf-overrides", "logs/server.log.gz", 2),
+        ("engine-patch/git-apply", "recipes/launch.sh", 4),
+        ("engine-patch/pythonpath", "recipes/launch.sh", 5),
+    ];
+    let expected: Vec<(String, String, u64)> =
+        expected.iter().map(|(r, f, l)| (r.to_string(), format!("{root}/{f}"), *l)).collect();
+    assert_eq!(found, expected);
+    let files = report["files"].as_array().unwrap();
+    let core = files.iter().find(|f| f["path"] == "logs/core.dump").unwrap();
+    assert_eq!(core["status"], "skipped");
+    assert!(core["reason"].as_str().unwrap().contains("binary"), "{core}");
+    let text = stdout(&auditor(&["scan", root]));
+    assert!(text.contains(&format!("--> {root}/recipes/launch.sh:4")), "{text}");
+    assert!(text.contains("git apply /tmp/fix.patch"), "{text}");
+}
+
+#[test]
+fn fingerprints_do_not_depend_on_how_the_input_is_spelled() {
+    let dir = dirty_tree();
+    let fingerprints = |path: &str| {
+        let report = json(&auditor(&["scan", path, "--format", "json"]));
+        let mut all: Vec<String> = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["findings"].as_array().unwrap().iter().map(|f| f["fingerprint"].as_str().unwrap().to_string()))
+            .collect();
+        all.sort();
+        all
+    };
+    let plain = dir.path().to_str().unwrap().to_string();
+    assert_eq!(fingerprints(&plain), fingerprints(&format!("{plain}/")));
+}
+
+#[test]
+fn a_clean_tree_passes_and_several_inputs_point_at_their_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[
+        ("a/run.sh", "# git apply foo.patch\necho \"sed -i s/a/b/ /usr/lib/python3/dist-packages/x.py\"\npip install aiperf\n"),
+        ("b/server.log", "  --hf-overrides HF_OVERRIDES  Extra arguments for the HuggingFace config.\n"),
+    ]);
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    let out = auditor(&["scan", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(stdout(&out).contains("verdict: PASS"));
+
+    std::fs::write(b.join("run.sh"), "x; git apply b.patch\n").unwrap();
+    let out = auditor(&["scan", a.to_str().unwrap(), b.to_str().unwrap(), "--format", "github"]);
+    assert_eq!(code(&out), 1);
+    assert!(stdout(&out).contains(&format!("file={}/run.sh,line=1", b.display())), "{}", stdout(&out));
+}
+
+#[test]
+fn contents_are_hashed_only_when_asked() {
+    let dir = dirty_tree();
+    let root = dir.path().to_str().unwrap();
+    let plain = json(&auditor(&["scan", root, "--format", "json"]));
+    assert!(plain["inputs"][0].get("sha256").is_none(), "{}", plain["inputs"]);
+    assert!(plain["files"].as_array().unwrap().iter().all(|f| f.get("sha256").is_none()));
+    let hashed = json(&auditor(&["scan", root, "--hash", "--format", "json"]));
+    assert_eq!(hashed["inputs"][0]["sha256"].as_str().unwrap().len(), 64);
+    let script = hashed["files"].as_array().unwrap().iter().find(|f| f["path"] == "recipes/launch.sh").unwrap();
+    assert_eq!(script["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(plain["checks"], hashed["checks"], "hashing does not change what is found");
+}
+
+#[test]
+fn sarif_declares_every_pack_rule_it_reports() {
+    let dir = dirty_tree();
+    let sarif = json(&auditor(&["scan", dir.path().to_str().unwrap(), "--format", "sarif"]));
+    let run = &sarif["runs"][0];
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert_eq!(rules[r["ruleIndex"].as_u64().unwrap() as usize], r["ruleId"].as_str().unwrap());
+    }
+}
+
+#[test]
+fn unreadable_input_is_a_usage_error_but_a_missing_one_among_others_is_not_examined() {
+    let out = auditor(&["scan", "/nonexistent/auditor-scan-input"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("no input could be read"), "{}", stderr(&out));
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[("ok.sh", "echo hi\n")]);
+    let out = auditor(&["scan", dir.path().to_str().unwrap(), "/nonexistent/auditor-scan-input", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    assert!(json(&out)["not_examined"][0].as_str().unwrap().contains("/nonexistent/auditor-scan-input"));
+}
+
+#[test]
+fn rules_test_passes_on_the_embedded_packs() {
+    let out = auditor(&["rules", "test"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(stdout(&out).contains(" passed, 0 failed"), "{}", stdout(&out));
+}
+
+const PACK: &str = r##"
+[pack]
+check = "engine-patch"
+title = "No engine patches"
+
+[[rule]]
+id = "engine-patch/git-apply"
+title = "git apply"
+severity = "error"
+kinds = ["script"]
+keywords = ["git apply"]
+regex = '{{cmd}}git\s+apply\b'
+remediation = "Remove it."
+examples.match = ["git apply fix.patch"]
+examples.no_match = ["# git apply fix.patch", "BROKEN"]
+"##;
+
+#[test]
+fn rules_test_fails_on_a_broken_example_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pack = PACK.replace("\"BROKEN\"", "\"cd x && git apply fix.patch\"");
+    write_tree(dir.path(), &[("mine.toml", &pack)]);
+    let out = auditor(&["rules", "test", "--signatures", dir.path().to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("FAIL engine-patch/git-apply: examples.no_match matched: \"cd x && git apply fix.patch\""), "{text}");
+    assert!(text.contains("2 passed, 1 failed"), "{text}");
+
+    write_tree(dir.path(), &[("mine.toml", &PACK.replace("\"BROKEN\"", "\"echo git apply\""))]);
+    let out = auditor(&["rules", "test", "--signatures", dir.path().to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
+fn signatures_dir_replaces_the_packs_and_rejects_what_is_not_a_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[("mine.toml", &PACK.replace("\"BROKEN\"", "\"echo git apply\""))]);
+    let tree = tempfile::tempdir().unwrap();
+    write_tree(tree.path(), &[("run.sh", "git apply a.patch\nexport PYTHONPATH=/x\n")]);
+    let out = auditor(&["scan", tree.path().to_str().unwrap(), "--signatures", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    let checks = json(&out)["checks"].clone();
+    assert_eq!(checks.as_array().unwrap().len(), 1, "only the packs given: {checks}");
+    assert_eq!(checks[0]["findings"].as_array().unwrap().len(), 1, "no PYTHONPATH rule in this pack");
+
+    let out = auditor(&["rules", "test", "--signatures", "signatures"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("engine-env.toml: not a rule pack"), "{}", stderr(&out));
+}
+
+#[test]
+fn rules_list_and_explain_cover_pack_rules() {
+    let listed = stdout(&auditor(&["rules", "list"]));
+    assert!(listed.contains("engine-patch/git-apply") && listed.contains("arch-override/hf-overrides"), "{listed}");
+    assert!(listed.contains("forbidden-env/enabled"), "{listed}");
+    let out = auditor(&["rules", "explain", "arch-override/json-model-override-args"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    for part in ["severity:  error", "To fix:", "Matches, for example:", "Does not match, for example:", "json_model_override_args='{}'"] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+    assert_eq!(code(&auditor(&["rules", "explain", "engine-patch/no-such-rule"])), 2);
+}
