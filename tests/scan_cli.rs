@@ -201,7 +201,7 @@ fn signatures_dir_replaces_the_packs_and_rejects_what_is_not_a_pack() {
 
     let out = auditor(&["rules", "test", "--signatures", "signatures"]);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("engine-env.toml: not a rule pack"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(".toml: not a rule pack"), "{}", stderr(&out));
 }
 
 #[test]
