@@ -6,6 +6,7 @@ use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
 use crate::policy::Policy;
+use crate::signatures::Engine;
 use crate::report::{FileEntry, Input, JobEntry, Report};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -28,8 +29,8 @@ pub struct ReadBundle {
 /// Read one bundle, extract evidence from every file and group the files
 /// into jobs (files outside any job artifact form the pseudo-job `run`,
 /// or `bundle` when the layout is not recognised at all).
-pub fn read(path: &PathBuf, limits: &Limits) -> Result<ReadBundle, AuditError> {
-    let mut extractor = Extractor::new(limits.max_line_length);
+pub fn read(path: &PathBuf, limits: &Limits, signatures: &Engine) -> Result<ReadBundle, AuditError> {
+    let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
     let bundle = bundle::read_bundle(path, limits, &mut extractor)?;
     let label = bundle.path.clone();
     let artifacts: BTreeSet<String> = bundle
@@ -93,10 +94,11 @@ fn hints(files: &[FileEvidence]) -> layout::ContentHints {
 /// Audit bundles under a policy, against reference `inputs` (golden tables, ...).
 pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs) -> Result<Report, AuditError> {
     checks::validate(policy).map_err(AuditError::Policy)?;
+    let signatures = Engine::embedded().map_err(|e| AuditError::Policy(e.to_string()))?;
     let mut bundles = Vec::new();
     let mut jobs = Vec::new();
     for path in paths {
-        let read = read(path, limits)?;
+        let read = read(path, limits, &signatures)?;
         bundles.push(read.bundle);
         jobs.extend(read.jobs);
     }

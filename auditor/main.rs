@@ -50,6 +50,9 @@ enum Command {
         /// the draft's shipped precision is read from the safetensors headers only.
         #[arg(long, value_name = "DIR")]
         checkpoint: Option<PathBuf>,
+        /// Directory of engine-patch waivers (<PR>.md), in addition to any docs/waiver/ in the input.
+        #[arg(long, value_name = "DIR")]
+        waivers: Option<PathBuf>,
         /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
         #[arg(long, value_name = "DATE")]
         today: Option<String>,
@@ -203,11 +206,14 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, golden, thresholds, checkpoint, today, output, limits } => {
+        Command::Audit { bundles, policy, golden, thresholds, checkpoint, waivers, today, output, limits } => {
             let policy = load_policy(policy.as_ref())?;
             let mut inputs = Inputs::default();
             if let Some(path) = &thresholds {
                 inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+            }
+            if let Some(dir) = &waivers {
+                inputs.waivers = read_waivers(dir)?;
             }
             if let Some(date) = today {
                 inputs.today = date;
@@ -227,7 +233,8 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(report.verdict.exit_code() as u8)
         }
         Command::Evidence { path, format, limits } => {
-            let read = audit::read(&path, &limits.limits()).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let engine = auditor::signatures::Engine::embedded()?;
+            let read = audit::read(&path, &limits.limits(), &engine).map_err(|e| anyhow::anyhow!("{e}"))?;
             let catalog = Catalog::embedded();
             let single = path.is_file() && read.bundle.files.len() == 1;
             let value = if single {
@@ -295,6 +302,23 @@ fn rules_test(engine: &Engine) -> Result<u8> {
     text.push_str(&format!("{} passed, {} failed ({rules} rules, {})\n", count - failures.len(), failures.len(), engine.source()));
     emit(&text, None)?;
     Ok(u8::from(!failures.is_empty()))
+}
+
+/// Every `<PR>.md` waiver in `dir`.
+fn read_waivers(dir: &PathBuf) -> Result<Vec<auditor::evidence::waiver::Waiver>> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths.iter().filter(|p| auditor::evidence::waiver::Waiver::is_waiver_path(&format!("waiver/{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()))) {
+        let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = String::from_utf8_lossy(&text[..text.len().min(auditor::evidence::waiver::MAX_WAIVER)]).into_owned();
+        out.push(auditor::evidence::waiver::Waiver::parse(&path.display().to_string(), &text));
+    }
+    if out.is_empty() {
+        bail!("{}: no waivers (<PR number>.md) in this directory", dir.display());
+    }
+    Ok(out)
 }
 
 /// NO_COLOR disables colour when set to a non-empty value (no-color.org).

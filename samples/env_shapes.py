@@ -2,7 +2,9 @@
 """Generate one small run bundle per shape in which an environment variable
 reaches a serving engine, each setting SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE (the
 `forbidden-env` check must fail every one), plus one bundle where the variable
-is only mentioned, disabled or unset (the check must pass).
+is only mentioned, disabled or unset (the check must pass); and the
+`engine-patch` samples: a setup script that patches the installed engine,
+and the waiver (samples/waivers/) that covers it.
 
 Shapes follow shared/domain/INFERENCEX.md sections 5 (artifacts, srt-slurm log
 tarball contents), 6 (env dumps, command files, recipe environment sections)
@@ -45,7 +47,11 @@ SA_ENV = {"SGLANG_SIMULATE_ACC_LEN": "2.49", "SGLANG_SIMULATE_ACC_METHOD": "matc
           "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token"}
 
 
-def server_log(preamble: str = "") -> str:
+SA_DUMP = ("=== SGLANG_* env vars at launch ===\nSGLANG_DEFAULT_THINKING=1\n"
+           + "".join(f"{k}={v}\n" for k, v in SA_ENV.items()) + "=" * 35 + "\n")
+
+
+def server_log(preamble: str = SA_DUMP) -> str:
     return preamble + SERVER_ARGS + "[2026-09-02 14:41:30] The server is fired up and ready to roll!\n"
 
 
@@ -130,6 +136,53 @@ SHAPES: dict[str, dict] = {
 }
 
 
+# A setup script that patches the installed engine in two shapes (§13.3: 23, 25).
+PATCH_SETUP = """#!/bin/bash
+set -euo pipefail
+cat > /tmp/moe_fix.diff <<'DIFF'
+--- a/python/sglang/srt/layers/moe/ep_moe/layer.py
++++ b/python/sglang/srt/layers/moe/ep_moe/layer.py
+@@ -120,7 +120,7 @@
+-        self.use_fp8 = False
++        self.use_fp8 = True
+DIFF
+cd /sgl-workspace/sglang && git apply -p1 /tmp/moe_fix.diff || patch -p1 --fuzz=3 --forward < /tmp/moe_fix.diff
+sed -i 's/max_bs = 256/max_bs = 512/' /sgl-workspace/sglang/python/sglang/srt/model_executor/cuda_graph_runner.py
+"""
+
+PATCH_BUNDLES: dict[str, dict] = {
+    "engine-patch-fail": multi_node({"setup_script.sh": PATCH_SETUP}),
+}
+
+WAIVER = """# Inference-engine patch waiver — PR #2600
+
+## Config covered
+
+`dsv4-fp4-gb200-dynamo-sglang-disagg-agentic`, image `lmsysorg/sglang:v0.5.16-cu130`,
+patch entrypoint `setup_script: setup_script.sh` in the recipe.
+
+## What is patched
+
+| Upstream PR/issue | What it changes | Notes |
+|---|---|---|
+| sgl-project/sglang#99001 | EP MoE layer picks the FP8 path on GB200 | cherry-picked |
+| sgl-project/sglang#99017 | CUDA graph max batch size 512 | config only |
+
+## Why the unmodified upstream image cannot run this benchmark
+
+v0.5.16 crashes in the EP MoE layer at concurrency 64 on GB200 (illegal memory access).
+
+## Upstream PR / issue links
+
+- https://github.com/sgl-project/sglang/pull/99001
+- https://github.com/sgl-project/sglang/pull/99017
+
+## Removal plan
+
+Remove when an lmsysorg/sglang release includes both PRs (expected v0.5.17).
+"""
+
+
 def write(root: Path, files: dict[str, str | dict[str, str]]) -> None:
     for rel, content in files.items():
         path = root / rel
@@ -150,7 +203,13 @@ def main() -> None:
         shutil.rmtree(OUT)
     for name, files in SHAPES.items():
         write(OUT / name, files)
-    print(f"wrote {len(SHAPES)} bundles under {OUT.relative_to(HERE.parent)}")
+    for name, files in PATCH_BUNDLES.items():
+        if (HERE / "bundles" / name).exists():
+            shutil.rmtree(HERE / "bundles" / name)
+        write(HERE / "bundles" / name, files)
+    (HERE / "waivers").mkdir(exist_ok=True)
+    (HERE / "waivers" / "2600.md").write_text(WAIVER)
+    print(f"wrote {len(SHAPES)} bundles under {OUT.relative_to(HERE.parent)}, {len(PATCH_BUNDLES)} patch bundle(s), 1 waiver")
 
 
 if __name__ == "__main__":

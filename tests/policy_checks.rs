@@ -143,3 +143,54 @@ fn suppressions_accept_findings_until_they_expire_and_unused_ones_are_reported()
     let rules: Vec<&str> = sup["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
     assert_eq!(rules, ["suppressions/expired", "suppressions/expired", "suppressions/unmatched"]);
 }
+
+#[test]
+fn engine_patch_fails_unwaived_patches_with_script_and_line() {
+    let out = audit(&["samples/bundles/engine-patch-fail", "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    let report = json(&out);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    assert_eq!(check["status"], "fail");
+    let found: Vec<(String, u64)> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(found, [("engine-patch/edit-installed".to_string(), 11), ("engine-patch/git-apply".to_string(), 10), ("engine-patch/patch-command".to_string(), 10)]);
+    let f = &check["findings"][0];
+    assert!(f["evidence"][0]["file"].as_str().unwrap().ends_with("multinode_server_logs.tar.gz/logs/setup_script.sh"));
+    assert!(f["message"].as_str().unwrap().contains("setup_script.sh; no waiver"), "{}", f["message"]);
+}
+
+#[test]
+fn a_complete_waiver_naming_the_script_accepts_it_and_an_incomplete_one_says_what_it_lacks() {
+    let out = audit(&["samples/bundles/engine-patch-fail", "--waivers", "samples/waivers", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let report = json(&out);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    assert!(check["findings"].as_array().unwrap().iter().all(|f| f["rule"] == "engine-patch/waived"));
+    assert!(check["findings"][0]["message"].as_str().unwrap().contains("PR #2600"));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let waiver = std::fs::read_to_string(root().join("samples/waivers/2600.md")).unwrap();
+    let cut = waiver.split("## Removal plan").next().unwrap().to_string();
+    std::fs::write(tmp.path().join("2600.md"), cut).unwrap();
+    let out = audit(&["samples/bundles/engine-patch-fail", "--waivers", tmp.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    let report = json(&out);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    let message = check["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("names setup_script.sh but lacks: removal plan"), "{message}");
+}
+
+#[test]
+fn a_waiver_inside_the_input_counts_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let waiver = std::fs::read_to_string(root().join("samples/waivers/2600.md")).unwrap();
+    write_tree(tmp.path(), &[("docs/waiver/2600.md", &waiver), ("benchmarks/setup_script.sh", "git apply fix.patch\n")]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    assert_eq!(check["status"], "pass", "{check}");
+    assert_eq!(check["findings"][0]["rule"], "engine-patch/waived");
+}

@@ -77,8 +77,30 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             ));
         }
     }
-    if examined == 0 {
-        return CheckResult::not_applicable(ID, settings, "no server arguments or launch commands in the input");
+    // What the signature rules found in scripts and recipes: config.json
+    // edits always, override flags only for a job whose engine arguments did
+    // not already show them (the finding above is the better evidence).
+    let mut files = 0;
+    for job in ctx.jobs {
+        let judged_args = findings.iter().any(|f| f.job.as_deref() == job.id());
+        for file in &job.files {
+            files += 1;
+            for found in file.signatures.iter().filter(|f| f.rule.starts_with("arch-override/")) {
+                let flag_rule = matches!(found.rule.as_str(), "arch-override/hf-overrides" | "arch-override/json-model-override-args");
+                if !(flag_rule && judged_args) {
+                    findings.push(Finding { job: job.id().map(str::to_string), ..found.clone() });
+                }
+            }
+        }
     }
-    CheckResult::from_findings(ID, settings, findings, format!("no architecture override in {examined} job(s)"), "the engine overrides the model architecture".to_string())
+    if examined == 0 && files == 0 {
+        return CheckResult::not_applicable(ID, settings, "no server arguments, launch commands or files in the input");
+    }
+    CheckResult::from_findings(
+        ID,
+        settings,
+        findings,
+        format!("no architecture override in the engine arguments of {examined} job(s) or in {files} file(s)"),
+        "the model architecture is overridden".to_string(),
+    )
 }

@@ -3,6 +3,7 @@
 
 mod arch_override;
 mod draft_precision;
+mod engine_patch;
 mod eval_threshold;
 mod forbidden_env;
 mod golden_al;
@@ -14,6 +15,7 @@ mod upstream_image;
 use crate::bundle::{Job, JobKind};
 use crate::evidence::checkpoint::Shipped;
 use crate::evidence::facts::Facts;
+use crate::evidence::waiver::Waiver;
 use crate::evidence::knobs::Catalog;
 use crate::evidence::FileEvidence;
 use crate::finding::{Finding, Severity};
@@ -56,11 +58,13 @@ pub struct Inputs {
     pub checkpoint: Option<Shipped>,
     /// The date suppressions are judged at (`YYYY-MM-DD`).
     pub today: String,
+    /// Engine-patch waivers given with `--waivers DIR` (those inside the input are found there).
+    pub waivers: Vec<Waiver>,
 }
 
 impl Default for Inputs {
     fn default() -> Self {
-        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None, today: crate::policy::suppressions::today() }
+        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None, today: crate::policy::suppressions::today(), waivers: Vec::new() }
     }
 }
 
@@ -166,6 +170,7 @@ pub const REGISTRY: &[CheckInfo] = &[
     CheckInfo { id: "golden-al", rules: golden_al::RULES, run: golden_al::run },
     CheckInfo { id: "draft-precision", rules: draft_precision::RULES, run: draft_precision::run },
     CheckInfo { id: "arch-override", rules: arch_override::RULES, run: arch_override::run },
+    CheckInfo { id: "engine-patch", rules: engine_patch::RULES, run: engine_patch::run },
     CheckInfo { id: "upstream-image", rules: upstream_image::RULES, run: upstream_image::run },
     CheckInfo { id: "eval-threshold", rules: eval_threshold::RULES, run: eval_threshold::run },
 ];

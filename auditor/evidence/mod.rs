@@ -20,6 +20,7 @@ pub mod script;
 pub mod shell;
 pub mod shellscan;
 pub mod view;
+pub mod waiver;
 pub mod yaml_env;
 
 use crate::bundle::{layout, Disposition, MemberVisitor};
@@ -27,6 +28,7 @@ use command::Command;
 use engine_log::{EngineRecord, RecordScanner};
 use env::{EnvAssignment, EnvDump, ListingScanner};
 use lines::LineReader;
+use crate::signatures::{Engine, Stream};
 use shellscan::ShellScanner;
 use metadata::Metadata;
 use provenance::FileRef;
@@ -46,6 +48,8 @@ pub enum FileKind {
     Script,
     /// Python source (`sitecustomize.py`, wrappers).
     Python,
+    /// Prose (Markdown): read for waivers, never matched by signature rules.
+    Doc,
     /// JSON metadata, results or configs.
     Json,
     /// YAML recipes and configs.
@@ -55,8 +59,8 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    pub const ALL: [FileKind; 6] =
-        [FileKind::Command, FileKind::Script, FileKind::Json, FileKind::Yaml, FileKind::Python, FileKind::Log];
+    pub const ALL: [FileKind; 7] =
+        [FileKind::Command, FileKind::Script, FileKind::Json, FileKind::Yaml, FileKind::Python, FileKind::Log, FileKind::Doc];
 
     /// The kind's name as rule packs and JSON spell it.
     pub fn name(self) -> &'static str {
@@ -67,6 +71,7 @@ impl FileKind {
             FileKind::Yaml => "yaml",
             FileKind::Python => "python",
             FileKind::Log => "log",
+            FileKind::Doc => "doc",
         }
     }
 }
@@ -85,6 +90,7 @@ pub fn classify(path: &str) -> Result<FileKind, &'static str> {
         "yaml" | "yml" => Ok(FileKind::Yaml),
         "sh" | "bash" | "env" | "slurm" | "sbatch" => Ok(FileKind::Script),
         "py" => Ok(FileKind::Python),
+        "md" | "markdown" | "rst" => Ok(FileKind::Doc),
         _ if command::is_command_file(name) => Ok(FileKind::Command),
         _ => Ok(FileKind::Log),
     }
@@ -125,6 +131,12 @@ pub struct FileEvidence {
     /// Eval batches (`meta_env.json` `failed_eval_concs`) that failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_eval_concs: Vec<u64>,
+    /// What the signature rules found in the file.
+    #[serde(skip)]
+    pub signatures: Vec<crate::finding::Finding>,
+    /// An engine-patch waiver (`docs/waiver/<PR>.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiver: Option<waiver::Waiver>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
 }
@@ -143,27 +155,82 @@ impl FileEvidence {
             eval_payload: false,
             eval_scores: Vec::new(),
             failed_eval_concs: Vec::new(),
+            signatures: Vec::new(),
+            waiver: None,
             notes: Vec::new(),
         }
     }
 }
 
 /// The bundle visitor that runs the parsers over every member.
-pub struct Extractor {
+pub struct Extractor<'e> {
     max_line: usize,
+    /// Signature rules run over the same bytes the parsers read, when given.
+    signatures: Option<&'e Engine>,
     pub files: Vec<FileEvidence>,
 }
 
-impl Extractor {
+/// A reader that hands every byte it reads to a signature stream too, so
+/// parsers and signatures share one pass over each file.
+struct Tee<'r, 's, 'e> {
+    inner: &'r mut dyn Read,
+    stream: Option<&'s mut Stream<'e>>,
+}
+
+impl Read for Tee<'_, '_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(stream) = self.stream.as_deref_mut() {
+            stream.feed(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+impl<'e> Extractor<'e> {
     pub fn new(max_line: usize) -> Self {
-        Extractor { max_line, files: Vec::new() }
+        Extractor { max_line, signatures: None, files: Vec::new() }
+    }
+
+    /// An extractor that also runs the signature rules of `engine`.
+    pub fn with_signatures(max_line: usize, engine: &'e Engine) -> Self {
+        Extractor { max_line, signatures: Some(engine), files: Vec::new() }
     }
 
     /// Parse one stream as a file at `path`; returns the evidence and what
     /// part of it, if any, could not be examined.
     pub fn extract(&self, path: &str, kind: FileKind, reader: &mut dyn Read) -> (FileEvidence, Option<String>) {
         let file = FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) };
+        let mut stream = self.signatures.filter(|_| kind != FileKind::Doc).map(|engine| engine.stream(file.clone(), kind, self.max_line));
+        let mut tee = Tee { inner: reader, stream: stream.as_mut() };
+        let (mut evidence, incomplete) = self.parse(&file, kind, &mut tee);
+        if let Some(stream) = stream {
+            let scan = stream.finish();
+            evidence.signatures = scan.findings;
+            for (rule, n) in scan.omitted {
+                evidence.notes.push(Note { line: None, message: format!("{rule}: {n} more match(es) not listed") });
+            }
+        }
+        (evidence, incomplete)
+    }
+
+    fn parse(&self, file: &FileRef, kind: FileKind, reader: &mut dyn Read) -> (FileEvidence, Option<String>) {
+        let file = file.clone();
         let mut evidence = FileEvidence::new(&file, kind);
+        if kind == FileKind::Doc {
+            let mut text = Vec::new();
+            if let Err(e) = reader.take(waiver::MAX_WAIVER as u64).read_to_end(&mut text) {
+                return (evidence, Some(format!("read error: {e}")));
+            }
+            if waiver::Waiver::is_waiver_path(&file.path) {
+                evidence.waiver = Some(waiver::Waiver::parse(&file.path, &String::from_utf8_lossy(&text)));
+            }
+            // The rest of a document over the cap is prose nobody parses; drain it for the digest.
+            return match io::copy(reader, &mut io::sink()) {
+                Ok(_) => (evidence, None),
+                Err(e) => (evidence, Some(format!("read error: {e}"))),
+            };
+        }
         if matches!(kind, FileKind::Json | FileKind::Yaml) {
             let head = match read_document(reader) {
                 Ok(Document::Whole(bytes)) => match self.structured(&file, kind, &bytes, &mut evidence) {
@@ -208,7 +275,7 @@ impl Extractor {
             match evidence.kind {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
                 FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
-                FileKind::Log | FileKind::Json | FileKind::Yaml => {
+                FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc => {
                     records.line(&line);
                     if !listing.line(&line) {
                         shell.log_line(&line);
@@ -253,7 +320,7 @@ fn read_document(reader: &mut dyn Read) -> io::Result<Document> {
     Ok(if head.len() as u64 > MAX_DOCUMENT { Document::TooLarge(head) } else { Document::Whole(head) })
 }
 
-impl Extractor {
+impl Extractor<'_> {
     /// Parse a whole JSON or YAML document; `Err` says why it must be read as text.
     fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
@@ -273,7 +340,7 @@ impl Extractor {
     }
 }
 
-impl MemberVisitor for Extractor {
+impl MemberVisitor for Extractor<'_> {
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
         let kind = match classify(path) {
             Ok(kind) => kind,
