@@ -29,3 +29,20 @@ fn wrapped_coloured_truncated_server_args_keep_exactly_the_fields_before_the_cut
     assert_eq!(v["speculative"]["draft_length"], 3);
     assert_eq!(v["speculative"]["method"], "eagle");
 }
+
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    // Each file is a crashing input found by `cargo fuzz run evidence_text`:
+    // the first byte picks the file kind, the rest is the file.
+    let kinds = ["server.log", "run.sh", "sglang_command.txt", "sitecustomize.py", "config.yaml", "meta_env.json"];
+    for entry in std::fs::read_dir(root().join("tests/fixtures/fuzz")).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let name = kinds[usize::from(bytes[0]) % kinds.len()];
+        std::fs::write(tmp.path().join(name), &bytes[1..]).unwrap();
+        let out = auditor(&["evidence", tmp.path().join(name).to_str().unwrap()]);
+        assert!(!stderr(&out).contains("panicked"), "{}: {}", path.display(), stderr(&out));
+        assert!(matches!(code(&out), 0 | 3), "{}: exit {}", path.display(), code(&out));
+    }
+}

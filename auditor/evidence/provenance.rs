@@ -78,8 +78,10 @@ pub fn redact(text: &str) -> String {
     while let Some(eq) = rest.find('=') {
         let before = &rest[..eq];
         let name_start = before
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let name = &before[name_start..];
         out.push_str(&rest[..=eq]);
         rest = &rest[eq + 1..];
@@ -104,6 +106,9 @@ mod tests {
         assert_eq!(redact("HF_TOKEN=hf_abc SGLANG_X=1"), "HF_TOKEN=<redacted> SGLANG_X=1");
         assert_eq!(redact("--api-key=sk-1 --port=8"), "--api-key=<redacted> --port=8");
         assert_eq!(redact("a=b"), "a=b");
+        // Fuzz regression: a multi-byte character right before the name.
+        assert_eq!(redact("\u{fffd}HF_TOKEN=x"), "\u{fffd}HF_TOKEN=<redacted>");
+        assert_eq!(redact("é=1 ü=2"), "é=1 ü=2");
     }
 
     #[test]
