@@ -169,8 +169,20 @@ pub struct Job {
     pub runs_eval: bool,
     /// How the kind was decided.
     pub kind_reason: String,
+    /// The srt-slurm worker role of a recipe job (`prefill`, `decode`, `aggregated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     pub meta: JobMeta,
     pub artifacts: Vec<String>,
+}
+
+impl Job {
+    /// A prefill role does not generate tokens: the generation role decides
+    /// the golden target, and what prefill sets is informational (domain
+    /// brief §8.3, §14).
+    pub fn informational(&self) -> bool {
+        self.role.as_deref() == Some("prefill")
+    }
 }
 
 /// What the content of a job's files says, gathered by the evidence parsers.
@@ -222,6 +234,7 @@ pub fn group(artifacts: &BTreeSet<String>) -> (Vec<Job>, BTreeMap<String, String
             scenario,
             runs_eval: false,
             kind_reason: reason.to_string(),
+            role: None,
             meta: meta.clone(),
             artifacts: Vec::new(),
         };
@@ -290,6 +303,7 @@ pub fn unassigned_job(id: &str, layout_recognised: bool) -> Job {
         scenario: None,
         runs_eval: false,
         kind_reason: reason.to_string(),
+        role: None,
         meta: JobMeta::default(),
         artifacts: Vec::new(),
     }

@@ -7,15 +7,18 @@ pub mod engine_log;
 pub mod env;
 pub mod eval_results;
 pub mod facts;
+pub mod gate;
 pub mod json_env;
 pub mod knobs;
 pub mod launch;
 pub mod lines;
 pub mod logline;
+pub mod master;
 pub mod metadata;
 pub mod provenance;
 pub mod pyrepr;
 pub mod python_env;
+pub mod recipe;
 pub mod script;
 pub mod shell;
 pub mod shellscan;
@@ -99,6 +102,12 @@ pub struct FileEvidence {
     pub records: Vec<EngineRecord>,
     #[serde(skip)]
     pub metadata: Option<Metadata>,
+    /// The per-role engine configs of an srt-slurm recipe.
+    #[serde(skip)]
+    pub recipe: Option<recipe::Recipe>,
+    /// The entries of a master config.
+    #[serde(skip)]
+    pub master: Vec<master::MasterEntry>,
     /// An eval payload (`meta_env.json`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_payload: bool,
@@ -123,6 +132,8 @@ impl FileEvidence {
             commands: Vec::new(),
             records: Vec::new(),
             metadata: None,
+            recipe: None,
+            master: Vec::new(),
             eval_payload: false,
             eval_scores: Vec::new(),
             failed_eval_concs: Vec::new(),
@@ -244,6 +255,8 @@ impl Extractor {
             let yaml = yaml_env::scan(file, text)?;
             evidence.env = yaml.env;
             evidence.records = yaml.records;
+            evidence.recipe = yaml.recipe;
+            evidence.master = yaml.master;
             return Ok(());
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
