@@ -83,7 +83,8 @@ pub enum JobKind {
     EvalOnly,
     /// Neither the artifact names nor the content say.
     Unknown,
-    /// Not a job: run-level files outside any job artifact of a `gh run download` layout.
+    /// Not a job: run-level files outside any job artifact of a `gh run
+    /// download` layout, or files of a repository that no job runs.
     RunLevel,
 }
 
