@@ -173,6 +173,10 @@ pub struct Job {
     /// The srt-slurm worker role of a recipe job (`prefill`, `decode`, `aggregated`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Read from benchmark sources before any run (a repository checkout):
+    /// no logs or results exist yet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_sources: bool,
     pub meta: JobMeta,
     pub artifacts: Vec<String>,
 }
@@ -236,6 +240,7 @@ pub fn group(artifacts: &BTreeSet<String>) -> (Vec<Job>, BTreeMap<String, String
             runs_eval: false,
             kind_reason: reason.to_string(),
             role: None,
+            from_sources: false,
             meta: meta.clone(),
             artifacts: Vec::new(),
         };
@@ -305,6 +310,7 @@ pub fn unassigned_job(id: &str, layout_recognised: bool) -> Job {
         runs_eval: false,
         kind_reason: reason.to_string(),
         role: None,
+        from_sources: false,
         meta: JobMeta::default(),
         artifacts: Vec::new(),
     }

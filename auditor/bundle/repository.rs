@@ -117,6 +117,7 @@ pub fn leftover_job() -> Job {
         kind_reason: "files of the repository that no recipe role, launch script or master-config entry runs (helpers, docs, other configs)".to_string(),
         role: None,
         meta: JobMeta::default(),
+        from_sources: true,
         artifacts: Vec::new(),
     }
 }
@@ -258,6 +259,7 @@ fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Op
         kind_reason: reason,
         role: Some(role.to_string()),
         meta,
+        from_sources: true,
         artifacts: Vec::new(),
     };
     RepoJob { job, files, unexamined }
@@ -289,6 +291,7 @@ fn script_job(file: &FileEvidence, run: Run, runner: Option<&EntryGroup>) -> Rep
         kind_reason: reason.to_string(),
         role: None,
         meta,
+        from_sources: true,
         artifacts: Vec::new(),
     };
     RepoJob { job, files: vec![view], unexamined: Vec::new() }
@@ -368,6 +371,7 @@ fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
         kind_reason: reason,
         role: None,
         meta,
+        from_sources: true,
         artifacts: Vec::new(),
     };
     RepoJob { job, files, unexamined }
