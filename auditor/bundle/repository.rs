@@ -86,7 +86,7 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     let mut jobs = Vec::new();
     for recipe in &recipes {
         for selection in selections(recipe) {
-            let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Recipe(f, _, _)) if std::ptr::eq(*f, *recipe)));
+            let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Recipe(f, s, _)) if std::ptr::eq(*f, *recipe) && *s == selection));
             for role in roles(recipe, &selection) {
                 jobs.push(recipe_job(recipe, &selection, &role, runner));
             }
@@ -490,6 +490,71 @@ fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::Extractor;
+
+    fn group_of(files: &[(&str, &str)]) -> Vec<RepoJob> {
+        let ex = Extractor::new(1 << 20);
+        let evidence: Vec<FileEvidence> = files
+            .iter()
+            .map(|(path, text)| ex.extract(path, crate::evidence::classify(path).unwrap(), &mut text.as_bytes()).0)
+            .collect();
+        group(&evidence).unwrap()
+    }
+
+    fn job<'a>(jobs: &'a [RepoJob], id: &str) -> &'a RepoJob {
+        jobs.iter().find(|j| j.job.id == id).unwrap_or_else(|| panic!("no job {id} in {:?}", jobs.iter().map(|j| &j.job.id).collect::<Vec<_>>()))
+    }
+
+    fn steps(job: &RepoJob) -> Vec<Value> {
+        job.files.iter().filter_map(|f| f.recipe.as_ref()).flat_map(|r| r.roles.iter()).flat_map(|c| c.args.iter()).filter(|a| a.field == "speculative_num_steps").map(|a| a.value.clone()).collect()
+    }
+
+    const OVERRIDE_RECIPE: &str = "base:\n  backend:\n    type: sglang\n    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: '2.49'\n    sglang_config:\n      prefill: {speculative-num-steps: 3}\n      decode: {speculative-num-steps: 3, tp-size: 8}\nzip_override_k:\n  backend:\n    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: '2.27'\n    sglang_config:\n      decode: {speculative-num-steps: [1, 2]}\n";
+
+    #[test]
+    fn override_recipes_give_a_job_per_variant_and_role() {
+        let path = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml";
+        let jobs = group_of(&[(path, OVERRIDE_RECIPE)]);
+        let ids: BTreeSet<&str> = jobs.iter().map(|j| j.job.id.as_str()).collect();
+        let expected: BTreeSet<String> = ["#decode", "#prefill", ":zip_override_k[0]#decode", ":zip_override_k[0]#prefill", ":zip_override_k[1]#decode", ":zip_override_k[1]#prefill"].iter().map(|s| format!("{path}{s}")).collect();
+        assert_eq!(ids, expected.iter().map(String::as_str).collect());
+        assert_eq!(steps(job(&jobs, &format!("{path}#decode"))), [Value::from(3)]);
+        let variant = job(&jobs, &format!("{path}:zip_override_k[1]#decode"));
+        assert_eq!(steps(variant), [Value::from(2)]);
+        // The variant's value follows the base's in one scope: it takes effect.
+        let env: Vec<(&str, &str)> = variant.files[0].env.iter().map(|a| (a.value.as_deref().unwrap(), a.scope.as_str())).collect();
+        assert_eq!(env, [("2.49", "recipe:zip_override_k[1]:decode"), ("2.27", "recipe:zip_override_k[1]:decode")]);
+        let prefill = job(&jobs, &format!("{path}#prefill"));
+        assert!(prefill.job.informational() && prefill.files[0].env.is_empty());
+        assert_eq!(prefill.unexamined.len(), 1, "no master-config entry runs it");
+    }
+
+    #[test]
+    fn entries_link_recipe_variants_and_scripts() {
+        let master = "a-fp4-gb200-dynamo-sglang:\n  image: lmsysorg/sglang:v1\n  model-prefix: dsv4\n  framework: dynamo-sglang\n  runner: cluster:gb200-nv\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/x.yaml:zip_override_k[1]\"]\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/missing.yaml\"]\ndsv4-fp4-b200-sglang:\n  image: lmsysorg/sglang:v1\n  model-prefix: dsv4\n  precision: fp4\n  framework: sglang\n  runner: b200\n  scenarios:\n    fixed-seq-len:\n    - search-space:\n      - { spec-decoding: mtp }\n";
+        let script = "if [ \"$EVAL_ONLY\" != true ]; then export SGLANG_SIMULATE_ACC_LEN=2.49; fi\npython3 -m sglang.launch_server --speculative-num-steps 3\n";
+        let jobs = group_of(&[
+            ("configs/nvidia-master.yaml", master),
+            ("benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml", OVERRIDE_RECIPE),
+            ("benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh", script),
+        ]);
+        let linked = job(&jobs, "configs/nvidia-master.yaml#a-fp4-gb200-dynamo-sglang [recipes/sglang/dsv4/x.yaml:zip_override_k[1]]");
+        assert_eq!(steps(linked), [Value::from(2)]);
+        assert!(linked.job.kind_reason.contains("x.yaml:zip_override_k[1]#decode"), "{}", linked.job.kind_reason);
+        let missing = job(&jobs, "configs/nvidia-master.yaml#a-fp4-gb200-dynamo-sglang [recipes/sglang/dsv4/missing.yaml]");
+        assert_eq!((missing.files.len(), missing.unexamined.len()), (1, 1));
+        let variant = job(&jobs, "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml:zip_override_k[1]#decode");
+        assert_eq!((variant.job.scenario, variant.job.meta.model_prefix.as_deref()), (Some(Scenario::AgenticCoding), Some("dsv4")));
+        assert!(variant.unexamined.is_empty());
+        let base = job(&jobs, "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml#decode");
+        assert_eq!((base.job.meta.model_prefix.as_deref(), base.unexamined.len()), (None, 1), "no entry runs the base");
+        let single = job(&jobs, "configs/nvidia-master.yaml#dsv4-fp4-b200-sglang");
+        assert_eq!(single.files.len(), 2, "the entry and its script's throughput path");
+        assert_eq!(single.files[1].env.len(), 1);
+        let eval = job(&jobs, "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh (eval-only)");
+        assert_eq!((eval.job.kind, eval.files[0].env.len(), eval.files[0].commands.len()), (JobKind::EvalOnly, 0, 1));
+        assert_eq!(eval.job.scenario, Some(Scenario::FixedSeqLen));
+    }
 
     #[test]
     fn selectors_points_and_names() {
