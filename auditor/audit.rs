@@ -23,6 +23,10 @@ pub enum AuditError {
 pub struct ReadBundle {
     pub bundle: Bundle,
     pub jobs: Vec<AuditedJob>,
+    /// The evidence of every file as extracted, when the jobs see only parts
+    /// of files (a repository's recipe roles and script paths); empty when
+    /// each file belongs whole to one job.
+    pub sources: Vec<FileEvidence>,
 }
 
 /// Read one bundle, extract evidence from every file and group the files
@@ -39,16 +43,16 @@ pub fn read(path: &PathBuf, limits: &Limits) -> Result<ReadBundle, AuditError> {
         .filter_map(|f| layout::artifact_of(&f.path).map(str::to_string))
         .collect();
     let (jobs, assignment) = layout::group(&artifacts);
-    let mut jobs = match repository::group(&extractor.files) {
-        Some(repo) if jobs.is_empty() => from_repository(&bundle, repo, extractor.files),
-        _ => by_artifact(&bundle, jobs, &assignment, extractor.files),
+    let (mut jobs, sources) = match repository::group(&extractor.files) {
+        Some(repo) if jobs.is_empty() => (from_repository(&bundle, repo, &extractor.files), extractor.files),
+        _ => (by_artifact(&bundle, jobs, &assignment, extractor.files), Vec::new()),
     };
     for job in &mut jobs {
         let hints = hints(&job.files);
         layout::apply_hints(&mut job.job, &hints);
         job.facts = facts::derive(&job.files, Catalog::embedded());
     }
-    Ok(ReadBundle { bundle, jobs })
+    Ok(ReadBundle { bundle, jobs, sources })
 }
 
 /// Jobs of a `gh run download` layout (or the one job of an unrecognised bundle).
@@ -84,7 +88,7 @@ fn by_artifact(bundle: &Bundle, jobs: Vec<layout::Job>, assignment: &BTreeMap<St
 
 /// Jobs of a repository checkout; files that no job runs (helpers, docs,
 /// other configs) form the pseudo-job `repository`.
-fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: Vec<FileEvidence>) -> Vec<AuditedJob> {
+fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: &[FileEvidence]) -> Vec<AuditedJob> {
     let incomplete: BTreeSet<&str> = bundle.files.iter().filter(|f| f.status.is_incomplete()).map(|f| f.path.as_str()).collect();
     let used: BTreeSet<String> = repo.iter().flat_map(|j| j.files.iter().map(|f| f.path.clone())).collect();
     let mut jobs: Vec<AuditedJob> = repo
@@ -96,7 +100,7 @@ fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: Vec<F
             AuditedJob { bundle: bundle.path.clone(), job: r.job, files: r.files, facts: Facts::default(), unexamined }
         })
         .collect();
-    let rest: Vec<FileEvidence> = files.into_iter().filter(|f| !used.contains(&f.path)).collect();
+    let rest: Vec<FileEvidence> = files.iter().filter(|f| !used.contains(&f.path)).cloned().collect();
     if !rest.is_empty() {
         let unexamined = rest.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
         jobs.push(AuditedJob { bundle: bundle.path.clone(), job: repository::leftover_job(), files: rest, facts: Facts::default(), unexamined });
@@ -138,10 +142,12 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Input
 
 fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {
     let multi = bundles.len() > 1;
-    let file_job: BTreeMap<(&str, &str), &str> = jobs
-        .iter()
-        .flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str())))
-        .collect();
+    // A repository file can be seen by several jobs (a recipe's roles, the
+    // entry that runs it): it is listed under the first.
+    let mut file_job: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    for (key, id) in jobs.iter().flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str()))) {
+        file_job.entry(key).or_insert(id);
+    }
     let mut not_examined = Vec::new();
     let mut files = Vec::new();
     for b in bundles {
