@@ -72,8 +72,14 @@ enum Link<'f> {
 }
 
 /// The jobs of a repository checkout; `None` when the files hold no recipe,
-/// launch script or master-config entry.
+/// launch script or master-config entry, or hold the output of a run
+/// (engine startup records in logs, env dumps, eval payloads): a run's
+/// files are one job, whatever sources came with them.
 pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
+    let run_output = |f: &FileEvidence| !f.env_dumps.is_empty() || f.eval_payload || (f.kind == FileKind::Log && !f.records.is_empty());
+    if files.iter().any(run_output) {
+        return None;
+    }
     let recipes: Vec<&FileEvidence> = files.iter().filter(|f| !roles(f, &Selection::Base).is_empty()).collect();
     let scripts: Vec<&FileEvidence> = files.iter().filter(|f| is_launch_script(f)).collect();
     let mut groups = entry_groups(files);
@@ -554,6 +560,15 @@ mod tests {
         let eval = job(&jobs, "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh (eval-only)");
         assert_eq!((eval.job.kind, eval.files[0].env.len(), eval.files[0].commands.len()), (JobKind::EvalOnly, 0, 1));
         assert_eq!(eval.job.scenario, Some(Scenario::FixedSeqLen));
+    }
+
+    #[test]
+    fn run_output_is_not_a_repository() {
+        let ex = Extractor::new(1 << 20);
+        let script = ex.extract("run.sh", FileKind::Script, &mut "python3 -m sglang.launch_server --tp 8\n".as_bytes()).0;
+        let log = ex.extract("server.log", FileKind::Log, &mut "[2026-07-01 15:18:36] server_args=ServerArgs(tp_size=8)\n".as_bytes()).0;
+        assert!(group(std::slice::from_ref(&script)).is_some());
+        assert!(group(&[script, log]).is_none());
     }
 
     #[test]

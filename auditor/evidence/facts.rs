@@ -1,8 +1,9 @@
 //! One vocabulary over every engine and version: from the engine records
-//! (SGLang ServerArgs, vLLM args/config), launch commands and the effective
-//! environment of a job, derive `server_args` (the engine's own names) and
-//! the `summary` and `speculative` facts that checks consume — each fact
-//! with the place it was read from.
+//! (SGLang ServerArgs, vLLM args/config), launch commands, recipe role
+//! configs (the generation role's) and the effective environment of a job,
+//! derive `server_args` (the engine's own names) and the `summary` and
+//! `speculative` facts that checks consume — each fact with the place it
+//! was read from.
 
 use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};

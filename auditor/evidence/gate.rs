@@ -49,7 +49,7 @@ impl Gate {
 
     /// The condition fails. Only a test of `EVAL_ONLY` has a known opposite;
     /// the others stay what they are.
-    pub fn not(self) -> Gate {
+    pub fn negate(self) -> Gate {
         match self {
             Gate::EvalOnly => Gate::NotEval,
             Gate::NotEval => Gate::EvalOnly,
@@ -89,7 +89,7 @@ pub fn test_gate(words: &[&str]) -> Option<Gate> {
         ("true", false) | ("false", true) => Gate::NotEval,
         _ => return None,
     };
-    Some(if negations % 2 == 1 { gate.not() } else { gate })
+    Some(if negations % 2 == 1 { gate.negate() } else { gate })
 }
 
 /// An `if` block being walked.
@@ -117,9 +117,9 @@ impl Condition {
         let joiners: Vec<&str> = self.parts.iter().rev().skip(1).filter_map(|(_, op)| op.as_deref()).collect();
         let known = self.parts.iter().filter_map(|(g, _)| *g);
         match self.parts.as_slice() {
-            [(Some(g), _)] => (*g, g.not()),
+            [(Some(g), _)] => (*g, g.negate()),
             [_, _, ..] if joiners.iter().all(|j| *j == "&&") => (known.fold(Gate::Always, Gate::and), Gate::Always),
-            [_, _, ..] if joiners.iter().all(|j| *j == "||") => (Gate::Always, known.map(Gate::not).fold(Gate::Always, Gate::and)),
+            [_, _, ..] if joiners.iter().all(|j| *j == "||") => (Gate::Always, known.map(Gate::negate).fold(Gate::Always, Gate::and)),
             _ => (Gate::Always, Gate::Always),
         }
     }
@@ -199,9 +199,9 @@ impl Gates {
         }
         match (test_gate(words), op) {
             (Some(g), Some("&&")) => self.list = self.list.and(g),
-            (Some(g), Some("||")) => self.list = self.list.and(g.not()),
+            (Some(g), Some("||")) => self.list = self.list.and(g.negate()),
             // `test && A || B`: B runs when the test failed.
-            (None, Some("||")) => self.list = self.list.not(),
+            (None, Some("||")) => self.list = self.list.negate(),
             (_, Some("&&" | "|")) => {}
             // A list left open at the end of a line continues on the next.
             (_, None) if words.is_empty() => {}

@@ -34,6 +34,9 @@ struct Rewrite {
 static TABLES: LazyLock<BTreeMap<String, EngineArgs>> =
     LazyLock::new(|| toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid"));
 
+/// Values an engine rewrites before logging: (field, as given, as logged).
+pub type Rewritten = Vec<(String, String, String)>;
+
 /// A launch command's arguments in the engine's field names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchArgs {
@@ -94,11 +97,11 @@ fn field_of(table: &EngineArgs, flag: &str) -> String {
 
 /// Apply `engine`'s rewrites (SGLang `NEXTN` -> `EAGLE`) to arguments in
 /// field names; returns (field, as given, as logged) for each.
-pub fn rewrite(engine: &str, args: &mut Map<String, Value>) -> Vec<(String, String, String)> {
+pub fn rewrite(engine: &str, args: &mut Map<String, Value>) -> Rewritten {
     TABLES.get(engine).map(|table| apply_rewrites(table, args)).unwrap_or_default()
 }
 
-fn apply_rewrites(table: &EngineArgs, args: &mut Map<String, Value>) -> Vec<(String, String, String)> {
+fn apply_rewrites(table: &EngineArgs, args: &mut Map<String, Value>) -> Rewritten {
     let mut rewritten = Vec::new();
     for rule in &table.rewrites {
         if let Some(Value::String(v)) = args.get_mut(&rule.field) {

@@ -47,7 +47,7 @@ pub struct RoleConfig {
 impl RoleConfig {
     /// The arguments as the engine reads them, with its rewrites applied
     /// (`NEXTN` -> `EAGLE`): (field -> value, field -> where, rewrites).
-    pub fn engine_args(&self) -> (Map<String, Value>, Vec<(String, String, String)>) {
+    pub fn engine_args(&self) -> (Map<String, Value>, launch::Rewritten) {
         let mut args: Map<String, Value> = self.args.iter().map(|a| (a.field.clone(), a.value.clone())).collect();
         let rewritten = launch::rewrite(self.engine, &mut args);
         (args, rewritten)
