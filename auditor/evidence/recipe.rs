@@ -57,8 +57,6 @@ impl RoleConfig {
 /// What a recipe holds for the auditor beyond its environment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Recipe {
-    /// `backend.type`.
-    pub backend: Option<String>,
     /// The benchmark it runs: `benchmark.isl`/`osl` mean fixed-seq, an
     /// agentic benchmark (type or command naming `agentic`) AgentX.
     pub scenario: Option<Scenario>,
@@ -69,6 +67,7 @@ pub struct Recipe {
 /// (it has a `backend:` mapping).
 pub(super) fn read<'y>(file: &FileRef, lines: &LineIndex, docs: &'y [MarkedYaml<'y>]) -> Option<Recipe> {
     let mut recipe = None;
+    let mut base_type: Option<String> = None;
     for doc in docs {
         let top = entries(doc, 0);
         let roots: Vec<(Option<String>, &MarkedYaml)> = match top.iter().find(|(k, _)| k == "base") {
@@ -83,10 +82,9 @@ pub(super) fn read<'y>(file: &FileRef, lines: &LineIndex, docs: &'y [MarkedYaml<
             let Some(backend) = get("backend").filter(|b| matches!(b.data, YamlData::Mapping(_))) else { continue };
             let this: &mut Recipe = recipe.get_or_insert_with(Recipe::default);
             let backend_fields = entries(backend, 0);
-            let backend_type = backend_fields.iter().find(|(k, _)| k == "type").and_then(|(_, v)| scalar_text(v));
-            if this.backend.is_none() {
-                this.backend = backend_type.clone();
-            }
+            // A variant block inherits the base's backend type.
+            let backend_type = backend_fields.iter().find(|(k, _)| k == "type").and_then(|(_, v)| scalar_text(v)).or(base_type.clone());
+            base_type = base_type.or(backend_type.clone());
             if this.scenario.is_none() {
                 this.scenario = scenario_of(get("benchmark"), get("name"));
             }
@@ -180,7 +178,6 @@ mod tests {
     fn sglang_roles_map_flag_keys_to_engine_fields() {
         let text = "name: dsv4-agentic\nbackend:\n  type: sglang\n  sglang_config:\n    prefill: &common\n      tp: 4\n      speculative-algorithm: NEXTN\n      speculative-num-steps: 2\n    decode:\n      <<: *common\n      tp: 8\n      speculative-num-steps: 3\n      trust-remote-code: true\n";
         let r = roles(text);
-        assert_eq!(r.backend.as_deref(), Some("sglang"));
         assert_eq!(r.scenario, Some(crate::evidence::metadata::Scenario::AgenticCoding));
         let decode = r.roles.iter().find(|c| c.role == "decode").unwrap();
         let (args, rewritten) = decode.engine_args();
