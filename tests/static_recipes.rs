@@ -130,6 +130,8 @@ fn eval_only_paths_of_scripts() {
     // On the script alone it shows the whole file.
     let whole = json(&auditor(&["evidence", &format!("{FAIL_TREE}/{SCRIPT}"), "--format", "json"]));
     assert!(whole["env"].get("EVAL_FRAMEWORK").is_some() && whole["env"].get("SGLANG_SIMULATE_ACC_LEN").is_some());
+    assert_eq!(whole["env"]["EVAL_FRAMEWORK"]["gate"], "eval-only");
+    assert!(whole["env"]["SGLANG_SIMULATE_ACC_LEN"].get("gate").is_none());
 }
 
 #[test]
