@@ -91,10 +91,13 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     }
     let mut jobs = Vec::new();
     for recipe in &recipes {
-        for selection in selections(recipe) {
+        let (selections, left_out) = selections(recipe);
+        for selection in selections {
             let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Recipe(f, s, _)) if std::ptr::eq(*f, *recipe) && *s == selection));
             for role in roles(recipe, &selection) {
-                jobs.push(recipe_job(recipe, &selection, &role, runner));
+                let mut job = recipe_job(recipe, &selection, &role, runner);
+                job.unexamined.extend(left_out.iter().cloned());
+                jobs.push(job);
             }
         }
     }
@@ -163,12 +166,17 @@ fn roles(file: &FileEvidence, selection: &Selection) -> Vec<String> {
     out.into_iter().collect()
 }
 
-/// The base of a recipe and every variant of its `zip_override_<name>` blocks:
-/// as many as its longest list-valued leaf.
-fn selections(file: &FileEvidence) -> Vec<Selection> {
+/// Most variants of one `zip_override_<name>` block made into jobs.
+const MAX_VARIANTS: usize = 64;
+
+/// The base of a recipe and every variant of its `zip_override_<name>` blocks
+/// (as many as its longest list-valued leaf, at most [`MAX_VARIANTS`]), and
+/// what was left out.
+fn selections(file: &FileEvidence) -> (Vec<Selection>, Vec<String>) {
     let mut names: BTreeSet<&str> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter_map(|c| c.variant.as_deref()).collect();
     names.extend(file.env.iter().filter_map(|a| scope_role(&a.scope)?.0));
     let mut out = vec![Selection::Base];
+    let mut left_out = Vec::new();
     for name in names.into_iter().filter(|n| !is_base(Some(n))) {
         let count = file
             .recipe
@@ -180,16 +188,18 @@ fn selections(file: &FileEvidence) -> Vec<Selection> {
             .max()
             .unwrap_or(1)
             .max(1);
-        out.extend((0..count).map(|i| Selection::Variant(name.to_string(), i)));
+        if count > MAX_VARIANTS {
+            left_out.push(format!("{name} variants {MAX_VARIANTS}..{} (only the first {MAX_VARIANTS} are audited)", count - 1));
+        }
+        out.extend((0..count.min(MAX_VARIANTS)).map(|i| Selection::Variant(name.to_string(), i)));
     }
-    out
+    (out, left_out)
 }
 
 /// What one role of a recipe selection sees: its env scopes (and the
 /// recipe-wide and client ones), and its engine config with a variant's
 /// overrides applied (list leaves zipped: element `i`).
 fn role_view(file: &FileEvidence, selection: &Selection, role: &str) -> FileEvidence {
-    let mut view = file.clone();
     let variant = match selection {
         Selection::Base => None,
         Selection::Variant(name, _) => Some(name.as_str()),
@@ -201,14 +211,12 @@ fn role_view(file: &FileEvidence, selection: &Selection, role: &str) -> FileEvid
     // A variant's values follow the base's in one scope, so they override them.
     let (base, over): (Vec<EnvAssignment>, Vec<EnvAssignment>) =
         file.env.iter().filter(|a| in_role(a)).cloned().partition(|a| scope_role(&a.scope).is_none_or(|(v, _)| is_base(v)));
-    view.env = base.into_iter().chain(over).collect();
+    // TensorRT-LLM blocks are in the role's config (the file's records mix every role).
+    let mut view = file.part(base.into_iter().chain(over).collect(), file.commands.clone());
     if variant.is_some() {
         let scope = format!("recipe{}:{role}", selection.suffix());
         view.env.iter_mut().filter(|a| !a.client).for_each(|a| a.scope = scope.clone());
     }
-    // TensorRT-LLM blocks are in the role's config; the file's records mix every role.
-    view.records.clear();
-    view.master.clear();
     let configs: Vec<&RoleConfig> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| c.role == role).collect();
     let base_config = configs.iter().find(|c| is_base(c.variant.as_deref())).map(|c| (*c).clone());
     let over_config = configs.iter().find(|c| variant.is_some() && c.variant.as_deref() == variant);
@@ -271,10 +279,14 @@ fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Op
     RepoJob { job, files, unexamined }
 }
 
+/// What one path of a launch script runs.
+fn script_view(file: &FileEvidence, run: Run) -> FileEvidence {
+    let env = file.env.iter().filter(|a| a.gate.runs_in(run)).cloned().collect();
+    file.part(env, file.commands.iter().filter(|c| c.gate.runs_in(run)).cloned().collect())
+}
+
 fn script_job(file: &FileEvidence, run: Run, runner: Option<&EntryGroup>) -> RepoJob {
-    let mut view = file.clone();
-    view.env.retain(|a| a.gate.runs_in(run));
-    view.commands.retain(|c| c.gate.runs_in(run));
+    let view = script_view(file, run);
     let dirs: Vec<&str> = file.path.split('/').collect();
     let by_path = if dirs.contains(&"agentic") {
         Some(Scenario::AgenticCoding)
@@ -324,16 +336,9 @@ fn linked_meta(group: &EntryGroup) -> JobMeta {
     JobMeta { image: None, runner: None, hw: None, spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() }
 }
 
-/// The master config as one group of an entry sees it: its settings, and
-/// the entry's fields as metadata (with the line of its image).
+/// The master config as one group of an entry sees it: its settings.
 fn settings_view(group: &EntryGroup) -> FileEvidence {
-    let mut view = group.file.clone();
-    view.env = group.settings.clone();
-    view.records.clear();
-    view.commands.clear();
-    view.master.clear();
-    view.recipe = None;
-    view
+    group.file.part(group.settings.clone(), Vec::new())
 }
 
 fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
@@ -347,10 +352,7 @@ fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
             (format!("master-config entry; runs {}{}#{role} (CONFIG_FILE)", recipe.path, selection.suffix()), Vec::new())
         }
         Some(Link::Script(script)) => {
-            let mut view = (*script).clone();
-            view.env.retain(|a| a.gate.runs_in(Run::Throughput));
-            view.commands.retain(|c| c.gate.runs_in(Run::Throughput));
-            files.push(view);
+            files.push(script_view(script, Run::Throughput));
             (format!("master-config entry; runs {} (by the launch-script name grammar)", script.path), Vec::new())
         }
         None => {
@@ -402,14 +404,18 @@ fn point_of(scope: &str) -> &str {
 /// Every (entry, scenario) of every master config, split by the recipe its points run.
 fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
     let mut out = Vec::new();
-    for file in files {
+    for file in files.iter().filter(|f| !f.master.is_empty()) {
+        // Sorted by scope (stably: in-scope order kept), so each scenario's settings are one range.
+        let mut sorted: Vec<&EnvAssignment> = file.env.iter().collect();
+        sorted.sort_by(|a, b| a.scope.cmp(&b.scope));
         for entry in &file.master {
             for scenario in &entry.scenarios {
-                let settings: Vec<EnvAssignment> = file
-                    .env
+                let prefix = scenario.settings_scope.as_str();
+                let start = sorted.partition_point(|a| a.scope.as_str() < prefix);
+                let settings: Vec<EnvAssignment> = sorted[start..]
                     .iter()
-                    .filter(|a| a.scope.starts_with(&scenario.settings_scope))
-                    .map(|a| EnvAssignment { scope: point_of(&a.scope).to_string(), ..a.clone() })
+                    .take_while(|a| a.scope.starts_with(prefix))
+                    .map(|a| EnvAssignment { scope: point_of(&a.scope).to_string(), ..(*a).clone() })
                     .collect();
                 let points: BTreeSet<&str> = settings.iter().map(|a| a.scope.as_str()).collect();
                 let config_of = |point: &str| settings.iter().filter(|a| a.scope == point && a.name == "CONFIG_FILE").filter_map(|a| a.value.clone()).next_back();
@@ -560,6 +566,15 @@ mod tests {
         let eval = job(&jobs, "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh (eval-only)");
         assert_eq!((eval.job.kind, eval.files[0].env.len(), eval.files[0].commands.len()), (JobKind::EvalOnly, 0, 1));
         assert_eq!(eval.job.scenario, Some(Scenario::FixedSeqLen));
+    }
+
+    #[test]
+    fn variants_are_capped() {
+        let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let recipe = format!("base:\n  backend:\n    sglang_config:\n      decode: {{speculative-num-steps: 3}}\nzip_override_c:\n  backend:\n    sglang_config:\n      decode: {{cuda-graph-max-bs: [{}]}}\n", many.join(", "));
+        let jobs = group_of(&[("r.yaml", recipe.as_str())]);
+        assert_eq!(jobs.len(), 1 + MAX_VARIANTS);
+        assert!(jobs.iter().all(|j| j.unexamined.iter().any(|u| u.contains("zip_override_c variants 64..99"))));
     }
 
     #[test]

@@ -142,6 +142,32 @@ impl FileEvidence {
     }
 }
 
+impl FileEvidence {
+    /// This file as one job sees part of it (a recipe role, a script's
+    /// throughput or eval-only path, a master-config entry): `env` and
+    /// `commands` are the job's share; engine records, recipe and
+    /// master-config parts are left for the caller to set. Built without
+    /// copying the rest, so that many jobs over one large file stay cheap.
+    pub fn part(&self, env: Vec<EnvAssignment>, commands: Vec<Command>) -> FileEvidence {
+        FileEvidence {
+            path: self.path.clone(),
+            artifact: self.artifact.clone(),
+            kind: self.kind,
+            env,
+            env_dumps: self.env_dumps.clone(),
+            commands,
+            records: Vec::new(),
+            metadata: self.metadata.clone(),
+            recipe: None,
+            master: Vec::new(),
+            eval_payload: self.eval_payload,
+            eval_scores: self.eval_scores.clone(),
+            failed_eval_concs: self.failed_eval_concs.clone(),
+            notes: self.notes.clone(),
+        }
+    }
+}
+
 /// The bundle visitor that runs the parsers over every member.
 pub struct Extractor {
     max_line: usize,
