@@ -256,7 +256,7 @@ fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Op
     let (meta, scenario, reason) = match runner {
         Some(g) => {
             files.push(settings_view(g));
-            (linked_meta(g), Some(g.scenario.scenario), format!("srt-slurm recipe, {role} role; run by master-config entry {} (its additional-settings are exported into the launch)", g.entry.key))
+            (linked_meta(g), g.scenario.scenario, format!("srt-slurm recipe, {role} role; run by master-config entry {} (its additional-settings are exported into the launch)", g.entry.key))
         }
         None => {
             unexamined.push("the master-config entry that runs this recipe (CONFIG_FILE): its additional-settings may change the environment".to_string());
@@ -304,7 +304,7 @@ fn script_job(file: &FileEvidence, run: Run, runner: Option<&EntryGroup>) -> Rep
     let job = Job {
         id,
         kind,
-        scenario: by_path.or(runner.map(|g| g.scenario.scenario)),
+        scenario: by_path.or(runner.and_then(|g| g.scenario.scenario)),
         runs_eval: false,
         kind_reason: reason.to_string(),
         role: None,
@@ -344,7 +344,7 @@ fn settings_view(group: &EntryGroup) -> FileEvidence {
 fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
     let mut entry_view = settings_view(group);
     let meta = JobMeta { spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() };
-    entry_view.metadata = Some(Metadata { meta: meta.clone(), scenario: Some(group.scenario.scenario), image_at: Some(group.entry.image_at.clone()) });
+    entry_view.metadata = Some(Metadata { meta: meta.clone(), scenario: group.scenario.scenario, image_at: Some(group.entry.image_at.clone()) });
     let mut files = vec![entry_view];
     let (reason, unexamined) = match &group.link {
         Some(Link::Recipe(recipe, selection, role)) => {
@@ -366,7 +366,7 @@ fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
     let mut id = format!("{}#{}", group.file.path, group.entry.key);
     if scenarios {
         id.push('/');
-        id.push_str(scenario_name(group.scenario.scenario));
+        id.push_str(group.scenario.scenario.map_or("unknown", scenario_name));
     }
     if let (true, Some(config)) = (runs, &group.config_file) {
         id.push_str(&format!(" [{config}]"));
@@ -374,7 +374,7 @@ fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
     let job = Job {
         id,
         kind: JobKind::Throughput,
-        scenario: Some(group.scenario.scenario),
+        scenario: group.scenario.scenario,
         runs_eval: false,
         kind_reason: reason,
         role: None,
@@ -490,8 +490,9 @@ fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'
     let legacy = if framework == "trt" { "_trt" } else { "" };
     let names = [format!("{prefix}_{precision}_{sku}_{framework}{spec}.sh"), format!("{prefix}_{precision}_{sku}{legacy}{spec}.sh")];
     let dir = match group.scenario.scenario {
-        Scenario::AgenticCoding => "agentic",
-        Scenario::FixedSeqLen => "fixed_seq_len",
+        Some(Scenario::AgenticCoding) => "agentic",
+        Some(Scenario::FixedSeqLen) => "fixed_seq_len",
+        None => "",
     };
     names.iter().find_map(|name| {
         let matching: Vec<&&FileEvidence> = scripts.iter().filter(|s| s.path.rsplit('/').next() == Some(name.as_str())).collect();

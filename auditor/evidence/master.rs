@@ -15,7 +15,9 @@ use saphyr::{MarkedYaml, YamlData};
 /// One scenario of a config entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioEntry {
-    pub scenario: Scenario,
+    /// `None` for an entry whose `scenarios` name none this auditor knows:
+    /// it is still a config (its image is still judged).
+    pub scenario: Option<Scenario>,
     /// The first `spec-decoding` of its search space other than `none`
     /// (`none` when every item says none or omits it).
     pub spec_decoding: String,
@@ -57,7 +59,11 @@ pub(super) fn read<'y>(file: &FileRef, lines: &LineIndex, docs: &'y [MarkedYaml<
             };
             let line = image_node.span.start.line();
             let (offset, text) = lines.line(line);
-            let scenarios = get("scenarios").map(|s| scenarios(&key, s)).unwrap_or_default();
+            let mut scenarios = get("scenarios").map(|s| scenarios(&key, s)).unwrap_or_default();
+            if scenarios.is_empty() {
+                let settings_scope = settings_scope(std::slice::from_ref(&key)) + ".";
+                scenarios.push(ScenarioEntry { scenario: None, spec_decoding: "none".to_string(), settings_scope });
+            }
             out.push(MasterEntry { key, meta, scenarios, image_at: Provenance::at_line(file, line as u64, offset, text.trim()) });
         }
     }
@@ -81,7 +87,7 @@ fn scenarios(key: &str, node: &MarkedYaml) -> Vec<ScenarioEntry> {
                 .collect();
             let spec_decoding = labels.iter().find(|l| l.as_str() != "none").cloned().unwrap_or_else(|| "none".to_string());
             let settings_scope = settings_scope(&[key.to_string(), "scenarios".to_string(), name.clone()]) + ".";
-            Some(ScenarioEntry { scenario, spec_decoding, settings_scope })
+            Some(ScenarioEntry { scenario: Some(scenario), spec_decoding, settings_scope })
         })
         .collect()
 }
@@ -120,14 +126,19 @@ dsv4-fp4-gb200-dynamo-sglang-agentic:
         - "SYNTHETIC_ACCEPTANCE=true"
 not-an-entry:
   model: x
+no-scenarios:
+  image: vllm/vllm-openai:v1
+  framework: vllm
+  scenarios: 5
 "#;
         let y = scan(&FileRef { path: "configs/nvidia-master.yaml".into(), artifact: None }, text).unwrap();
-        assert_eq!(y.master.len(), 1);
+        assert_eq!(y.master.len(), 2);
+        assert_eq!(y.master[1].scenarios[0].scenario, None, "still a config: its image is judged");
         let e = &y.master[0];
         assert_eq!((e.meta.hw.as_deref(), e.meta.multinode, e.meta.model_prefix.as_deref()), (Some("gb200"), Some(true), Some("dsv4")));
         assert_eq!(e.image_at.line, Some(3));
         assert_eq!(e.scenarios.len(), 1);
-        assert_eq!((e.scenarios[0].scenario, e.scenarios[0].spec_decoding.as_str()), (Scenario::AgenticCoding, "mtp"));
+        assert_eq!((e.scenarios[0].scenario, e.scenarios[0].spec_decoding.as_str()), (Some(Scenario::AgenticCoding), "mtp"));
         let settings: Vec<_> = y.env.iter().filter(|a| a.scope.starts_with(&e.scenarios[0].settings_scope)).map(|a| a.name.as_str()).collect();
         assert_eq!(settings, ["CONFIG_FILE", "SYNTHETIC_ACCEPTANCE"]);
     }
