@@ -1,6 +1,6 @@
 //! The audit pipeline: bundles -> evidence -> jobs -> checks -> report.
 
-use crate::bundle::{self, layout, Bundle, BundleError, FileStatus, Limits};
+use crate::bundle::{self, layout, repository, Bundle, BundleError, FileStatus, Limits};
 use crate::checks::{self, AuditedJob, Context, Inputs};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
@@ -24,28 +24,49 @@ pub enum AuditError {
 pub struct ReadBundle {
     pub bundle: Bundle,
     pub jobs: Vec<AuditedJob>,
+    /// The evidence of every file as extracted, when the jobs see only parts
+    /// of files (a repository's recipe roles and script paths); empty when
+    /// each file belongs whole to one job.
+    pub sources: Vec<FileEvidence>,
 }
 
 /// Read one bundle, extract evidence from every file and group the files
-/// into jobs (files outside any job artifact form the pseudo-job `run`,
-/// or `bundle` when the layout is not recognised at all).
+/// into jobs: by artifact for a `gh run download` layout (files outside any
+/// job artifact form the pseudo-job `run`), by recipe role, launch script
+/// and master-config entry for a repository checkout (other files form the
+/// pseudo-job `repository`), else one job `bundle`.
 pub fn read(path: &PathBuf, limits: &Limits, signatures: &Engine) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
     let bundle = bundle::read_bundle(path, limits, &mut extractor)?;
-    let label = bundle.path.clone();
     let artifacts: BTreeSet<String> = bundle
         .files
         .iter()
         .filter_map(|f| layout::artifact_of(&f.path).map(str::to_string))
         .collect();
     let (jobs, assignment) = layout::group(&artifacts);
+    let (mut jobs, sources) = match repository::group(&extractor.files) {
+        Some(repo) if jobs.is_empty() => (from_repository(&bundle, repo, &extractor.files), extractor.files),
+        _ => (by_artifact(&bundle, jobs, &assignment, extractor.files), Vec::new()),
+    };
+    for job in &mut jobs {
+        let hints = hints(&job.files);
+        layout::apply_hints(&mut job.job, &hints);
+        job.facts = facts::derive(&job.files, Catalog::embedded());
+    }
+    Ok(ReadBundle { bundle, jobs, sources })
+}
+
+/// Jobs of a `gh run download` layout (or the one job of an unrecognised bundle).
+fn by_artifact(bundle: &Bundle, jobs: Vec<layout::Job>, assignment: &BTreeMap<String, String>, files: Vec<FileEvidence>) -> Vec<AuditedJob> {
+    let label = bundle.path.clone();
     let recognised = !jobs.is_empty();
     let mut by_job: BTreeMap<String, AuditedJob> =
         jobs.into_iter().map(|job| (job.id.clone(), AuditedJob { bundle: label.clone(), job, files: Vec::new(), facts: Facts::default(), unexamined: Vec::new() })).collect();
-    for evidence in extractor.files {
-        let job_id = evidence.artifact.as_ref().and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| {
-            if recognised { "run".to_string() } else { "bundle".to_string() }
-        });
+    let job_of = |artifact: Option<&str>| {
+        artifact.and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| if recognised { "run".to_string() } else { "bundle".to_string() })
+    };
+    for evidence in files {
+        let job_id = job_of(evidence.artifact.as_deref());
         by_job
             .entry(job_id.clone())
             .or_insert_with(|| AuditedJob {
@@ -59,20 +80,34 @@ pub fn read(path: &PathBuf, limits: &Limits, signatures: &Engine) -> Result<Read
             .push(evidence);
     }
     for file in bundle.files.iter().filter(|f| f.status.is_incomplete()) {
-        let job_id = layout::artifact_of(&file.path).and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| {
-            if recognised { "run".to_string() } else { "bundle".to_string() }
-        });
-        if let Some(job) = by_job.get_mut(&job_id) {
+        if let Some(job) = by_job.get_mut(&job_of(layout::artifact_of(&file.path))) {
             job.unexamined.push(file.path.clone());
         }
     }
-    let mut jobs: Vec<AuditedJob> = by_job.into_values().collect();
-    for job in &mut jobs {
-        let hints = hints(&job.files);
-        layout::apply_hints(&mut job.job, &hints);
-        job.facts = facts::derive(&job.files, Catalog::embedded());
+    by_job.into_values().collect()
+}
+
+/// Jobs of a repository checkout; files that no job runs (helpers, docs,
+/// other configs) form the pseudo-job `repository`.
+fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: &[FileEvidence]) -> Vec<AuditedJob> {
+    let incomplete: BTreeSet<&str> = bundle.files.iter().filter(|f| f.status.is_incomplete()).map(|f| f.path.as_str()).collect();
+    let used: BTreeSet<String> = repo.iter().flat_map(|j| j.files.iter().map(|f| f.path.clone())).collect();
+    let mut jobs: Vec<AuditedJob> = repo
+        .into_iter()
+        .map(|r| {
+            let mut unexamined: Vec<String> = r.files.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
+            unexamined.dedup();
+            unexamined.extend(r.unexamined);
+            AuditedJob { bundle: bundle.path.clone(), job: r.job, files: r.files, facts: Facts::default(), unexamined }
+        })
+        .collect();
+    let rest: Vec<FileEvidence> = files.iter().filter(|f| !used.contains(&f.path)).cloned().collect();
+    if !rest.is_empty() {
+        let unexamined = rest.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
+        jobs.push(AuditedJob { bundle: bundle.path.clone(), job: repository::leftover_job(), files: rest, facts: Facts::default(), unexamined });
     }
-    Ok(ReadBundle { bundle, jobs })
+    jobs.sort_by(|a, b| a.job.id.cmp(&b.job.id));
+    jobs
 }
 
 /// What the content of a job's files says about the job.
@@ -108,10 +143,12 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Input
 }
 
 fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {
-    let file_job: BTreeMap<(&str, &str), &str> = jobs
-        .iter()
-        .flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str())))
-        .collect();
+    // A repository file can be seen by several jobs (a recipe's roles, the
+    // entry that runs it): it is listed under the first.
+    let mut file_job: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    for (key, id) in jobs.iter().flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str()))) {
+        file_job.entry(key).or_insert(id);
+    }
     let (inputs, files, not_examined) =
         account(bundles, |bundle, path| file_job.get(&(bundle, path)).map(|j| j.to_string()));
     let jobs = jobs

@@ -238,7 +238,9 @@ fn run(cli: Cli) -> Result<u8> {
             let catalog = Catalog::embedded();
             let single = path.is_file() && read.bundle.files.len() == 1;
             let value = if single {
-                view::render(&read.jobs.first().map(|j| j.files.clone()).unwrap_or_default(), catalog)
+                // A script or recipe is split into jobs that each see part of it: show it whole.
+                let files = if read.sources.is_empty() { read.jobs.first().map(|j| j.files.clone()).unwrap_or_default() } else { read.sources.clone() };
+                view::render(&files, catalog)
             } else {
                 serde_json::json!({
                     "input": { "path": read.bundle.path, "sha256": read.bundle.sha256 },

@@ -1065,6 +1065,28 @@ each failing `forbidden-env`, and `mentions-pass`, where the flag is only
 mentioned (comment, echo, heredoc written to a file), set to 0, or set and
 unset, which passes it.
 
+## `recipes-pass/` and `recipes-fail/` (written by hand, not by this generator)
+
+Repository checkouts shaped like InferenceX (`configs/nvidia-master.yaml`,
+`benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/*.yaml`,
+`benchmarks/single_node/agentic/*.sh`) for the static recipe audit (the PR
+gate, README "Auditing a repository of recipes"). Golden values are the
+embedded `dsv4_mtp` ones (thinking_on K=2 2.27, K=3 2.49).
+
+- `recipes-pass/`: a GB200 disaggregated AgentX entry whose recipe drafts K=3
+  on both roles and gets simulated acceptance from the entry's
+  `SYNTHETIC_ACCEPTANCE=true` / `SYNTHETIC_ACCEPTANCE_LENGTH=2.49` (the runner's
+  injector), and a B200 single-node AgentX entry whose script exports SA only
+  when `EVAL_ONLY != true`. Expected verdict: **pass** (eval-threshold n/a).
+- `recipes-fail/`: the GB200 recipe drafts K=3 on prefill and K=2 on decode
+  with `SGLANG_SIMULATE_ACC_LEN: "2.49"` in both role environments
+  (`golden-al/mismatch` on the decode role only); a fixed-seq entry sets
+  `SYNTHETIC_ACCEPTANCE=true` (`sim-acc-throughput/fixed-seq`); the B200 entry
+  pins `ghcr.io/acme-ai/sglang-dsv4:v0.5.16-cu130-tuned`
+  (`upstream-image/not-upstream`) and its script exports SA unconditionally, so
+  the eval-only path simulates (`sim-acc-eval/simulated`). Expected verdict:
+  **fail**.
+
 ## `golden/dsv41flash_dspark.yaml`
 
 A golden AL table in the repository's format (comment header, top-level key

@@ -83,7 +83,8 @@ pub enum JobKind {
     EvalOnly,
     /// Neither the artifact names nor the content say.
     Unknown,
-    /// Not a job: run-level files outside any job artifact of a `gh run download` layout.
+    /// Not a job: run-level files outside any job artifact of a `gh run
+    /// download` layout, or files of a repository that no job runs.
     RunLevel,
 }
 
@@ -169,8 +170,24 @@ pub struct Job {
     pub runs_eval: bool,
     /// How the kind was decided.
     pub kind_reason: String,
+    /// The srt-slurm worker role of a recipe job (`prefill`, `decode`, `aggregated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Read from benchmark sources before any run (a repository checkout):
+    /// no logs or results exist yet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_sources: bool,
     pub meta: JobMeta,
     pub artifacts: Vec<String>,
+}
+
+impl Job {
+    /// A prefill role does not generate tokens: the generation role decides
+    /// the golden target, and what prefill sets is informational (domain
+    /// brief §8.3, §14).
+    pub fn informational(&self) -> bool {
+        self.role.as_deref() == Some("prefill")
+    }
 }
 
 /// What the content of a job's files says, gathered by the evidence parsers.
@@ -222,6 +239,8 @@ pub fn group(artifacts: &BTreeSet<String>) -> (Vec<Job>, BTreeMap<String, String
             scenario,
             runs_eval: false,
             kind_reason: reason.to_string(),
+            role: None,
+            from_sources: false,
             meta: meta.clone(),
             artifacts: Vec::new(),
         };
@@ -290,6 +309,8 @@ pub fn unassigned_job(id: &str, layout_recognised: bool) -> Job {
         scenario: None,
         runs_eval: false,
         kind_reason: reason.to_string(),
+        role: None,
+        from_sources: false,
         meta: JobMeta::default(),
         artifacts: Vec::new(),
     }

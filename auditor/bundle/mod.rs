@@ -1,11 +1,13 @@
 //! Finding and reading inputs: run-bundle directories, `.zip` and `.tar.gz`
 //! archives (read in place, never extracted), and grouping their files into
-//! the benchmark jobs that produced them.
+//! the benchmark jobs that produced them — or, for a checkout of benchmark
+//! sources, into the jobs they will run as.
 
 mod hashing;
 pub mod layout;
 pub mod limits;
 mod read;
+pub mod repository;
 
 pub use layout::{Job, JobKind, JobMeta, Scenario};
 pub use limits::Limits;

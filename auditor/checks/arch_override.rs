@@ -80,19 +80,21 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     // What the signature rules found in scripts and recipes: config.json
     // edits always, override flags only for a job whose engine arguments did
     // not already show them (the finding above is the better evidence).
-    let mut files = 0;
+    let mut seen_files = std::collections::BTreeSet::new();
     for job in ctx.jobs {
         let judged_args = findings.iter().any(|f| f.job.as_deref() == job.id());
         for file in &job.files {
-            files += 1;
+            seen_files.insert((job.bundle.as_str(), file.path.as_str()));
             for found in file.signatures.iter().filter(|f| f.rule.starts_with("arch-override/")) {
                 let flag_rule = matches!(found.rule.as_str(), "arch-override/hf-overrides" | "arch-override/json-model-override-args");
-                if !(flag_rule && judged_args) {
+                let seen = findings.iter().any(|f| f.fingerprint == found.fingerprint);
+                if !(flag_rule && judged_args) && !seen {
                     findings.push(Finding { job: job.id().map(str::to_string), ..found.clone() });
                 }
             }
         }
     }
+    let files = seen_files.len();
     if examined == 0 && files == 0 {
         return CheckResult::not_applicable(ID, settings, "no server arguments, launch commands or files in the input");
     }

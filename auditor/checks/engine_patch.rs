@@ -25,18 +25,23 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         .flat_map(|j| j.files.iter().filter_map(|f| f.waiver.as_ref()))
         .chain(ctx.inputs.waivers.iter())
         .collect();
-    let mut findings = Vec::new();
-    let mut files = 0;
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for job in ctx.jobs {
         for file in &job.files {
-            files += 1;
+            seen.insert((job.bundle.as_str(), file.path.as_str()));
+            // A file several jobs see (a recipe's roles, a script's two paths) is reported once.
             for found in file.signatures.iter().filter(|f| f.rule.starts_with("engine-patch/")) {
+                if findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
+                    continue;
+                }
                 let mut finding = judge(found, &file.path, &waivers);
                 finding.job = job.id().map(str::to_string);
                 findings.push(finding);
             }
         }
     }
+    let files = seen.len();
     if files == 0 {
         return CheckResult::not_applicable(ID, settings, "no files to examine");
     }

@@ -1,6 +1,7 @@
 //! `eval-threshold`: eval results meet the minimum score for their task and
 //! model (InferenceX thresholds: the model's entry, else the task default).
-//! Each score appears in a finding with its stderr and the threshold.
+//! Each score appears in a finding with its stderr and the threshold. Jobs
+//! read from benchmark sources have no results yet and are not judged.
 
 use super::{CheckResult, Context};
 use crate::bundle::JobKind;
@@ -21,7 +22,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     let jobs: Vec<_> = ctx
         .jobs
         .iter()
-        .filter(|j| j.job.kind == JobKind::EvalOnly || j.job.runs_eval || j.files.iter().any(|f| !f.eval_scores.is_empty()))
+        .filter(|j| ((j.job.kind == JobKind::EvalOnly || j.job.runs_eval) && !j.job.from_sources) || j.files.iter().any(|f| !f.eval_scores.is_empty()))
         .collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no eval jobs or eval results in the input");

@@ -3,7 +3,8 @@
 //! comes from the model prefix and the method (domain brief §8.3), the
 //! thinking mode from the run's indicators or the policy default (said so
 //! in the finding), the draft length from the generation role's engine
-//! arguments. Values compare numerically at the table's two decimals.
+//! arguments; a recipe's prefill role does not decide the target and is not
+//! judged. Values compare numerically at the table's two decimals.
 
 use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
@@ -37,7 +38,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     let jobs: Vec<&AuditedJob> = ctx
         .jobs
         .iter()
-        .filter(|j| j.job.kind != JobKind::EvalOnly && j.facts.speculative.get("simulated").is_some_and(|f| f.value == true))
+        .filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.speculative.get("simulated").is_some_and(|f| f.value == true))
         .collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");

@@ -21,7 +21,7 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
-    let evals: Vec<_> = ctx.jobs.iter().filter(|j| j.job.kind == JobKind::EvalOnly || j.job.runs_eval).collect();
+    let evals: Vec<_> = ctx.jobs.iter().filter(|j| (j.job.kind == JobKind::EvalOnly || j.job.runs_eval) && !j.job.informational()).collect();
     if evals.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no eval jobs in the input");
     }

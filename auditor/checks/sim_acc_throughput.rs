@@ -4,7 +4,9 @@
 //! and `SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token`; vLLM: synthetic
 //! rejection sampling with a target; TRT-LLM: forced accepted tokens; ATOM:
 //! a forced length or rate). Simulation on a fixed-seq spec-decode config
-//! fails unless the policy allows it (domain brief R-SA-1, R-SA-2, R-SA-5).
+//! fails unless the policy allows it (domain brief R-SA-1, R-SA-2, R-SA-5),
+//! also when only the runner's `SYNTHETIC_ACCEPTANCE` input shows it. A
+//! recipe's prefill role does not generate tokens and is not judged.
 
 use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
@@ -25,7 +27,7 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
-    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind == JobKind::Throughput).collect();
+    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind == JobKind::Throughput && !j.job.informational()).collect();
     let mut findings = Vec::new();
     let mut judged = 0;
     for job in jobs {
@@ -56,10 +58,17 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let push = |findings: &mut Vec<Finding>, rule: &str, severity, message: String, evidence| {
         findings.push(Finding::new(rule, severity, message, id, evidence));
     };
+    if !drafting && !labelled {
+        return false;
+    }
+    let active: Vec<_> = knobs(job, ctx.catalog).into_iter().filter(|k| k.in_effect).collect();
+    let evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
+    let fixed_seq = job.job.scenario == Some(Scenario::FixedSeqLen);
+    if fixed_seq && !active.is_empty() && !settings.allow_fixed_seq_simulation {
+        let what: Vec<_> = active.iter().map(|k| k.setting.as_str()).collect();
+        push(findings, "sim-acc-throughput/fixed-seq", Severity::Error, format!("fixed-seq spec-decode job simulates acceptance ({}): fixed-seq runs must show real acceptance unless the policy allows an exception", what.join(", ")), evidence.clone());
+    }
     if !drafting {
-        if !labelled {
-            return false;
-        }
         let label = job.job.meta.spec_decoding.clone().unwrap_or_default();
         if facts.server_args.is_empty() {
             push(findings, "sim-acc-throughput/undetermined", Severity::Error, format!("labelled spec-decoding {label}, but the bundle shows no server arguments or launch command to tell what runs"), vec![]);
@@ -75,16 +84,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         }
         return true;
     }
-    let active: Vec<_> = knobs(job, ctx.catalog).into_iter().filter(|k| k.in_effect).collect();
-    let evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
     match job.job.scenario {
-        Some(Scenario::FixedSeqLen) => {
-            if !active.is_empty() && !settings.allow_fixed_seq_simulation {
-                let what: Vec<_> = active.iter().map(|k| k.setting.as_str()).collect();
-                push(findings, "sim-acc-throughput/fixed-seq", Severity::Error, format!("fixed-seq spec-decode job simulates acceptance ({}): fixed-seq runs must show real acceptance unless the policy allows an exception", what.join(", ")), evidence);
-            }
-            return true;
-        }
+        Some(Scenario::FixedSeqLen) => return true,
         None => {
             push(findings, "sim-acc-throughput/undetermined", Severity::Error, "runs speculative decoding, but neither names nor metadata say whether the job is agentic or fixed-seq".to_string(), vec![]);
             return true;

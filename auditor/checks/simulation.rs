@@ -6,6 +6,7 @@
 //! `sim-acc-eval` and `golden-al`.
 
 use super::AuditedJob;
+use crate::bundle::JobKind;
 use crate::evidence::knobs::{Catalog, Meaning};
 use crate::evidence::provenance::Provenance;
 use serde_json::Value;
@@ -34,6 +35,11 @@ const ENV_KNOBS: [&str; 6] = [
 /// Every simulated-acceptance knob the job's evidence shows.
 pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
     let env: Vec<_> = job.files.iter().flat_map(|f| f.env.iter().cloned()).filter(|a| !a.client).collect();
+    // The runner's SA injector writes simulation into the recipe of every
+    // job but an eval-only one when SYNTHETIC_ACCEPTANCE is `true`.
+    let eval_only = job.job.kind == JobKind::EvalOnly;
+    let injecting = !eval_only
+        && catalog.resolve(&env, "SYNTHETIC_ACCEPTANCE").iter().any(|r| r.assignment.value.as_deref().is_some_and(|v| v.trim().eq_ignore_ascii_case("true")));
     let mut out = Vec::new();
     for name in ENV_KNOBS {
         for r in catalog.resolve(&env, name) {
@@ -56,7 +62,9 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
                     (len_on, if len_on { "part of the simulation settings".to_string() } else { "no effect without SGLANG_SIMULATE_ACC_LEN".to_string() })
                 }
                 "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" => (true, "TensorRT-LLM forces the number of accepted draft tokens".to_string()),
-                _ => (false, "an InferenceX runner input for the recipe injector, not an engine setting".to_string()),
+                _ if injecting => (true, "an InferenceX runner input: the runner's SA injector writes simulated acceptance into the recipe".to_string()),
+                _ if eval_only => (false, "an InferenceX runner input for the recipe injector, which does nothing on eval-only jobs".to_string()),
+                _ => (false, "an InferenceX runner input for the recipe injector, which does nothing unless SYNTHETIC_ACCEPTANCE is true".to_string()),
             };
             out.push(Knob { setting, in_effect, why, provenance: Some(a.provenance.clone()) });
         }

@@ -44,10 +44,10 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         let Some(rule) = settings.upstream_orgs.iter().find(|r| r.frameworks.iter().any(|f| framework == f || framework.ends_with(&format!("-{f}")))) else { continue };
         judged += 1;
         let normalised = normalise(image);
-        // The harness JSON that recorded the image (AgentX aggregate, fixed-seq agg, meta_env).
-        let recorded = job.files.iter().find(|f| f.metadata.as_ref().and_then(|m| m.meta.image.as_deref()) == Some(image));
+        // The file that recorded the image (AgentX aggregate, fixed-seq agg, meta_env, a master-config entry).
+        let recorded = job.files.iter().find_map(|f| f.metadata.as_ref().filter(|m| m.meta.image.as_deref() == Some(image)).map(|m| (f, m)));
         let evidence: Vec<Provenance> = recorded
-            .map(|f| Provenance { file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") })
+            .map(|(f, m)| m.image_at.clone().unwrap_or_else(|| Provenance { file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") }))
             .into_iter()
             .collect();
         if rule.orgs.iter().any(|org| normalised.starts_with(&format!("{}/", org.trim_end_matches('/')))) {

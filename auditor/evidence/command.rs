@@ -2,6 +2,7 @@
 //! command files (`sglang_command.txt`, ... written with bash `printf '%q '`),
 //! scripts and `set -x` traces (see [`super::shellscan`]).
 
+use super::gate::Gate;
 use super::provenance::Provenance;
 use serde::Serialize;
 
@@ -10,6 +11,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Command {
     pub argv: Vec<String>,
+    /// The runs it takes part in (a script may launch differently for evals).
+    #[serde(skip_serializing_if = "Gate::is_always")]
+    pub gate: Gate,
     pub provenance: Provenance,
 }
 
@@ -56,7 +60,7 @@ mod tests {
 
     #[test]
     fn engines() {
-        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
+        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
         assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
         assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
         assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));

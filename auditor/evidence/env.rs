@@ -5,6 +5,7 @@
 //! `env` prints them; shell statements are [`super::shellscan`], Python
 //! `os.environ` writes [`super::python_env`], recipes [`super::yaml_env`].
 
+use super::gate::Gate;
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::shell;
@@ -66,12 +67,15 @@ pub struct EnvAssignment {
     /// Assignments in one scope belong to one process view (a dump block, a
     /// command, a script, a recipe role); in a scope the last one takes effect.
     pub scope: String,
+    /// The runs it takes part in, from the `EVAL_ONLY` tests around it.
+    #[serde(skip_serializing_if = "Gate::is_always")]
+    pub gate: Gate,
     pub provenance: Provenance,
 }
 
 impl EnvAssignment {
     pub fn new(name: &str, value: Option<String>, origin: EnvOrigin, scope: &str, provenance: Provenance) -> Self {
-        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, written: None, scope: scope.to_string(), provenance }
+        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, written: None, scope: scope.to_string(), gate: Gate::Always, provenance }
     }
 }
 

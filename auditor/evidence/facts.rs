@@ -1,12 +1,14 @@
 //! One vocabulary over every engine and version: from the engine records
-//! (SGLang ServerArgs, vLLM args/config), launch commands and the effective
-//! environment of a job, derive `server_args` (the engine's own names) and
-//! the `summary` and `speculative` facts that checks consume — each fact
-//! with the place it was read from.
+//! (SGLang ServerArgs, vLLM args/config), launch commands, recipe role
+//! configs (the generation role's) and the effective environment of a job,
+//! derive `server_args` (the engine's own names) and the `summary` and
+//! `speculative` facts that checks consume — each fact with the place it
+//! was read from.
 
 use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};
 use super::launch::{self, LaunchArgs};
+use super::recipe::RoleConfig;
 use super::provenance::Provenance;
 use super::view;
 use super::{EnvAssignment, FileEvidence};
@@ -108,6 +110,7 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         .flat_map(|f| f.commands.iter())
         .filter_map(|c| launch::parse(c).map(|l| (l, c.provenance.clone())))
         .collect();
+    let role = generation_role(files);
     let mut facts = Facts::default();
     let sglang = best(&records, &[RecordKind::SglangServerArgs]);
     let vllm: Vec<EngineRecord> = [RecordKind::VllmNonDefaultArgs, RecordKind::VllmNamespace, RecordKind::VllmEngineConfig]
@@ -120,6 +123,8 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         Some("vllm")
     } else if let Some((l, _)) = launches.first() {
         Some(l.engine)
+    } else if let Some(role) = role {
+        Some(role.engine)
     } else {
         records.iter().find(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).map(|_| "trtllm")
     };
@@ -165,11 +170,55 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
             facts.notes.push(format!("{field} {given} on the command line is recorded by the engine as {logged}"));
         }
     }
+    if let Some(role) = role.filter(|r| Some(r.engine) == facts.engine) {
+        recipe_args(&mut facts, role);
+    }
     let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
     summarize(&mut facts);
     speculative(&mut facts, &env, &records, catalog);
     thinking(&mut facts, &env, catalog);
     facts
+}
+
+/// The role config whose engine generates tokens: decode, else aggregated;
+/// a prefill config only when it is all there is (a prefill role's own job).
+/// The base of an override-format recipe before its variants.
+fn generation_role(files: &[FileEvidence]) -> Option<&RoleConfig> {
+    let rank = |r: &RoleConfig| match r.role.as_str() {
+        "decode" => 0,
+        "aggregated" => 1,
+        _ => 2,
+    };
+    files
+        .iter()
+        .filter_map(|f| f.recipe.as_ref())
+        .flat_map(|r| r.roles.iter())
+        .min_by_key(|r| (rank(r), r.variant.as_deref().is_some_and(|v| v != "base")))
+}
+
+/// A recipe role's engine config: explicit arguments, like a launch
+/// command's, each with the line that sets it.
+fn recipe_args(facts: &mut Facts, role: &RoleConfig) {
+    let (args, rewritten) = role.engine_args();
+    if facts.command_args.is_empty() {
+        facts.command_args = args.clone();
+    }
+    facts.server_args_sources.push(ArgsSource {
+        kind: format!("recipe-{}", role.role),
+        file: role.provenance.file.clone(),
+        line: role.provenance.line,
+        complete: true,
+        stop: None,
+    });
+    for arg in &role.args {
+        if let (false, Some(value)) = (facts.server_args.contains_key(&arg.field), args.get(&arg.field)) {
+            facts.server_args.insert(arg.field.clone(), value.clone());
+            facts.field_sources.insert(arg.field.clone(), (format!("recipe {} config {}", role.role, arg.field), arg.provenance.clone()));
+        }
+    }
+    for (field, given, logged) in rewritten {
+        facts.notes.push(format!("{field} {given} in the recipe's {} config is recorded by the engine as {logged}", role.role));
+    }
 }
 
 /// The thinking mode a run shows (domain brief §8.4 indicators): the
@@ -263,22 +312,25 @@ fn number(value: &Value) -> Option<f64> {
     value.as_f64().or_else(|| value.as_str().and_then(|s| s.trim().parse().ok()))
 }
 
-fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecord], catalog: &Catalog) {
-    let env_fact = |name: &str| -> Option<(Value, String, Option<Provenance>)> {
-        let r = view::effective(catalog, env, name)?;
-        let a = r.assignment;
-        let value = a.value.as_deref()?;
-        if a.expands {
-            return None;
-        }
-        let typed = match catalog.meaning(&a.name, value) {
-            Meaning::Number(n) => Value::from(n),
-            Meaning::Bool(b) => Value::Bool(b),
-            Meaning::Text(t) => Value::String(t),
-            Meaning::Invalid { .. } => Value::String(value.to_string()),
-        };
-        Some((typed, format!("env {}", a.name), Some(a.provenance.clone())))
+/// An environment variable's effective value as a fact (none when it comes from an unresolved expansion).
+fn env_fact(catalog: &Catalog, env: &[EnvAssignment], name: &str) -> Option<(Value, String, Option<Provenance>)> {
+    let r = view::effective(catalog, env, name)?;
+    let a = r.assignment;
+    let value = a.value.as_deref()?;
+    if a.expands {
+        return None;
+    }
+    let typed = match catalog.meaning(&a.name, value) {
+        Meaning::Number(n) => Value::from(n),
+        Meaning::Bool(b) => Value::Bool(b),
+        Meaning::Text(t) => Value::String(t),
+        Meaning::Invalid { .. } => Value::String(value.to_string()),
     };
+    Some((typed, format!("env {}", a.name), Some(a.provenance.clone())))
+}
+
+fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecord], catalog: &Catalog) {
+    let env_fact = |name: &str| env_fact(catalog, env, name);
     match facts.engine {
         Some("sglang") => {
             let algorithm = facts.arg("speculative_algorithm").filter(|(v, _, _)| !v.is_null());
@@ -322,8 +374,15 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
         }
         Some("vllm") => vllm_speculative(facts),
         Some("trtllm") => {
-            if let Some(config) = best(records, &[RecordKind::TrtllmSpeculativeConfig]) {
-                let field = |key: &str| config.get(key).map(|v| (v.to_json(), format!("speculative_config.{key}"), Some(config.provenance.clone())));
+            // A `speculative_config:` block of an LLM-API YAML, or of a recipe role's config.
+            let record = best(records, &[RecordKind::TrtllmSpeculativeConfig]);
+            let block = facts.arg("speculative_config").filter(|(v, _, _)| v.is_object());
+            if record.is_some() || block.is_some() {
+                let field = |key: &str| match (&record, &block) {
+                    (Some(config), _) => config.get(key).map(|v| (v.to_json(), format!("speculative_config.{key}"), Some(config.provenance.clone()))),
+                    (None, Some((config, from, provenance))) => config.get(key).map(|v| (v.clone(), format!("{from}.{key}"), provenance.clone())),
+                    (None, None) => None,
+                };
                 facts.spec_from("algorithm", field("decoding_type"));
                 facts.spec_from("method", field("decoding_type").map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
                 facts.spec_from("draft_length", field("max_draft_len"));
@@ -339,6 +398,37 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
         }
         Some("atom") => atom_speculative(facts),
         _ => {}
+    }
+    injected(facts, env, catalog);
+}
+
+/// The InferenceX runner's SA injector (domain brief §6.6): with
+/// `SYNTHETIC_ACCEPTANCE=true` and `SYNTHETIC_ACCEPTANCE_LENGTH=<AL>` in the
+/// launcher environment (master-config `additional-settings`), it writes
+/// simulation at that AL into the recipe before launch — SGLang's three
+/// `SGLANG_SIMULATE_ACC_*` variables, vLLM's synthetic rejection sampling —
+/// unless the recipe already simulates. It does nothing on eval-only jobs,
+/// which the checks tell apart.
+fn injected(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
+    let engine = match facts.engine {
+        Some(e @ ("sglang" | "vllm")) => e,
+        _ => return,
+    };
+    if facts.speculative.contains_key("simulated_al") || !facts.speculative.contains_key("method") {
+        return;
+    }
+    let on = env_fact(catalog, env, "SYNTHETIC_ACCEPTANCE").is_some_and(|(v, _, _)| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true")));
+    let Some((length, from, provenance)) = env_fact(catalog, env, "SYNTHETIC_ACCEPTANCE_LENGTH") else { return };
+    let Some(al) = number(&length).filter(|_| on) else { return };
+    let from = format!("{from} (written into the recipe by the runner's SA injector)");
+    facts.spec_from("simulated_al", Some((derived(al), from.clone(), provenance.clone())));
+    facts.spec_from("simulated", Some((Value::Bool(true), from.clone(), provenance.clone())));
+    let written: &[(&str, &str)] = match engine {
+        "sglang" => &[("simulate_method", "match-expected"), ("simulate_token_mode", "real-draft-token")],
+        _ => &[("rejection_sample_method", "synthetic")],
+    };
+    for (key, value) in written {
+        facts.spec_from(key, Some((Value::from(*value), from.clone(), provenance.clone())));
     }
 }
 

@@ -34,6 +34,9 @@ struct Rewrite {
 static TABLES: LazyLock<BTreeMap<String, EngineArgs>> =
     LazyLock::new(|| toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid"));
 
+/// Values an engine rewrites before logging: (field, as given, as logged).
+pub type Rewritten = Vec<(String, String, String)>;
+
 /// A launch command's arguments in the engine's field names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchArgs {
@@ -74,10 +77,31 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
                 _ => None,
             },
         };
-        let field = name.replace('-', "_");
-        let field = table.aliases.get(&field).cloned().unwrap_or(field);
-        args.insert(field, value.map_or(Value::Bool(true), |v| typed(&v)));
+        args.insert(field_of(&table, name), value.map_or(Value::Bool(true), |v| typed(&v)));
     }
+    let rewritten = apply_rewrites(&table, &mut args);
+    Some(LaunchArgs { engine, args, rewritten })
+}
+
+/// The engine field a flag sets: `speculative-num-steps` ->
+/// `speculative_num_steps`, `tp` -> `tp_size`. Recipes name engine flags
+/// as YAML keys, so they map the same way.
+pub fn field_name(engine: &str, flag: &str) -> String {
+    TABLES.get(engine).map_or_else(|| flag.replace('-', "_"), |table| field_of(table, flag))
+}
+
+fn field_of(table: &EngineArgs, flag: &str) -> String {
+    let field = flag.replace('-', "_");
+    table.aliases.get(&field).cloned().unwrap_or(field)
+}
+
+/// Apply `engine`'s rewrites (SGLang `NEXTN` -> `EAGLE`) to arguments in
+/// field names; returns (field, as given, as logged) for each.
+pub fn rewrite(engine: &str, args: &mut Map<String, Value>) -> Rewritten {
+    TABLES.get(engine).map(|table| apply_rewrites(table, args)).unwrap_or_default()
+}
+
+fn apply_rewrites(table: &EngineArgs, args: &mut Map<String, Value>) -> Rewritten {
     let mut rewritten = Vec::new();
     for rule in &table.rewrites {
         if let Some(Value::String(v)) = args.get_mut(&rule.field) {
@@ -87,7 +111,7 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
             }
         }
     }
-    Some(LaunchArgs { engine, args, rewritten })
+    rewritten
 }
 
 fn is_number(word: &str) -> bool {
@@ -95,7 +119,7 @@ fn is_number(word: &str) -> bool {
 }
 
 /// Numbers as numbers, JSON objects and arrays parsed, everything else a string.
-fn typed(value: &str) -> Value {
+pub fn typed(value: &str) -> Value {
     if let Ok(n) = value.parse::<i64>() {
         return Value::from(n);
     }
@@ -118,7 +142,7 @@ mod tests {
     use serde_json::json;
 
     fn launch(argv: &[&str]) -> LaunchArgs {
-        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
+        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: crate::evidence::gate::Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
         parse(&command).unwrap()
     }
 

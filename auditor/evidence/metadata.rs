@@ -2,6 +2,7 @@
 //! of eval payloads, the AgentX aggregate `<RF>.json`, fixed-seq
 //! `agg_<RF>.json`): topology, model, image and scenario of a job.
 
+use super::provenance::Provenance;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -73,11 +74,14 @@ impl JobMeta {
     }
 }
 
-/// Metadata read from one JSON document.
+/// Metadata read from one document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Metadata {
     pub meta: JobMeta,
     pub scenario: Option<Scenario>,
+    /// Where the image is written, when the document's lines are known
+    /// (a master config's `image:` line).
+    pub image_at: Option<Provenance>,
 }
 
 /// Read the harness fields of a JSON object; `None` if it has none of them.
@@ -101,7 +105,7 @@ pub fn from_json(value: &Value) -> Option<Metadata> {
         ..JobMeta::default()
     };
     let scenario = text("scenario_type").as_deref().and_then(Scenario::parse);
-    (meta != JobMeta::default() || scenario.is_some()).then_some(Metadata { meta, scenario })
+    (meta != JobMeta::default() || scenario.is_some()).then_some(Metadata { meta, scenario, image_at: None })
 }
 
 #[cfg(test)]

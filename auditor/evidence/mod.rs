@@ -7,15 +7,18 @@ pub mod engine_log;
 pub mod env;
 pub mod eval_results;
 pub mod facts;
+pub mod gate;
 pub mod json_env;
 pub mod knobs;
 pub mod launch;
 pub mod lines;
 pub mod logline;
+pub mod master;
 pub mod metadata;
 pub mod provenance;
 pub mod pyrepr;
 pub mod python_env;
+pub mod recipe;
 pub mod script;
 pub mod shell;
 pub mod shellscan;
@@ -122,6 +125,12 @@ pub struct FileEvidence {
     pub records: Vec<EngineRecord>,
     #[serde(skip)]
     pub metadata: Option<Metadata>,
+    /// The per-role engine configs of an srt-slurm recipe.
+    #[serde(skip)]
+    pub recipe: Option<recipe::Recipe>,
+    /// The entries of a master config.
+    #[serde(skip)]
+    pub master: Vec<master::MasterEntry>,
     /// An eval payload (`meta_env.json`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_payload: bool,
@@ -152,12 +161,42 @@ impl FileEvidence {
             commands: Vec::new(),
             records: Vec::new(),
             metadata: None,
+            recipe: None,
+            master: Vec::new(),
             eval_payload: false,
             eval_scores: Vec::new(),
             failed_eval_concs: Vec::new(),
             signatures: Vec::new(),
             waiver: None,
             notes: Vec::new(),
+        }
+    }
+}
+
+impl FileEvidence {
+    /// This file as one job sees part of it (a recipe role, a script's
+    /// throughput or eval-only path, a master-config entry): `env` and
+    /// `commands` are the job's share; engine records, recipe and
+    /// master-config parts are left for the caller to set. Built without
+    /// copying the rest, so that many jobs over one large file stay cheap.
+    pub fn part(&self, env: Vec<EnvAssignment>, commands: Vec<Command>) -> FileEvidence {
+        FileEvidence {
+            path: self.path.clone(),
+            artifact: self.artifact.clone(),
+            kind: self.kind,
+            env,
+            env_dumps: self.env_dumps.clone(),
+            commands,
+            records: Vec::new(),
+            metadata: self.metadata.clone(),
+            recipe: None,
+            master: Vec::new(),
+            eval_payload: self.eval_payload,
+            eval_scores: self.eval_scores.clone(),
+            failed_eval_concs: self.failed_eval_concs.clone(),
+            signatures: self.signatures.clone(),
+            waiver: self.waiver.clone(),
+            notes: self.notes.clone(),
         }
     }
 }
@@ -328,6 +367,8 @@ impl Extractor<'_> {
             let yaml = yaml_env::scan(file, text)?;
             evidence.env = yaml.env;
             evidence.records = yaml.records;
+            evidence.recipe = yaml.recipe;
+            evidence.master = yaml.master;
             return Ok(());
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;

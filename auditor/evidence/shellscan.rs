@@ -4,10 +4,13 @@
 //! variables and `set -a`) and which serving engine they launch, with
 //! `$VAR` / `${VAR:-default}` resolved from the script's own plain
 //! assignments. Comments, `echo` text and heredocs written to files are
-//! not statements; Python heredocs go to [`super::python_env`].
+//! not statements; Python heredocs go to [`super::python_env`]. Every
+//! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
+//! around it.
 
 use super::command::Command;
 use super::env::{EnvAssignment, EnvOrigin};
+use super::gate::{Gate, Gates};
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
@@ -33,6 +36,9 @@ pub struct ShellScanner {
     vars: HashMap<String, String>,
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
+    /// The `EVAL_ONLY` tests around the statement being read, and its gate.
+    gates: Gates,
+    gate: Gate,
     pub assignments: Vec<EnvAssignment>,
     pub commands: Vec<Command>,
     /// Lines that looked like statements but did not parse.
@@ -46,6 +52,8 @@ impl ShellScanner {
             script: ScriptReader::default(),
             vars: HashMap::new(),
             allexport: false,
+            gates: Gates::default(),
+            gate: Gate::Always,
             assignments: Vec::new(),
             commands: Vec::new(),
             problems: Vec::new(),
@@ -71,7 +79,8 @@ impl ShellScanner {
             Event::Statement(s) => self.statement(&s.tokens, &s.line, 0),
             Event::Body { lang: BodyLang::Python, opened_at, line } => {
                 let scope = format!("python@{opened_at}");
-                self.assignments.extend(python_env::scan_line(&self.file, &line, &scope));
+                let gate = self.gates.current();
+                self.assignments.extend(python_env::scan_line(&self.file, &line, &scope).into_iter().map(|a| EnvAssignment { gate, ..a }));
             }
             Event::Body { lang: BodyLang::Shell, line, .. } => match shell::tokenize(&line.text) {
                 Ok(tokens) => self.statement(&tokens, &line, 0),
@@ -103,19 +112,36 @@ impl ShellScanner {
         }
     }
 
-    /// One logical line: several simple commands separated by operators.
+    /// One logical line: several simple commands separated by operators,
+    /// each under the gate of the `EVAL_ONLY` tests around it.
     fn statement(&mut self, tokens: &[Token], line: &Line, base: usize) {
-        let is_separator = |t: &Token| matches!(t, Token::Operator(op, _) if !matches!(op.as_str(), ">" | "<" | ">>" | "&>" | ">&" | "<&" | "<<"));
-        for simple in tokens.split(is_separator) {
-            let words: Vec<&Word> = simple
+        fn separator(t: &Token) -> Option<&str> {
+            match t {
+                Token::Operator(op, _) if !matches!(op.as_str(), ">" | "<" | ">>" | "&>" | ">&" | "<&" | "<<") => Some(op.as_str()),
+                _ => None,
+            }
+        }
+        let mut rest = tokens;
+        loop {
+            let end = rest.iter().position(|t| separator(t).is_some()).unwrap_or(rest.len());
+            let op = rest.get(end).and_then(separator);
+            let words: Vec<&Word> = rest[..end]
                 .iter()
                 .map_while(|t| match t {
                     Token::Word(w) => Some(w),
                     Token::Operator(..) => None,
                 })
                 .collect();
-            let start = words.iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len());
+            let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            let taken = self.gates.keywords(&texts);
+            self.gate = self.gates.current();
+            let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
             self.simple_command(&words[start..], line, base);
+            self.gates.after(&texts[taken..], op);
+            match rest.get(end + 1..) {
+                Some(next) if op.is_some() => rest = next,
+                _ => break,
+            }
         }
     }
 
@@ -131,6 +157,7 @@ impl ShellScanner {
     fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
         let mut a = EnvAssignment::new(name, value, origin, scope, provenance);
         a.expands = expands;
+        a.gate = self.gate;
         self.assignments.push(a);
     }
 
@@ -235,7 +262,7 @@ impl ShellScanner {
             }
         }
         let argv: Vec<String> = argv_words.iter().map(|w| self.resolve(w).0).collect();
-        let command = Command { argv, provenance: self.at(line, base, argv_words) };
+        let command = Command { argv, gate: self.gate, provenance: self.at(line, base, argv_words) };
         if command.engine().is_some() {
             self.commands.push(command);
         }
@@ -475,6 +502,24 @@ mod tests {
         assert_eq!(s.assignments[0].provenance.text, "SGLANG_X='1'");
         assert_eq!(s.assignments[0].provenance.span, Some((9, 21)));
         assert_eq!(s.commands.len(), 1, "only the traced command ran");
+    }
+
+    #[test]
+    fn eval_only_gates_on_assignments_and_commands() {
+        let s = scan_script(concat!(
+            "if [ \"$EVAL_ONLY\" != true ]; then\n",
+            "  export SGLANG_SIMULATE_ACC_LEN=2.49\n",
+            "else\n",
+            "  python3 - <<'PY'\nimport os\nos.environ['P'] = '1'\nPY\n",
+            "fi\n",
+            "[[ \"${EVAL_ONLY:-false}\" == \"true\" ]] && export B=1 || export C=1\n",
+            "export D=1\n",
+            "if [ \"$EVAL_ONLY\" = true ]; then python3 -m sglang.launch_server --tp 2; fi\n",
+        ));
+        let gates: Vec<(&str, Gate)> = s.assignments.iter().map(|a| (a.name.as_str(), a.gate)).collect();
+        assert_eq!(gates, [("SGLANG_SIMULATE_ACC_LEN", Gate::NotEval), ("P", Gate::EvalOnly), ("B", Gate::EvalOnly), ("C", Gate::NotEval), ("D", Gate::Always)]);
+        assert_eq!(s.commands.len(), 1);
+        assert_eq!(s.commands[0].gate, Gate::EvalOnly);
     }
 
     #[test]

@@ -53,6 +53,10 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
         if let super::knobs::Meaning::Invalid { reason, .. } = &meaning {
             entry["warning"] = json!(format!("{reason}; the engine keeps its default"));
         }
+        if !a.gate.is_always() {
+            // Set only on one path of a script that branches on EVAL_ONLY.
+            entry["gate"] = json!(a.gate);
+        }
         let sources = env.iter().filter(|o| o.name == name || Some(&o.name) == catalog.legacy_name(&name).as_ref()).count();
         entry["sources"] = json!(sources);
         env_view.insert(name, entry);

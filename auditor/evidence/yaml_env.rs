@@ -8,9 +8,14 @@
 //! merge keys (`<<: *x`) are resolved; values become the strings the
 //! consuming Python process sees: PyYAML (YAML 1.1) resolution then `str()`,
 //! so a plain `yes` or `on` becomes `True` and `2.50` becomes `2.5`.
+//! The same parsed documents also give the per-role engine configs of a
+//! recipe ([`super::recipe`]) and the entries of a master config
+//! ([`super::master`]).
 
 use super::engine_log::{EngineRecord, RecordKind};
 use super::env::{EnvAssignment, EnvOrigin};
+use super::master::{self, MasterEntry};
+use super::recipe::{self, Recipe};
 use super::provenance::{FileRef, Provenance};
 use super::pyrepr::Py;
 use regex::Regex;
@@ -28,6 +33,10 @@ pub struct YamlEvidence {
     pub env: Vec<EnvAssignment>,
     /// TensorRT-LLM `speculative_config:` blocks.
     pub records: Vec<EngineRecord>,
+    /// The per-role engine configs of an srt-slurm recipe.
+    pub recipe: Option<Recipe>,
+    /// The entries of a master config.
+    pub master: Vec<MasterEntry>,
 }
 
 /// The environment assignments and engine config blocks of a YAML text, or
@@ -58,11 +67,13 @@ pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, String> {
             EngineRecord { kind: RecordKind::TrtllmSpeculativeConfig, fields, stop: None, provenance: Provenance::at_line(file, line as u64, offset, text.trim()), end_line: line as u64 }
         })
         .collect();
-    Ok(YamlEvidence { env: assign(file, &lines, sections), records })
+    let recipe = recipe::read(file, &lines, &docs);
+    let master = master::read(file, &lines, &docs);
+    Ok(YamlEvidence { env: assign(file, &lines, sections), records, recipe, master })
 }
 
 /// A scalar as the Python value PyYAML would load.
-fn py_scalar(node: &MarkedYaml) -> Option<Py> {
+pub(super) fn py_scalar(node: &MarkedYaml) -> Option<Py> {
     let (value, _) = python_str(node)?;
     let YamlData::Representation(_, style, _) = &node.data else { return None };
     if *style != ScalarStyle::Plain {
@@ -129,7 +140,7 @@ fn collect<'y>(node: &'y MarkedYaml<'y>, path: &mut Vec<String>, out: &mut Vec<S
 
 /// A mapping's entries with merge keys applied: explicit keys win, then the
 /// merged mappings in order.
-fn entries<'y>(node: &'y MarkedYaml<'y>, depth: usize) -> Vec<(String, &'y MarkedYaml<'y>)> {
+pub(super) fn entries<'y>(node: &'y MarkedYaml<'y>, depth: usize) -> Vec<(String, &'y MarkedYaml<'y>)> {
     let YamlData::Mapping(map) = &node.data else { return Vec::new() };
     let mut out: Vec<(String, &MarkedYaml)> = Vec::new();
     let mut merged = Vec::new();
@@ -193,7 +204,7 @@ fn section_entries<'y>(value: &'y MarkedYaml<'y>) -> Vec<Entry<'y>> {
     }
 }
 
-fn scalar_text(node: &MarkedYaml) -> Option<String> {
+pub(super) fn scalar_text(node: &MarkedYaml) -> Option<String> {
     match &node.data {
         YamlData::Representation(text, _, _) => Some(text.to_string()),
         _ => None,
@@ -306,24 +317,38 @@ pub fn python_float_repr(value: f64) -> String {
 
 /// Byte offsets of line starts, to turn YAML markers (line, char column)
 /// into byte spans.
-struct LineIndex<'t> {
+pub(super) struct LineIndex<'t> {
     text: &'t str,
     starts: Vec<usize>,
 }
 
 impl<'t> LineIndex<'t> {
-    fn new(text: &'t str) -> Self {
+    pub(super) fn new(text: &'t str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         LineIndex { text, starts }
     }
 
     /// The whole source line `line` (1-based) and its byte offset.
-    fn line(&self, line: usize) -> (u64, &'t str) {
+    pub(super) fn line(&self, line: usize) -> (u64, &'t str) {
         let start = self.starts.get(line.saturating_sub(1)).copied().unwrap_or(0);
         let end = self.starts.get(line).map_or(self.text.len(), |e| e - 1);
         (start as u64, self.text[start..end.max(start)].trim_end_matches('\r'))
     }
+}
+
+/// The srt-slurm role a key names (`agg` is `aggregated`), if it names one.
+pub(super) fn normal_role(key: &str) -> Option<String> {
+    match key {
+        "prefill" | "decode" | "aggregated" => Some(key.to_string()),
+        "agg" => Some("aggregated".to_string()),
+        _ => None,
+    }
+}
+
+/// The scope of the `additional-settings` at `path` (joined with `.`).
+pub(super) fn settings_scope(path: &[String]) -> String {
+    format!("additional-settings:{}", path.join("."))
 }
 
 /// The srt-slurm role an env section configures, from its key.
@@ -382,7 +407,7 @@ fn assign(file: &FileRef, lines: &LineIndex, sections: Vec<Section>) -> Vec<EnvA
             }
         } else {
             let origin = EnvOrigin::Config;
-            let scope = if key == "additional-settings" { format!("additional-settings:{dotted}") } else { format!("yaml:{dotted}") };
+            let scope = if key == "additional-settings" { settings_scope(&section.path) } else { format!("yaml:{dotted}") };
             out.extend(section.entries.iter().map(|e| make(e, &scope, client, origin)));
         }
     }

@@ -1,0 +1,602 @@
+//! A checkout of benchmark sources audited before any run exists (the PR
+//! gate): srt-slurm recipes, launch scripts and master-config entries become
+//! the jobs they will run as, so the same checks judge them.
+//!
+//! - A recipe is one job per worker role (`<path>#decode`), and one per role
+//!   of every variant of an override-format recipe
+//!   (`<path>:zip_override_<name>[i]#decode`, the `CONFIG_FILE` selector
+//!   syntax). A prefill role is informational.
+//! - A launch script is two jobs: what its throughput path runs (`<path>`)
+//!   and what its eval-only path runs (`<path> (eval-only)`), split by the
+//!   `EVAL_ONLY` tests around each statement.
+//! - A master-config entry is a job per scenario (`<path>#<key>`), with its
+//!   `additional-settings` as environment. It runs the recipe its
+//!   `CONFIG_FILE` names (matched by path suffix, then file name) or, single
+//!   node, the script its name grammar names; the job sees that recipe's
+//!   generation role (decode, else aggregated) or that script's throughput
+//!   path, and the recipe and script jobs see the entry's model and
+//!   scenario (and a recipe the settings the runner exports into it).
+
+use super::layout::{Job, JobKind, JobMeta, Scenario};
+use crate::evidence::env::EnvAssignment;
+use crate::evidence::gate::Run;
+use crate::evidence::launch;
+use crate::evidence::master::{MasterEntry, ScenarioEntry};
+use crate::evidence::metadata::Metadata;
+use crate::evidence::recipe::{Recipe, RoleConfig};
+use crate::evidence::{FileEvidence, FileKind};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// A job of a repository and the views of files it sees.
+#[derive(Debug, Clone)]
+pub struct RepoJob {
+    pub job: Job,
+    pub files: Vec<FileEvidence>,
+    /// What the job depends on that the input does not show.
+    pub unexamined: Vec<String>,
+}
+
+/// Which configuration of a recipe: its base, or variant `i` of a `zip_override_<name>` block.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Selection {
+    Base,
+    Variant(String, usize),
+}
+
+impl Selection {
+    fn suffix(&self) -> String {
+        match self {
+            Selection::Base => String::new(),
+            Selection::Variant(name, i) => format!(":{name}[{i}]"),
+        }
+    }
+}
+
+/// A master-config entry's search-space points that run one recipe (or none).
+struct EntryGroup<'f> {
+    file: &'f FileEvidence,
+    entry: &'f MasterEntry,
+    scenario: &'f ScenarioEntry,
+    /// The `additional-settings` of these points, one scope per point.
+    settings: Vec<EnvAssignment>,
+    config_file: Option<String>,
+    link: Option<Link<'f>>,
+}
+
+/// What an entry runs.
+#[derive(Clone)]
+enum Link<'f> {
+    Recipe(&'f FileEvidence, Selection, String),
+    Script(&'f FileEvidence),
+}
+
+/// The jobs of a repository checkout; `None` when the files hold no recipe,
+/// launch script or master-config entry, or hold the output of a run
+/// (engine startup records in logs, env dumps, eval payloads): a run's
+/// files are one job, whatever sources came with them.
+pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
+    let run_output = |f: &FileEvidence| !f.env_dumps.is_empty() || f.eval_payload || (f.kind == FileKind::Log && !f.records.is_empty());
+    if files.iter().any(run_output) {
+        return None;
+    }
+    let recipes: Vec<&FileEvidence> = files.iter().filter(|f| !roles(f, &Selection::Base).is_empty()).collect();
+    let scripts: Vec<&FileEvidence> = files.iter().filter(|f| is_launch_script(f)).collect();
+    let mut groups = entry_groups(files);
+    if recipes.is_empty() && scripts.is_empty() && groups.is_empty() {
+        return None;
+    }
+    for group in &mut groups {
+        group.link = link(group, &recipes, &scripts);
+    }
+    let mut jobs = Vec::new();
+    for recipe in &recipes {
+        let (selections, left_out) = selections(recipe);
+        for selection in selections {
+            let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Recipe(f, s, _)) if std::ptr::eq(*f, *recipe) && *s == selection));
+            for role in roles(recipe, &selection) {
+                let mut job = recipe_job(recipe, &selection, &role, runner);
+                job.unexamined.extend(left_out.iter().cloned());
+                jobs.push(job);
+            }
+        }
+    }
+    for script in &scripts {
+        let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Script(f)) if std::ptr::eq(*f, *script)));
+        jobs.extend([Run::Throughput, Run::EvalOnly].map(|run| script_job(script, run, runner)));
+    }
+    let multi = |g: &EntryGroup| {
+        let same_entry = groups.iter().filter(|o| std::ptr::eq(o.entry, g.entry));
+        let scenarios: BTreeSet<_> = same_entry.clone().map(|o| o.scenario.scenario).collect();
+        (scenarios.len() > 1, same_entry.filter(|o| o.scenario.scenario == g.scenario.scenario).count() > 1)
+    };
+    for group in &groups {
+        jobs.push(entry_job(group, multi(group)));
+    }
+    Some(jobs)
+}
+
+/// The pseudo-job of a repository's files that no job runs.
+pub fn leftover_job() -> Job {
+    Job {
+        id: "repository".to_string(),
+        kind: JobKind::RunLevel,
+        scenario: None,
+        runs_eval: false,
+        kind_reason: "files of the repository that no recipe role, launch script or master-config entry runs (helpers, docs, other configs)".to_string(),
+        role: None,
+        meta: JobMeta::default(),
+        from_sources: true,
+        artifacts: Vec::new(),
+    }
+}
+
+/// A launch script: a shell script that starts a serving engine, or any
+/// script of a `single_node` benchmarks tree (golden-AL collection scripts
+/// under `speedbench` are not submissions).
+fn is_launch_script(file: &FileEvidence) -> bool {
+    let dirs: Vec<&str> = file.path.split('/').collect();
+    file.kind == FileKind::Script
+        && !dirs.contains(&"speedbench")
+        && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
+}
+
+/// The (variant, role) an env scope of a recipe belongs to: `recipe:decode`,
+/// `recipe:zip_override_x:decode`.
+fn scope_role(scope: &str) -> Option<(Option<&str>, &str)> {
+    let rest = scope.strip_prefix("recipe:")?;
+    Some(match rest.split_once(':') {
+        Some((variant, role)) => (Some(variant), role),
+        None => (None, rest),
+    })
+}
+
+fn is_base(variant: Option<&str>) -> bool {
+    variant.is_none_or(|v| v == "base")
+}
+
+/// The roles a recipe configures in a selection: from role configs and role env sections.
+fn roles(file: &FileEvidence, selection: &Selection) -> Vec<String> {
+    let in_selection = |variant: Option<&str>| match selection {
+        Selection::Base => is_base(variant),
+        Selection::Variant(name, _) => is_base(variant) || variant == Some(name.as_str()),
+    };
+    let mut out: BTreeSet<String> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| in_selection(c.variant.as_deref())).map(|c| c.role.clone()).collect();
+    out.extend(file.env.iter().filter_map(|a| scope_role(&a.scope)).filter(|(v, _)| in_selection(*v)).map(|(_, r)| r.to_string()));
+    out.into_iter().collect()
+}
+
+/// Most variants of one `zip_override_<name>` block made into jobs.
+const MAX_VARIANTS: usize = 64;
+
+/// The base of a recipe and every variant of its `zip_override_<name>` blocks
+/// (as many as its longest list-valued leaf, at most [`MAX_VARIANTS`]), and
+/// what was left out.
+fn selections(file: &FileEvidence) -> (Vec<Selection>, Vec<String>) {
+    let mut names: BTreeSet<&str> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter_map(|c| c.variant.as_deref()).collect();
+    names.extend(file.env.iter().filter_map(|a| scope_role(&a.scope)?.0));
+    let mut out = vec![Selection::Base];
+    let mut left_out = Vec::new();
+    for name in names.into_iter().filter(|n| !is_base(Some(n))) {
+        let count = file
+            .recipe
+            .iter()
+            .flat_map(|r| r.roles.iter())
+            .filter(|c| c.variant.as_deref() == Some(name))
+            .flat_map(|c| c.args.iter())
+            .filter_map(|a| a.value.as_array().map(Vec::len))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        if count > MAX_VARIANTS {
+            left_out.push(format!("{name} variants {MAX_VARIANTS}..{} (only the first {MAX_VARIANTS} are audited)", count - 1));
+        }
+        out.extend((0..count.min(MAX_VARIANTS)).map(|i| Selection::Variant(name.to_string(), i)));
+    }
+    (out, left_out)
+}
+
+/// What one role of a recipe selection sees: its env scopes (and the
+/// recipe-wide and client ones), and its engine config with a variant's
+/// overrides applied (list leaves zipped: element `i`).
+fn role_view(file: &FileEvidence, selection: &Selection, role: &str) -> FileEvidence {
+    let variant = match selection {
+        Selection::Base => None,
+        Selection::Variant(name, _) => Some(name.as_str()),
+    };
+    let in_role = |a: &EnvAssignment| match scope_role(&a.scope) {
+        Some((v, r)) => r == role && (is_base(v) || v == variant),
+        None => a.scope == "recipe" || a.client,
+    };
+    // A variant's values follow the base's in one scope, so they override them.
+    let (base, over): (Vec<EnvAssignment>, Vec<EnvAssignment>) =
+        file.env.iter().filter(|a| in_role(a)).cloned().partition(|a| scope_role(&a.scope).is_none_or(|(v, _)| is_base(v)));
+    // TensorRT-LLM blocks are in the role's config (the file's records mix every role).
+    let mut view = file.part(base.into_iter().chain(over).collect(), file.commands.clone());
+    if variant.is_some() {
+        let scope = format!("recipe{}:{role}", selection.suffix());
+        view.env.iter_mut().filter(|a| !a.client).for_each(|a| a.scope = scope.clone());
+    }
+    let configs: Vec<&RoleConfig> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| c.role == role).collect();
+    let base_config = configs.iter().find(|c| is_base(c.variant.as_deref())).map(|c| (*c).clone());
+    let over_config = configs.iter().find(|c| variant.is_some() && c.variant.as_deref() == variant);
+    let config = match (base_config, over_config, selection) {
+        (base, Some(over), Selection::Variant(_, i)) => Some(overlay(base, over, *i)),
+        (base, _, _) => base,
+    };
+    view.recipe = file.recipe.as_ref().map(|r| Recipe { roles: config.into_iter().collect(), ..r.clone() });
+    view
+}
+
+/// A base role config with variant `index` of an override block applied.
+fn overlay(base: Option<RoleConfig>, over: &RoleConfig, index: usize) -> RoleConfig {
+    let mut config = base.unwrap_or_else(|| RoleConfig { args: Vec::new(), ..over.clone() });
+    for arg in &over.args {
+        let value = match &arg.value {
+            Value::Array(items) => match items.get(index) {
+                Some(Value::String(s)) => launch::typed(s),
+                Some(v) => v.clone(),
+                None => continue,
+            },
+            other => other.clone(),
+        };
+        let arg = crate::evidence::recipe::RoleArg { value, ..arg.clone() };
+        match config.args.iter_mut().find(|a| a.field == arg.field) {
+            Some(existing) => *existing = arg,
+            None => config.args.push(arg),
+        }
+    }
+    config.variant = over.variant.clone();
+    config
+}
+
+fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Option<&EntryGroup>) -> RepoJob {
+    let mut files = vec![role_view(file, selection, role)];
+    let mut unexamined = Vec::new();
+    let (meta, scenario, reason) = match runner {
+        Some(g) => {
+            files.push(settings_view(g));
+            (linked_meta(g), g.scenario.scenario, format!("srt-slurm recipe, {role} role; run by master-config entry {} (its additional-settings are exported into the launch)", g.entry.key))
+        }
+        None => {
+            unexamined.push("the master-config entry that runs this recipe (CONFIG_FILE): its additional-settings may change the environment".to_string());
+            let by_path = file.path.to_ascii_lowercase().contains("agentic").then_some(Scenario::AgenticCoding);
+            (JobMeta::default(), file.recipe.as_ref().and_then(|r| r.scenario).or(by_path), format!("srt-slurm recipe, {role} role; no master-config entry in the input runs it"))
+        }
+    };
+    let reason = if role == "prefill" { format!("{reason}; prefill does not generate tokens: informational for golden-al and sim-acc") } else { reason };
+    let job = Job {
+        id: format!("{}{}#{role}", file.path, selection.suffix()),
+        kind: JobKind::Throughput,
+        scenario,
+        runs_eval: false,
+        kind_reason: reason,
+        role: Some(role.to_string()),
+        meta,
+        from_sources: true,
+        artifacts: Vec::new(),
+    };
+    RepoJob { job, files, unexamined }
+}
+
+/// What one path of a launch script runs.
+fn script_view(file: &FileEvidence, run: Run) -> FileEvidence {
+    let env = file.env.iter().filter(|a| a.gate.runs_in(run)).cloned().collect();
+    file.part(env, file.commands.iter().filter(|c| c.gate.runs_in(run)).cloned().collect())
+}
+
+fn script_job(file: &FileEvidence, run: Run, runner: Option<&EntryGroup>) -> RepoJob {
+    let view = script_view(file, run);
+    let dirs: Vec<&str> = file.path.split('/').collect();
+    let by_path = if dirs.contains(&"agentic") {
+        Some(Scenario::AgenticCoding)
+    } else if dirs.contains(&"fixed_seq_len") {
+        Some(Scenario::FixedSeqLen)
+    } else {
+        None
+    };
+    let mut meta = runner.map(linked_meta).unwrap_or_default();
+    meta.fill_from(&script_name_meta(&file.path));
+    let (id, kind, reason) = match run {
+        Run::Throughput => (file.path.clone(), JobKind::Throughput, "launch script, throughput path (statements that run unless EVAL_ONLY=true)"),
+        Run::EvalOnly => (format!("{} (eval-only)", file.path), JobKind::EvalOnly, "launch script, eval-only path (statements that run when EVAL_ONLY=true)"),
+    };
+    let job = Job {
+        id,
+        kind,
+        scenario: by_path.or(runner.and_then(|g| g.scenario.scenario)),
+        runs_eval: false,
+        kind_reason: reason.to_string(),
+        role: None,
+        meta,
+        from_sources: true,
+        artifacts: Vec::new(),
+    };
+    RepoJob { job, files: vec![view], unexamined: Vec::new() }
+}
+
+/// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (domain brief §3).
+fn script_name_meta(path: &str) -> JobMeta {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    let parts: Vec<&str> = stem.split('_').collect();
+    let [prefix, precision, sku, ..] = parts.as_slice() else { return JobMeta::default() };
+    JobMeta {
+        model_prefix: Some(prefix.to_string()),
+        precision: Some(precision.to_string()),
+        hw: Some(sku.to_string()),
+        spec_decoding: stem.ends_with("_mtp").then(|| "mtp".to_string()),
+        ..JobMeta::default()
+    }
+}
+
+/// What an entry says about the jobs that run its recipe or script: the
+/// model and its labels, not the image (the entry's own job judges that).
+fn linked_meta(group: &EntryGroup) -> JobMeta {
+    JobMeta { image: None, runner: None, hw: None, spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() }
+}
+
+/// The master config as one group of an entry sees it: its settings.
+fn settings_view(group: &EntryGroup) -> FileEvidence {
+    group.file.part(group.settings.clone(), Vec::new())
+}
+
+fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
+    let mut entry_view = settings_view(group);
+    let meta = JobMeta { spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() };
+    entry_view.metadata = Some(Metadata { meta: meta.clone(), scenario: group.scenario.scenario, image_at: Some(group.entry.image_at.clone()) });
+    let mut files = vec![entry_view];
+    let (reason, unexamined) = match &group.link {
+        Some(Link::Recipe(recipe, selection, role)) => {
+            files.push(role_view(recipe, selection, role));
+            (format!("master-config entry; runs {}{}#{role} (CONFIG_FILE)", recipe.path, selection.suffix()), Vec::new())
+        }
+        Some(Link::Script(script)) => {
+            files.push(script_view(script, Run::Throughput));
+            (format!("master-config entry; runs {} (by the launch-script name grammar)", script.path), Vec::new())
+        }
+        None => {
+            let what = match &group.config_file {
+                Some(c) => format!("the recipe CONFIG_FILE={c} names, which is not in the input"),
+                None => "its launch script or recipe, which the input does not hold".to_string(),
+            };
+            (format!("master-config entry; {what}"), vec![what])
+        }
+    };
+    let mut id = format!("{}#{}", group.file.path, group.entry.key);
+    if scenarios {
+        id.push('/');
+        id.push_str(group.scenario.scenario.map_or("unknown", scenario_name));
+    }
+    if let (true, Some(config)) = (runs, &group.config_file) {
+        id.push_str(&format!(" [{config}]"));
+    }
+    let job = Job {
+        id,
+        kind: JobKind::Throughput,
+        scenario: group.scenario.scenario,
+        runs_eval: false,
+        kind_reason: reason,
+        role: None,
+        meta,
+        from_sources: true,
+        artifacts: Vec::new(),
+    };
+    RepoJob { job, files, unexamined }
+}
+
+fn scenario_name(scenario: Scenario) -> &'static str {
+    match scenario {
+        Scenario::AgenticCoding => "agentic-coding",
+        Scenario::FixedSeqLen => "fixed-seq-len",
+    }
+}
+
+/// The search-space point an `additional-settings` scope belongs to:
+/// settings of its `prefill`/`decode` blocks are exported together.
+fn point_of(scope: &str) -> &str {
+    let Some(at) = scope.find(".search-space.") else { return scope };
+    let rest = &scope[at + ".search-space.".len()..];
+    let end = rest.find('.').map_or(scope.len(), |i| at + ".search-space.".len() + i);
+    &scope[..end]
+}
+
+/// Every (entry, scenario) of every master config, split by the recipe its points run.
+fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
+    let mut out = Vec::new();
+    for file in files.iter().filter(|f| !f.master.is_empty()) {
+        // Sorted by scope (stably: in-scope order kept), so each scenario's settings are one range.
+        let mut sorted: Vec<&EnvAssignment> = file.env.iter().collect();
+        sorted.sort_by(|a, b| a.scope.cmp(&b.scope));
+        for entry in &file.master {
+            for scenario in &entry.scenarios {
+                let prefix = scenario.settings_scope.as_str();
+                let start = sorted.partition_point(|a| a.scope.as_str() < prefix);
+                let settings: Vec<EnvAssignment> = sorted[start..]
+                    .iter()
+                    .take_while(|a| a.scope.starts_with(prefix))
+                    .map(|a| EnvAssignment { scope: point_of(&a.scope).to_string(), ..(*a).clone() })
+                    .collect();
+                let points: BTreeSet<&str> = settings.iter().map(|a| a.scope.as_str()).collect();
+                let config_of = |point: &str| settings.iter().filter(|a| a.scope == point && a.name == "CONFIG_FILE").filter_map(|a| a.value.clone()).next_back();
+                let mut by_config: Vec<(Option<String>, Vec<&str>)> = Vec::new();
+                for point in &points {
+                    let config = config_of(point);
+                    match by_config.iter_mut().find(|(c, _)| *c == config) {
+                        Some((_, list)) => list.push(point),
+                        None => by_config.push((config, vec![point])),
+                    }
+                }
+                if by_config.is_empty() {
+                    by_config.push((None, Vec::new()));
+                }
+                for (config_file, points) in by_config {
+                    let settings = settings.iter().filter(|a| points.contains(&a.scope.as_str())).cloned().collect();
+                    out.push(EntryGroup { file, entry, scenario, settings, config_file, link: None });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What an entry group runs: the recipe its `CONFIG_FILE` names, or the
+/// launch script its fields name.
+fn link<'f>(group: &EntryGroup<'f>, recipes: &[&'f FileEvidence], scripts: &[&'f FileEvidence]) -> Option<Link<'f>> {
+    match &group.config_file {
+        Some(config) => {
+            let (path, selector) = split_selector(config);
+            let recipe = find_by_path(recipes, path)?;
+            let selection = selector.unwrap_or(Selection::Base);
+            let roles = roles(recipe, &selection);
+            let role = ["decode", "aggregated"].into_iter().find(|r| roles.iter().any(|x| x == r))?;
+            Some(Link::Recipe(recipe, selection, role.to_string()))
+        }
+        None => script_for(group, scripts).map(Link::Script),
+    }
+}
+
+/// `recipes/x.yaml:zip_override_k[1]` -> (`recipes/x.yaml`, variant 1 of `zip_override_k`).
+fn split_selector(config: &str) -> (&str, Option<Selection>) {
+    let Some((path, selector)) = config.rsplit_once(':').filter(|(p, _)| p.ends_with(".yaml") || p.ends_with(".yml")) else { return (config, None) };
+    let (name, index) = match selector.strip_suffix(']').and_then(|s| s.split_once('[')) {
+        Some((name, i)) => (name, i.parse().unwrap_or(0)),
+        None => (selector, 0),
+    };
+    (path, Some(Selection::Variant(name.to_string(), index)))
+}
+
+/// The recipe a `CONFIG_FILE` path names: the launcher copies the repo's
+/// recipes under `recipes/`, so match the path after it as a suffix, then
+/// the file name alone when it is unique.
+fn find_by_path<'f>(recipes: &[&'f FileEvidence], path: &str) -> Option<&'f FileEvidence> {
+    let rest = path.strip_prefix("recipes/").unwrap_or(path);
+    let suffix = recipes.iter().find(|r| r.path == rest || r.path.ends_with(&format!("/{rest}")));
+    suffix.copied().or_else(|| {
+        let name = rest.rsplit('/').next().unwrap_or(rest);
+        let same: Vec<_> = recipes.iter().filter(|r| r.path.rsplit('/').next() == Some(name)).collect();
+        (same.len() == 1).then(|| *same[0])
+    })
+}
+
+/// The single-node script an entry runs:
+/// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (framework-tagged
+/// name first; legacy names use `_trt` for TRT-LLM and nothing otherwise),
+/// preferring the scenario's own directory.
+fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'f FileEvidence> {
+    let meta = &group.entry.meta;
+    let (Some(prefix), Some(precision), Some(sku), Some(framework)) = (&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework) else { return None };
+    let spec = if group.scenario.spec_decoding == "mtp" { "_mtp" } else { "" };
+    let legacy = if framework == "trt" { "_trt" } else { "" };
+    let names = [format!("{prefix}_{precision}_{sku}_{framework}{spec}.sh"), format!("{prefix}_{precision}_{sku}{legacy}{spec}.sh")];
+    let dir = match group.scenario.scenario {
+        Some(Scenario::AgenticCoding) => "agentic",
+        Some(Scenario::FixedSeqLen) => "fixed_seq_len",
+        None => "",
+    };
+    names.iter().find_map(|name| {
+        let matching: Vec<&&FileEvidence> = scripts.iter().filter(|s| s.path.rsplit('/').next() == Some(name.as_str())).collect();
+        matching.iter().find(|s| s.path.split('/').any(|d| d == dir)).or(matching.first()).map(|s| **s)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::Extractor;
+
+    fn group_of(files: &[(&str, &str)]) -> Vec<RepoJob> {
+        let ex = Extractor::new(1 << 20);
+        let evidence: Vec<FileEvidence> = files
+            .iter()
+            .map(|(path, text)| ex.extract(path, crate::evidence::classify(path).unwrap(), &mut text.as_bytes()).0)
+            .collect();
+        group(&evidence).unwrap()
+    }
+
+    fn job<'a>(jobs: &'a [RepoJob], id: &str) -> &'a RepoJob {
+        jobs.iter().find(|j| j.job.id == id).unwrap_or_else(|| panic!("no job {id} in {:?}", jobs.iter().map(|j| &j.job.id).collect::<Vec<_>>()))
+    }
+
+    fn steps(job: &RepoJob) -> Vec<Value> {
+        job.files.iter().filter_map(|f| f.recipe.as_ref()).flat_map(|r| r.roles.iter()).flat_map(|c| c.args.iter()).filter(|a| a.field == "speculative_num_steps").map(|a| a.value.clone()).collect()
+    }
+
+    const OVERRIDE_RECIPE: &str = "base:\n  backend:\n    type: sglang\n    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: '2.49'\n    sglang_config:\n      prefill: {speculative-num-steps: 3}\n      decode: {speculative-num-steps: 3, tp-size: 8}\nzip_override_k:\n  backend:\n    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: '2.27'\n    sglang_config:\n      decode: {speculative-num-steps: [1, 2]}\n";
+
+    #[test]
+    fn override_recipes_give_a_job_per_variant_and_role() {
+        let path = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml";
+        let jobs = group_of(&[(path, OVERRIDE_RECIPE)]);
+        let ids: BTreeSet<&str> = jobs.iter().map(|j| j.job.id.as_str()).collect();
+        let expected: BTreeSet<String> = ["#decode", "#prefill", ":zip_override_k[0]#decode", ":zip_override_k[0]#prefill", ":zip_override_k[1]#decode", ":zip_override_k[1]#prefill"].iter().map(|s| format!("{path}{s}")).collect();
+        assert_eq!(ids, expected.iter().map(String::as_str).collect());
+        assert_eq!(steps(job(&jobs, &format!("{path}#decode"))), [Value::from(3)]);
+        let variant = job(&jobs, &format!("{path}:zip_override_k[1]#decode"));
+        assert_eq!(steps(variant), [Value::from(2)]);
+        // The variant's value follows the base's in one scope: it takes effect.
+        let env: Vec<(&str, &str)> = variant.files[0].env.iter().map(|a| (a.value.as_deref().unwrap(), a.scope.as_str())).collect();
+        assert_eq!(env, [("2.49", "recipe:zip_override_k[1]:decode"), ("2.27", "recipe:zip_override_k[1]:decode")]);
+        let prefill = job(&jobs, &format!("{path}#prefill"));
+        assert!(prefill.job.informational() && prefill.files[0].env.is_empty());
+        assert_eq!(prefill.unexamined.len(), 1, "no master-config entry runs it");
+    }
+
+    #[test]
+    fn entries_link_recipe_variants_and_scripts() {
+        let master = "a-fp4-gb200-dynamo-sglang:\n  image: lmsysorg/sglang:v1\n  model-prefix: dsv4\n  framework: dynamo-sglang\n  runner: cluster:gb200-nv\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/x.yaml:zip_override_k[1]\"]\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/missing.yaml\"]\ndsv4-fp4-b200-sglang:\n  image: lmsysorg/sglang:v1\n  model-prefix: dsv4\n  precision: fp4\n  framework: sglang\n  runner: b200\n  scenarios:\n    fixed-seq-len:\n    - search-space:\n      - { spec-decoding: mtp }\n";
+        let script = "if [ \"$EVAL_ONLY\" != true ]; then export SGLANG_SIMULATE_ACC_LEN=2.49; fi\npython3 -m sglang.launch_server --speculative-num-steps 3\n";
+        let jobs = group_of(&[
+            ("configs/nvidia-master.yaml", master),
+            ("benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml", OVERRIDE_RECIPE),
+            ("benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh", script),
+        ]);
+        let linked = job(&jobs, "configs/nvidia-master.yaml#a-fp4-gb200-dynamo-sglang [recipes/sglang/dsv4/x.yaml:zip_override_k[1]]");
+        assert_eq!(steps(linked), [Value::from(2)]);
+        assert!(linked.job.kind_reason.contains("x.yaml:zip_override_k[1]#decode"), "{}", linked.job.kind_reason);
+        let missing = job(&jobs, "configs/nvidia-master.yaml#a-fp4-gb200-dynamo-sglang [recipes/sglang/dsv4/missing.yaml]");
+        assert_eq!((missing.files.len(), missing.unexamined.len()), (1, 1));
+        let variant = job(&jobs, "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml:zip_override_k[1]#decode");
+        assert_eq!((variant.job.scenario, variant.job.meta.model_prefix.as_deref()), (Some(Scenario::AgenticCoding), Some("dsv4")));
+        assert!(variant.unexamined.is_empty());
+        let base = job(&jobs, "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml#decode");
+        assert_eq!((base.job.meta.model_prefix.as_deref(), base.unexamined.len()), (None, 1), "no entry runs the base");
+        let single = job(&jobs, "configs/nvidia-master.yaml#dsv4-fp4-b200-sglang");
+        assert_eq!(single.files.len(), 2, "the entry and its script's throughput path");
+        assert_eq!(single.files[1].env.len(), 1);
+        let eval = job(&jobs, "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh (eval-only)");
+        assert_eq!((eval.job.kind, eval.files[0].env.len(), eval.files[0].commands.len()), (JobKind::EvalOnly, 0, 1));
+        assert_eq!(eval.job.scenario, Some(Scenario::FixedSeqLen));
+    }
+
+    #[test]
+    fn variants_are_capped() {
+        let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let recipe = format!("base:\n  backend:\n    sglang_config:\n      decode: {{speculative-num-steps: 3}}\nzip_override_c:\n  backend:\n    sglang_config:\n      decode: {{cuda-graph-max-bs: [{}]}}\n", many.join(", "));
+        let jobs = group_of(&[("r.yaml", recipe.as_str())]);
+        assert_eq!(jobs.len(), 1 + MAX_VARIANTS);
+        assert!(jobs.iter().all(|j| j.unexamined.iter().any(|u| u.contains("zip_override_c variants 64..99"))));
+    }
+
+    #[test]
+    fn run_output_is_not_a_repository() {
+        let ex = Extractor::new(1 << 20);
+        let script = ex.extract("run.sh", FileKind::Script, &mut "python3 -m sglang.launch_server --tp 8\n".as_bytes()).0;
+        let log = ex.extract("server.log", FileKind::Log, &mut "[2026-07-01 15:18:36] server_args=ServerArgs(tp_size=8)\n".as_bytes()).0;
+        assert!(group(std::slice::from_ref(&script)).is_some());
+        assert!(group(&[script, log]).is_none());
+    }
+
+    #[test]
+    fn selectors_points_and_names() {
+        assert_eq!(split_selector("recipes/a/x.yaml:zip_override_k[1]"), ("recipes/a/x.yaml", Some(Selection::Variant("zip_override_k".into(), 1))));
+        assert_eq!(split_selector("recipes/a/x.yaml"), ("recipes/a/x.yaml", None));
+        assert_eq!(point_of("additional-settings:k.scenarios.s.0.search-space.2.decode.additional-settings"), "additional-settings:k.scenarios.s.0.search-space.2");
+        assert_eq!(point_of("additional-settings:k.scenarios.s.0.search-space.2.additional-settings"), "additional-settings:k.scenarios.s.0.search-space.2");
+        let meta = script_name_meta("benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh");
+        assert_eq!((meta.model_prefix.as_deref(), meta.hw.as_deref(), meta.spec_decoding.as_deref()), (Some("dsv4"), Some("b200"), Some("mtp")));
+        assert_eq!(script_name_meta("run.sh"), JobMeta::default());
+        assert_eq!(scope_role("recipe:zip_override_k:decode"), Some((Some("zip_override_k"), "decode")));
+        assert_eq!(scope_role("yaml:frontend.env"), None);
+    }
+}

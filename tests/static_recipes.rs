@@ -1,0 +1,200 @@
+//! Static recipe audit (the PR gate): `auditor audit` on a checkout of
+//! master configs, srt-slurm recipes and launch scripts, before any run.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const PASS_TREE: &str = "samples/recipes-pass";
+const FAIL_TREE: &str = "samples/recipes-fail";
+const RECIPES: &str = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4";
+const SCRIPT: &str = "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh";
+const MASTER: &str = "configs/nvidia-master.yaml";
+
+fn audit_json(input: &str) -> (i32, Value) {
+    let out = audit(&[input, "--format", "json"]);
+    (code(&out), json(&out))
+}
+
+fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"))
+}
+
+fn findings<'a>(report: &'a Value, id: &str, job: &str) -> Vec<&'a Value> {
+    check(report, id)["findings"].as_array().unwrap().iter().filter(|f| f["job"] == job).collect()
+}
+
+fn job<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["jobs"].as_array().unwrap().iter().find(|j| j["id"] == id).unwrap_or_else(|| panic!("no job {id}"))
+}
+
+/// (file, line) of each evidence item of a finding.
+fn places(finding: &Value) -> Vec<(String, u64)> {
+    finding["evidence"].as_array().unwrap().iter().map(|e| (e["file"].as_str().unwrap().to_string(), e["line"].as_u64().unwrap_or(0))).collect()
+}
+
+#[test]
+fn every_role_script_path_and_entry_is_a_job() {
+    let (_, report) = audit_json(PASS_TREE);
+    let recipe = format!("{RECIPES}/dsv4-fp4-gb200-mtp3-agentic.yaml");
+    let mut ids: Vec<(&str, &str, Option<&str>)> = report["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["id"].as_str().unwrap(), j["kind"].as_str().unwrap(), j["role"].as_str()))
+        .collect();
+    ids.sort();
+    let expected = [
+        (format!("{recipe}#decode"), "throughput", Some("decode")),
+        (format!("{recipe}#prefill"), "throughput", Some("prefill")),
+        (SCRIPT.to_string(), "throughput", None),
+        (format!("{SCRIPT} (eval-only)"), "eval-only", None),
+        (format!("{MASTER}#dsv4-fp4-b200-sglang-agentic"), "throughput", None),
+        (format!("{MASTER}#dsv4-fp4-gb200-dynamo-sglang-agentic"), "throughput", None),
+        ("repository".to_string(), "run-level", None),
+    ];
+    let expected: Vec<(&str, &str, Option<&str>)> = expected.iter().map(|(id, kind, role)| (id.as_str(), *kind, *role)).collect();
+    assert_eq!(ids, expected);
+    let decode = job(&report, &format!("{recipe}#decode"));
+    assert_eq!((decode["from_sources"].clone(), decode["scenario"].clone()), (Value::Bool(true), Value::from("agentic-coding")));
+    assert_eq!(decode["meta"]["model_prefix"], "dsv4", "from the master-config entry that runs the recipe");
+    assert!(job(&report, &format!("{recipe}#prefill"))["kind_reason"].as_str().unwrap().contains("informational"));
+    let entry = job(&report, &format!("{MASTER}#dsv4-fp4-gb200-dynamo-sglang-agentic"));
+    assert_eq!((entry["meta"]["hw"].as_str(), entry["meta"]["image"].as_str()), (Some("gb200"), Some("lmsysorg/sglang:v0.5.16-cu130")));
+    assert!(entry["kind_reason"].as_str().unwrap().contains(&format!("{recipe}#decode")));
+    let helper = report["files"].as_array().unwrap().iter().find(|f| f["path"] == "benchmarks/benchmark_lib.sh").unwrap();
+    assert_eq!(helper["job"], "repository");
+}
+
+#[test]
+fn the_pass_tree_passes_every_check() {
+    let (code, report) = audit_json(PASS_TREE);
+    assert_eq!(code, 0);
+    assert_eq!(report["verdict"], "pass");
+    for c in report["checks"].as_array().unwrap() {
+        let expected = if c["id"] == "eval-threshold" { "na" } else { "pass" };
+        assert_eq!(c["status"], expected, "{}: {}", c["id"], c["summary"]);
+    }
+    // The runner's injector pins the AL the entry names; golden-al recomputes it from the recipe's K.
+    let recipe = format!("{RECIPES}/dsv4-fp4-gb200-mtp3-agentic.yaml");
+    let matched = findings(&report, "golden-al", &format!("{MASTER}#dsv4-fp4-gb200-dynamo-sglang-agentic"));
+    assert_eq!(matched.len(), 1);
+    assert_eq!(matched[0]["rule"], "golden-al/match");
+    assert!(matched[0]["message"].as_str().unwrap().contains("K=3"), "{}", matched[0]["message"]);
+    let at = places(matched[0]);
+    assert_eq!(at[0], (MASTER.to_string(), 25), "SYNTHETIC_ACCEPTANCE_LENGTH");
+    assert_eq!(at[1], (recipe.clone(), 46), "the decode role's speculative-num-steps");
+    assert_eq!(findings(&report, "golden-al", &format!("{recipe}#decode")).len(), 1);
+}
+
+#[test]
+fn prefill_roles_are_informational() {
+    let (_, report) = audit_json(FAIL_TREE);
+    // Prefill drafts K=3 and simulates at K=3's AL, decode drafts K=2 at the same AL: only decode is judged.
+    let prefill = format!("{RECIPES}/dsv4-fp4-gb200-mtp-agentic.yaml#prefill");
+    for id in ["golden-al", "sim-acc-throughput", "sim-acc-eval"] {
+        assert!(findings(&report, id, &prefill).is_empty(), "{id} judged the prefill role");
+    }
+    assert_eq!(job(&report, &prefill)["role"], "prefill");
+    let decode = findings(&report, "golden-al", &format!("{RECIPES}/dsv4-fp4-gb200-mtp-agentic.yaml#decode"));
+    assert_eq!(decode.len(), 1);
+}
+
+#[test]
+fn eval_only_paths_of_scripts() {
+    let (_, pass) = audit_json(PASS_TREE);
+    // Gated on EVAL_ONLY != true: the throughput path simulates, the eval-only path does not.
+    let simulated = findings(&pass, "sim-acc-throughput", SCRIPT);
+    assert_eq!(simulated[0]["rule"], "sim-acc-throughput/simulated");
+    let lines: Vec<u64> = places(simulated[0]).into_iter().map(|(_, l)| l).collect();
+    assert_eq!(lines, [13, 14, 15]);
+    assert_eq!(check(&pass, "sim-acc-eval")["status"], "pass");
+    assert!(findings(&pass, "sim-acc-eval", &format!("{SCRIPT} (eval-only)")).is_empty());
+
+    let (_, fail) = audit_json(FAIL_TREE);
+    // Unconditional exports reach both paths.
+    assert!(findings(&fail, "sim-acc-throughput", SCRIPT).iter().all(|f| f["rule"] == "sim-acc-throughput/simulated"));
+    let eval_job = job(&fail, &format!("{SCRIPT} (eval-only)"));
+    assert_eq!(eval_job["kind"], "eval-only");
+    assert!(eval_job["kind_reason"].as_str().unwrap().contains("EVAL_ONLY=true"));
+
+    // `auditor evidence` on the directory shows each path's view; the `&&`
+    // one-liner that sets EVAL_FRAMEWORK belongs to the eval-only path only.
+    let out = auditor(&["evidence", FAIL_TREE, "--format", "json"]);
+    let evidence = json(&out);
+    let view = |id: &str| evidence["jobs"].as_array().unwrap().iter().find(|j| j["job"]["id"] == id).unwrap().clone();
+    assert!(view(&format!("{SCRIPT} (eval-only)"))["env"].get("EVAL_FRAMEWORK").is_some());
+    assert!(view(SCRIPT)["env"].get("EVAL_FRAMEWORK").is_none());
+    assert!(view(SCRIPT)["env"].get("SGLANG_SIMULATE_ACC_LEN").is_some());
+    // On the script alone it shows the whole file.
+    let whole = json(&auditor(&["evidence", &format!("{FAIL_TREE}/{SCRIPT}"), "--format", "json"]));
+    assert!(whole["env"].get("EVAL_FRAMEWORK").is_some() && whole["env"].get("SGLANG_SIMULATE_ACC_LEN").is_some());
+    assert_eq!(whole["env"]["EVAL_FRAMEWORK"]["gate"], "eval-only");
+    assert!(whole["env"]["SGLANG_SIMULATE_ACC_LEN"].get("gate").is_none());
+}
+
+#[test]
+fn the_fail_tree_fails_golden_al_sim_acc_eval_and_upstream_image() {
+    let (code, report) = audit_json(FAIL_TREE);
+    assert_eq!(code, 1);
+    let recipe = format!("{RECIPES}/dsv4-fp4-gb200-mtp-agentic.yaml");
+
+    // A decode role pinning K=3's golden AL (2.49) while drafting K=2 (2.27).
+    let golden = check(&report, "golden-al");
+    assert_eq!(golden["status"], "fail");
+    let mismatch = findings(&report, "golden-al", &format!("{recipe}#decode"));
+    assert_eq!(mismatch[0]["rule"], "golden-al/mismatch");
+    assert_eq!(mismatch[0]["severity"], "error");
+    let message = mismatch[0]["message"].as_str().unwrap();
+    assert!(message.contains("K=2 is 2.27") && message.contains("2.49 is the golden AL for K=3"), "{message}");
+    let at = places(mismatch[0]);
+    assert_eq!(at[0], (recipe.clone(), 25), "SGLANG_SIMULATE_ACC_LEN in decode_environment");
+    assert_eq!(at[1], (recipe.clone(), 44), "the decode role's speculative-num-steps: 2");
+    let entry = findings(&report, "golden-al", &format!("{MASTER}#dsv4-fp4-gb200-dynamo-sglang-agentic"));
+    assert_eq!(entry[0]["rule"], "golden-al/mismatch", "the entry that runs the recipe fails too");
+
+    // A script exporting simulation unconditionally: its eval-only path reaches it.
+    let eval = check(&report, "sim-acc-eval");
+    assert_eq!(eval["status"], "fail");
+    let simulated = findings(&report, "sim-acc-eval", &format!("{SCRIPT} (eval-only)"));
+    assert_eq!((simulated[0]["rule"].as_str(), simulated[0]["severity"].as_str()), (Some("sim-acc-eval/simulated"), Some("error")));
+    assert_eq!(places(simulated[0])[0], (SCRIPT.to_string(), 9));
+
+    // A master-config entry on a vendor image on an established SKU.
+    let image = check(&report, "upstream-image");
+    assert_eq!(image["status"], "fail");
+    let not_upstream = findings(&report, "upstream-image", &format!("{MASTER}#dsv4-fp4-b200-sglang-agentic"));
+    assert_eq!(not_upstream[0]["rule"], "upstream-image/not-upstream");
+    assert_eq!(places(not_upstream[0]), [(MASTER.to_string(), 51)]);
+    assert!(not_upstream[0]["evidence"][0]["text"].as_str().unwrap().contains("ghcr.io/acme-ai/sglang-dsv4"));
+
+    // SYNTHETIC_ACCEPTANCE=true on a fixed-seq entry is simulation on fixed-seq.
+    let fixed = findings(&report, "sim-acc-throughput", &format!("{MASTER}#dsv4-fp4-gb200-dynamo-sglang"));
+    assert_eq!(fixed[0]["rule"], "sim-acc-throughput/fixed-seq");
+    assert_eq!(places(fixed[0])[0], (MASTER.to_string(), 47));
+}
+
+#[test]
+fn archives_of_a_checkout_audit_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("checkout.zip");
+    zip_tree(&root().join(FAIL_TREE), "InferenceX", &zip);
+    let (code, report) = audit_json(zip.to_str().unwrap());
+    assert_eq!(code, 1);
+    let recipe = format!("InferenceX/{RECIPES}/dsv4-fp4-gb200-mtp-agentic.yaml#decode");
+    assert_eq!(findings(&report, "golden-al", &recipe)[0]["rule"], "golden-al/mismatch", "CONFIG_FILE matched by path suffix inside the archive");
+    assert_eq!(check(&report, "upstream-image")["status"], "fail");
+}
+
+#[test]
+fn a_recipe_no_entry_runs_is_undetermined_not_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let recipe = std::fs::read_to_string(root().join(PASS_TREE).join(format!("{RECIPES}/dsv4-fp4-gb200-mtp3-agentic.yaml"))).unwrap();
+    write_tree(tmp.path(), &[("recipes/x-agentic.yaml", recipe.as_str())]);
+    let (_, report) = audit_json(tmp.path().to_str().unwrap());
+    // Simulation would come from the entry's SYNTHETIC_ACCEPTANCE settings, which the input does not hold.
+    let open = findings(&report, "sim-acc-throughput", "recipes/x-agentic.yaml#decode");
+    assert_eq!(open[0]["rule"], "sim-acc-throughput/undetermined", "{}", open[0]["message"]);
+    assert!(open[0]["message"].as_str().unwrap().contains("master-config entry"));
+}
