@@ -113,6 +113,6 @@ fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResu
         .iter()
         .map(|j| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len() })
         .collect();
-    let inputs = bundles.iter().map(|b| Input { path: b.path.clone(), sha256: b.sha256.clone() }).collect();
+    let inputs = bundles.iter().map(|b| Input::Bundle { path: b.path.clone(), sha256: b.sha256.clone() }).collect();
     Report::new(policy.name.clone(), inputs, checks, jobs, files, not_examined)
 }

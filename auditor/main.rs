@@ -8,6 +8,7 @@ use auditor::bundle::limits::parse_size;
 use auditor::bundle::Limits;
 use auditor::checks::REGISTRY;
 use auditor::evidence::{knobs::Catalog, view};
+use auditor::image::{self, ChangeKind, ImageRef, OpenOptions, Platform};
 use auditor::policy::Policy;
 use auditor::report::Format;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -50,6 +51,12 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Container images: inspect one (and verify its blobs), or list a
+    /// container's filesystem changes.
+    Image {
+        #[command(subcommand)]
+        command: ImageCommand,
+    },
     /// List the checks and rules, or explain one.
     Rules {
         #[command(subcommand)]
@@ -70,6 +77,47 @@ enum RulesCommand {
         id: String,
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// Resolve an image and show its manifest digest, platform, config and
+    /// layers; with --verify-layers, stream every layer to check its digest
+    /// and size.
+    ///
+    /// REF: docker://REGISTRY/REPO:TAG[@sha256:..] (prefix optional),
+    /// docker-daemon:NAME:TAG, oci:DIR[:TAG], oci-archive:FILE[:TAG],
+    /// docker-archive:FILE[:NAME:TAG].
+    ///
+    /// Exit codes: 0 verified; 1 a blob does not match its digest or size;
+    /// 2 bad reference, unreachable source, authentication failure, image or
+    /// platform not found; 3 a layer could not be read.
+    Inspect {
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// Platform to pick from a multi-platform index (default linux/amd64).
+        #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
+        platform: Option<String>,
+        /// Read every layer to its end, verifying digest and size.
+        #[arg(long)]
+        verify_layers: bool,
+        /// Registry (HOST[:PORT]) to reach over plain HTTP; loopback always is.
+        #[arg(long = "insecure-registry", value_name = "HOST")]
+        insecure_registries: Vec<String>,
+        /// Most layers fetched at once.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        jobs: usize,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// List a container's filesystem changes against its image (Docker
+    /// Engine API; DOCKER_HOST is honoured).
+    Changes {
+        #[arg(value_name = "CONTAINER")]
+        container: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: EvidenceFormat,
     },
 }
 
@@ -175,11 +223,44 @@ fn run(cli: Cli) -> Result<u8> {
             emit(&text, None)?;
             Ok(u8::from(read.bundle.is_incomplete()) * 3)
         }
+        Command::Image { command } => image_command(command),
         Command::Rules { command } => {
             match command {
                 RulesCommand::List { policy } => emit(&rules_list(&load_policy(policy.as_ref())?), None)?,
                 RulesCommand::Explain { id, policy } => emit(&rules_explain(&load_policy(policy.as_ref())?, &id)?, None)?,
             }
+            Ok(0)
+        }
+    }
+}
+
+fn image_command(command: ImageCommand) -> Result<u8> {
+    match command {
+        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, output } => {
+            let reference: ImageRef = reference.parse()?;
+            let platform = platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
+            let options = OpenOptions { platform, insecure_registries, max_concurrent_fetches: jobs.max(1), progress: std::io::stderr().is_terminal(), ..OpenOptions::default() };
+            let inspection = image::inspect(&reference, &options, verify_layers)?;
+            let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+            let mut text = String::new();
+            if let (Format::Text, Some(image)) = (output.format, &inspection.image) {
+                text.push_str(&image::render_text(image));
+            }
+            text.push_str(&inspection.report.render(output.format, color));
+            emit(&text, output.output.as_ref())?;
+            Ok(inspection.report.verdict.exit_code() as u8)
+        }
+        ImageCommand::Changes { container, format } => {
+            let changes = image::container_changes(&container)?;
+            let text = match format {
+                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&changes)?),
+                EvidenceFormat::Text => changes.iter().map(|c| format!("{} {}\n", match c.kind {
+                    ChangeKind::Added => 'A',
+                    ChangeKind::Modified => 'C',
+                    ChangeKind::Deleted => 'D',
+                }, c.path)).collect(),
+            };
+            emit(&text, None)?;
             Ok(0)
         }
     }

@@ -57,10 +57,54 @@ impl Verdict {
     }
 }
 
+/// One input of a report: a bundle (`path`, `sha256`) or an image
+/// (DESIGN's `ref`, `digest`, `platform`, `layers`, `diff_ids`).
 #[derive(Debug, Clone, Serialize)]
-pub struct Input {
-    pub path: String,
-    pub sha256: String,
+#[serde(untagged)]
+pub enum Input {
+    Bundle { path: String, sha256: String },
+    Image(ImageInput),
+}
+
+/// An image as a report input.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageInput {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// `null` when the image could not be resolved (so for the rest).
+    pub transport: Option<crate::image::Transport>,
+    /// The manifest digest; `null` where the source has no manifest (an
+    /// engine's image, a legacy `docker save` tarball).
+    pub digest: Option<String>,
+    /// The config digest (the image ID).
+    pub config: Option<String>,
+    pub platform: Option<String>,
+    /// Blob digests, in order.
+    pub layers: Vec<String>,
+    /// Uncompressed layer digests, in order.
+    pub diff_ids: Vec<String>,
+}
+
+impl Input {
+    /// The path or reference, for people.
+    pub fn label(&self) -> &str {
+        match self {
+            Input::Bundle { path, .. } => path,
+            Input::Image(image) => &image.reference,
+        }
+    }
+
+    /// What identifies its content: a bundle's sha256, an image's manifest
+    /// (or else config) digest.
+    pub fn identity(&self) -> String {
+        match self {
+            Input::Bundle { sha256, .. } => format!("sha256 {}", sha256.get(..16).unwrap_or(sha256)),
+            Input::Image(image) => {
+                let id = image.digest.as_deref().or(image.config.as_deref()).unwrap_or("unresolved");
+                format!("{} {id}", image.platform.as_deref().unwrap_or("-"))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -170,7 +214,7 @@ impl Report {
             .as_ref()
             .and_then(|id| self.jobs.iter().find(|j| &j.job.id == id))
             .map(|j| j.bundle.as_str())
-            .or_else(|| self.inputs.first().map(|i| i.path.as_str()))
+            .or_else(|| self.inputs.first().map(Input::label))
             .unwrap_or("");
         if bundle.is_empty() || bundle == evidence.file || bundle.ends_with(&format!("/{}", evidence.file)) {
             evidence.file.clone()

@@ -42,7 +42,7 @@ pub fn render(report: &Report, color: bool) -> String {
     let _ = writeln!(out, "auditor {} · policy {}", report.tool.version, report.policy);
     let _ = writeln!(out, "verdict: {}", paint.code(verdict_code, report.verdict.as_upper()));
     for input in &report.inputs {
-        let _ = writeln!(out, "input:   {} (sha256 {})", input.path, &input.sha256[..16.min(input.sha256.len())]);
+        let _ = writeln!(out, "input:   {} ({})", input.label(), input.identity());
     }
     let (read, skipped, incomplete) = report.file_counts();
     let mut kinds: Vec<String> = Vec::new();
@@ -52,8 +52,10 @@ pub fn render(report: &Report, color: bool) -> String {
             kinds.push(format!("{n} {}", kind.as_str()));
         }
     }
-    let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
-    let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
+    if !report.files.is_empty() {
+        let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
+        let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
+    }
     out.push('\n');
     for check in &report.checks {
         let _ = writeln!(out, "{}  {}  {}", paint.status(check.status), check.id, check.summary);
