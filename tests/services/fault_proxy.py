@@ -83,6 +83,12 @@ def main():
             self.forward()
 
         def forward(self):
+            try:
+                self.relay()
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client hung up (e.g. it refused a size lie): nothing to send
+
+        def relay(self):
             hit = matches(self.path)
             if a.fault == "auth" and not self.headers.get("Authorization"):
                 self.note(401, "auth")
