@@ -104,6 +104,8 @@ fn layers_stream_verified_with_the_real_wheel_inside_on_every_transport() {
     for reference in [
         format!("{registry}/auditor/test:v1"),
         format!("{registry}/auditor/test:v1-docker"),
+        format!("{registry}/auditor/test:v1-zstd"),
+        format!("{registry}/auditor/test:v1-plain"),
         format!("oci:{}:v1", env("AUDITOR_TEST_IMAGE_OCI_DIR")),
         format!("docker-archive:{}", env("AUDITOR_TEST_IMAGE_DOCKER_ARCHIVE")),
         format!("docker-daemon:{}", env("AUDITOR_TEST_PODMAN_IMAGE")),
@@ -267,6 +269,26 @@ fn a_500_then_a_200_succeeds_after_a_retry() {
     assert_eq!(code, 0, "{report}{err}");
     let statuses: Vec<u16> = proxy.requests(&layer).iter().map(|r| r.1).collect();
     assert_eq!(statuses, [500, 200]);
+}
+
+#[test]
+fn a_stream_cut_mid_way_resumes_with_range() {
+    let layer = info()["layers"][0]["digest"].as_str().unwrap().to_string(); // the 1 MB one
+    let proxy = Proxy::start("cut-once", &layer);
+    let (code, report, err) = inspect_json(&proxy.reference(), &[]);
+    assert_eq!(code, 0, "{report}{err}");
+    let statuses: Vec<u16> = proxy.requests(&layer).iter().map(|r| r.1).collect();
+    assert_eq!(statuses, [200, 206], "the second request asks only for the rest");
+}
+
+#[test]
+fn a_corrupted_config_fails_at_open_with_a_finding() {
+    let config = env("AUDITOR_TEST_IMAGE_CONFIG_DIGEST");
+    let proxy = Proxy::start("corrupt", &config);
+    let (code, report, err) = inspect_json(&proxy.reference(), &[]);
+    assert_eq!(code, 1, "{report}{err}");
+    assert_eq!(report["checks"][0]["findings"][0]["rule"], "image-integrity/digest-mismatch");
+    assert_eq!(report["checks"][0]["findings"][0]["evidence"][0]["layer"], config.as_str());
 }
 
 #[test]

@@ -11,6 +11,7 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
   size         append one byte to the body, with a Content-Length to match
   500-once     answer the first matching request with 500, then pass through
   429-once     answer the first matching request with 429 and `Retry-After: <--retry-after>`
+  cut-once     send the first matching body only half-way, then close the connection
   auth         answer any request without an Authorization header with 401 and a Basic challenge
   none         pass everything through
 
@@ -32,7 +33,7 @@ CHUNK = 64 * 1024
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--upstream", required=True, help="host:port of the registry")
-    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "429-once", "auth"])
+    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "429-once", "cut-once", "auth"])
     ap.add_argument("--target", default="", help="apply the fault to paths ending with this (default: any /blobs/ path)")
     ap.add_argument("--retry-after", default="2")
     ap.add_argument("--port", type=int, default=0)
@@ -107,6 +108,8 @@ def main():
             up = conn.getresponse()
             length = up.getheader("Content-Length")
             fault = a.fault if hit and up.status == 200 and a.fault in ("corrupt", "size") else ""
+            if hit and up.status == 200 and a.fault == "cut-once" and length is not None and self.once():
+                fault = "cut-once"
             self.send_response(up.status)
             for k, v in up.getheaders():
                 if k.lower() in HOP or k.lower() == "content-length":
@@ -127,6 +130,11 @@ def main():
                 chunk = up.read(CHUNK)
                 if not chunk:
                     break
+                if fault == "cut-once" and sent + len(chunk) > middle:
+                    self.wfile.write(chunk[: middle - sent])
+                    self.wfile.flush()
+                    conn.close()
+                    return
                 if fault == "corrupt" and sent <= middle < sent + len(chunk):
                     i = middle - sent
                     chunk = chunk[:i] + bytes([chunk[i] ^ 0xFF]) + chunk[i + 1:]
