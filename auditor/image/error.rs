@@ -130,16 +130,6 @@ impl ImageError {
             _ => None,
         }
     }
-
-    /// Whether this is a usage-level problem (bad reference, auth, missing
-    /// image or platform) rather than a part of the image that could not be
-    /// read.
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            ImageError::Reference { .. } | ImageError::Auth { .. } | ImageError::NotFound { .. } | ImageError::PlatformNotFound { .. }
-        )
-    }
 }
 
 /// The [`Tamper`] inside an `io::Error` from a layer stream, if any.

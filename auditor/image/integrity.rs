@@ -10,10 +10,6 @@ use crate::finding::{Finding, Severity};
 
 pub const ID: &str = "image-integrity";
 pub const TITLE: &str = "Image blobs match their digests and sizes";
-pub const RULES: &[(&str, &str)] = &[
-    ("image-integrity/digest-mismatch", "a manifest, config or layer blob hashes to another digest than the one that names it"),
-    ("image-integrity/size-mismatch", "a blob is longer or shorter than its descriptor (or the server's Content-Length) says"),
-];
 
 /// The finding for one tampered blob of image `reference`.
 pub fn finding(reference: &str, tamper: &Tamper) -> Finding {

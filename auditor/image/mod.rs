@@ -154,7 +154,8 @@ impl Image {
 
     /// Layer `index` as its uncompressed tar stream: [`Image::open_layer`]
     /// decompressed by media type, and checked against its diff-id at EOF
-    /// when the config names one.
+    /// when the config names one. A tar walker stops at the end-of-archive
+    /// marker: drain the rest (`io::copy` to `io::sink()`) so both checks run.
     pub fn open_layer_tar(&self, index: usize) -> Result<Box<dyn Read + Send>, ImageError> {
         let blob = self.open_layer(index)?;
         let layer = &self.layers[index];
