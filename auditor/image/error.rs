@@ -88,7 +88,7 @@ pub enum ImageError {
     #[error("{reference}: platform {wanted} is not in the image index; present: {}", present.join(", "))]
     PlatformNotFound { reference: String, wanted: String, present: Vec<String> },
     #[error("{reference}: integrity: {tamper}")]
-    Tamper { reference: String, tamper: Tamper },
+    Tamper { reference: String, tamper: Box<Tamper> },
     #[error("{reference}: {detail}")]
     Transport { reference: String, detail: String },
     #[error("{reference}: {context}: {source}")]
@@ -112,7 +112,7 @@ impl ImageError {
         match inner.downcast::<ImageError>() {
             Ok(err) => *err,
             Err(inner) => match inner.downcast::<Tamper>() {
-                Ok(tamper) => ImageError::Tamper { reference: reference.to_string(), tamper: *tamper },
+                Ok(tamper) => ImageError::Tamper { reference: reference.to_string(), tamper },
                 Err(inner) => io_error(io::Error::new(kind, inner)),
             },
         }
@@ -162,7 +162,7 @@ mod tests {
         let e = io::Error::other(tamper());
         assert_eq!(tamper_of(&e), Some(&tamper()));
         match ImageError::from_io("r", "reading layer 0", e) {
-            ImageError::Tamper { reference, tamper: t } => assert_eq!((reference.as_str(), t), ("r", tamper())),
+            ImageError::Tamper { reference, tamper: t } => assert_eq!((reference.as_str(), *t), ("r", tamper())),
             other => panic!("{other:?}"),
         }
     }
@@ -171,7 +171,7 @@ mod tests {
     fn image_error_survives_an_io_error_round_trip() {
         let e = ImageError::Transport { reference: "r".into(), detail: "reset".into() }.into_io();
         assert!(matches!(ImageError::from_io("x", "c", e), ImageError::Transport { detail, .. } if detail == "reset"));
-        let wrapped = ImageError::Tamper { reference: "r".into(), tamper: tamper() }.into_io();
+        let wrapped = ImageError::Tamper { reference: "r".into(), tamper: Box::new(tamper()) }.into_io();
         assert_eq!(tamper_of(&wrapped), Some(&tamper()));
         let plain = io::Error::new(io::ErrorKind::UnexpectedEof, "eof");
         assert!(matches!(ImageError::from_io("r", "c", plain), ImageError::Io { .. }));

@@ -134,7 +134,7 @@ fn path_and_suffix(rest: &str, exists: impl Fn(&Path) -> bool, last: bool) -> (P
     }
     let split = if last { rest.rsplit_once(':') } else { rest.split_once(':') };
     match split {
-        Some((path, suffix)) if !suffix.is_empty() && !(last && suffix.contains('/')) => (PathBuf::from(path), Some(suffix.to_string())),
+        Some((path, suffix)) if !suffix.is_empty() && (!last || !suffix.contains('/')) => (PathBuf::from(path), Some(suffix.to_string())),
         _ => (PathBuf::from(rest), None),
     }
 }

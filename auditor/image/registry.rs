@@ -374,7 +374,7 @@ impl LayerSource for RegistryLayers {
                     actual_size: announced,
                     note: Some("the registry's Content-Length".into()),
                 };
-                return Err(ImageError::Tamper { reference: name.clone(), tamper });
+                return Err(ImageError::Tamper { reference: name.clone(), tamper: Box::new(tamper) });
             }
         }
         let (tx, reader) = bridge::channel();

@@ -75,19 +75,19 @@ impl Expected {
 }
 
 /// Check a blob held in memory (manifests, configs: small by nature).
-pub fn verify_bytes(expected: &Expected, bytes: &[u8]) -> Result<(), Tamper> {
+pub fn verify_bytes(expected: &Expected, bytes: &[u8]) -> Result<(), Box<Tamper>> {
     let size = bytes.len() as u64;
     let Some(mut hasher) = Hasher::for_digest(&expected.digest) else {
         let note = Some("not a sha256 or sha512 digest: cannot be verified".to_string());
-        return Err(Tamper { note, ..expected.tamper(TamperKind::DigestMismatch, Some(sha256_digest(bytes)), size) });
+        return Err(Box::new(Tamper { note, ..expected.tamper(TamperKind::DigestMismatch, Some(sha256_digest(bytes)), size) }));
     };
     hasher.update(bytes);
     let actual = hasher.finish();
     if expected.size.is_some_and(|s| s != size) {
-        return Err(expected.tamper(TamperKind::SizeMismatch, Some(actual), size));
+        return Err(Box::new(expected.tamper(TamperKind::SizeMismatch, Some(actual), size)));
     }
     if actual != expected.digest {
-        return Err(expected.tamper(TamperKind::DigestMismatch, Some(actual), size));
+        return Err(Box::new(expected.tamper(TamperKind::DigestMismatch, Some(actual), size)));
     }
     Ok(())
 }
@@ -160,12 +160,12 @@ mod tests {
         Expected { what: "layer 0".into(), digest: sha256_digest(data), size }
     }
 
-    fn read_all(data: &[u8], exp: Expected) -> Result<Vec<u8>, Tamper> {
+    fn read_all(data: &[u8], exp: Expected) -> Result<Vec<u8>, Box<Tamper>> {
         let mut out = Vec::new();
         let mut r = VerifyingReader::new(data, exp).unwrap();
         match r.read_to_end(&mut out) {
             Ok(_) => Ok(out),
-            Err(e) => Err(tamper_of(&e).cloned().expect("a tamper error")),
+            Err(e) => Err(Box::new(tamper_of(&e).cloned().expect("a tamper error"))),
         }
     }
 
