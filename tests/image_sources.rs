@@ -315,6 +315,23 @@ fn a_401_without_credentials_is_a_clear_auth_error() {
     assert!(err.contains("authentication failed") && err.contains("401 Unauthorized") && err.contains("without credentials"), "{err}");
 }
 
+#[test]
+fn a_bearer_challenge_is_followed_to_a_token() {
+    let proxy = Proxy::start("bearer", "");
+    let home = tempfile::tempdir().unwrap();
+    let (code, report, err) = inspect_json(&proxy.reference(), &[("HOME", home.path().to_str().unwrap())]);
+    assert_eq!(code, 0, "{report}{err}");
+    let log = std::fs::read_to_string(&proxy.log).unwrap();
+    assert!(log.contains("/token?") && log.contains("token:repository:auditor/test:pull:anonymous"), "{log}");
+    assert!(proxy.requests(&python_layer()).iter().all(|r| r.1 == 200), "{log}");
+    // with credentials for this registry, the token request carries them
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), format!(r#"{{"auths":{{"127.0.0.1:{}":{{"username":"u","password":"p"}}}}}}"#, proxy.port)).unwrap();
+    let (code, _, err) = inspect_json(&proxy.reference(), &[("HOME", home.path().to_str().unwrap()), ("DOCKER_CONFIG", dir.path().to_str().unwrap())]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&proxy.log).unwrap().contains("token:repository:auditor/test:pull:basic"));
+}
+
 fn auth_file(dir: &Path, password: &str) -> PathBuf {
     use base64::Engine as _;
     let b64 = base64::engine::general_purpose::STANDARD.encode(format!("{}:{password}", env("AUDITOR_TEST_REGISTRY_USER")));

@@ -13,6 +13,9 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
   429-once     answer the first matching request with 429 and `Retry-After: <--retry-after>`
   cut-once     send the first matching body only half-way, then close the connection
   auth         answer any request without an Authorization header with 401 and a Basic challenge
+  bearer       act as a token-auth registry: 401 with a Bearer challenge whose realm is this
+               proxy's /token, which hands out a token (logged with its scope and whether
+               Basic credentials came with it); requests with the token pass through
   none         pass everything through
 
 Usage: fault_proxy.py --upstream 127.0.0.1:5000 --fault corrupt --target sha256:<hex> [--log FILE]
@@ -25,6 +28,7 @@ import http.server
 import sys
 import threading
 import time
+import urllib.parse
 
 HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
 CHUNK = 64 * 1024
@@ -33,7 +37,7 @@ CHUNK = 64 * 1024
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--upstream", required=True, help="host:port of the registry")
-    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "429-once", "cut-once", "auth"])
+    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "429-once", "cut-once", "auth", "bearer"])
     ap.add_argument("--target", default="", help="apply the fault to paths ending with this (default: any /blobs/ path)")
     ap.add_argument("--retry-after", default="2")
     ap.add_argument("--port", type=int, default=0)
@@ -95,6 +99,18 @@ def main():
                 self.note(401, "auth")
                 body = b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}'
                 return self.send_plain(401, body, [("WWW-Authenticate", 'Basic realm="fault-proxy"')])
+            if a.fault == "bearer":
+                url = urllib.parse.urlsplit(self.path)
+                if url.path == "/token":
+                    scope = urllib.parse.parse_qs(url.query).get("scope", [""])[0]
+                    basic = "basic" if (self.headers.get("Authorization") or "").startswith("Basic ") else "anonymous"
+                    self.note(200, f"token:{scope}:{basic}")
+                    return self.send_plain(200, b'{"token":"fault-proxy-token"}')
+                if self.headers.get("Authorization") != "Bearer fault-proxy-token":
+                    self.note(401, "bearer")
+                    realm = f'Bearer realm="http://127.0.0.1:{self.server.server_address[1]}/token",service="fault-proxy"'
+                    body = b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}'
+                    return self.send_plain(401, body, [("WWW-Authenticate", realm)])
             if hit and a.fault == "500-once" and self.once():
                 self.note(500, "500-once")
                 return self.send_plain(500, b'{"errors":[{"code":"UNKNOWN","message":"injected"}]}')
