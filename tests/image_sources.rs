@@ -272,6 +272,19 @@ fn a_500_then_a_200_succeeds_after_a_retry() {
 }
 
 #[test]
+fn a_layer_that_keeps_failing_leaves_the_report_incomplete() {
+    let layer = python_layer();
+    let proxy = Proxy::start("500-always", &layer);
+    let (code, report, err) = inspect_json(&proxy.reference(), &[]);
+    assert_eq!(code, 3, "{report}{err}");
+    assert_eq!(report["verdict"], "incomplete");
+    assert_eq!(report["checks"][0]["status"], "error");
+    let why = report["not_examined"][0].as_str().unwrap();
+    assert!(why.contains(&layer) && why.contains("500") && why.contains("gave up after 5 attempts"), "{why}");
+    assert_eq!(proxy.requests(&layer).len(), 5);
+}
+
+#[test]
 fn a_stream_cut_mid_way_resumes_with_range() {
     let layer = info()["layers"][0]["digest"].as_str().unwrap().to_string(); // the 1 MB one
     let proxy = Proxy::start("cut-once", &layer);

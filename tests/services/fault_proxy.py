@@ -10,6 +10,7 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
   corrupt      flip one byte in the middle of the body (same length)
   size         append one byte to the body, with a Content-Length to match
   500-once     answer the first matching request with 500, then pass through
+  500-always   answer every matching request with 500
   429-once     answer the first matching request with 429 and `Retry-After: <--retry-after>`
   cut-once     send the first matching body only half-way, then close the connection
   auth         answer any request without an Authorization header with 401 and a Basic challenge
@@ -37,7 +38,7 @@ CHUNK = 64 * 1024
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--upstream", required=True, help="host:port of the registry")
-    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "429-once", "cut-once", "auth", "bearer"])
+    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "500-always", "429-once", "cut-once", "auth", "bearer"])
     ap.add_argument("--target", default="", help="apply the fault to paths ending with this (default: any /blobs/ path)")
     ap.add_argument("--retry-after", default="2")
     ap.add_argument("--port", type=int, default=0)
@@ -111,8 +112,8 @@ def main():
                     realm = f'Bearer realm="http://127.0.0.1:{self.server.server_address[1]}/token",service="fault-proxy"'
                     body = b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}'
                     return self.send_plain(401, body, [("WWW-Authenticate", realm)])
-            if hit and a.fault == "500-once" and self.once():
-                self.note(500, "500-once")
+            if hit and (a.fault == "500-always" or (a.fault == "500-once" and self.once())):
+                self.note(500, a.fault)
                 return self.send_plain(500, b'{"errors":[{"code":"UNKNOWN","message":"injected"}]}')
             if hit and a.fault == "429-once" and self.once():
                 self.note(429, "429-once")
