@@ -179,6 +179,6 @@ pub(crate) fn account(
             files.push(FileEntry { bundle: b.path.clone(), artifact, job: job_of(&b.path, &f.path), record: f.clone() });
         }
     }
-    let inputs = bundles.iter().map(|b| Input { path: b.path.clone(), sha256: b.sha256.clone() }).collect();
+    let inputs = bundles.iter().map(|b| Input::Bundle { path: b.path.clone(), sha256: b.sha256.clone() }).collect();
     (inputs, files, not_examined)
 }

@@ -73,6 +73,11 @@ fn fingerprint(rule: &str, evidence: &[Provenance]) -> String {
     for e in evidence {
         hasher.update(b"\0");
         hasher.update(e.file.as_bytes());
+        // only evidence that has a layer hashes one: older fingerprints stay
+        if let Some(layer) = &e.layer {
+            hasher.update(b"\0layer\0");
+            hasher.update(layer.as_bytes());
+        }
         hasher.update(b"\0");
         hasher.update(e.text.split_whitespace().collect::<Vec<_>>().join(" ").as_bytes());
     }
@@ -84,7 +89,7 @@ mod tests {
     use super::*;
 
     fn at(line: u64, text: &str) -> Provenance {
-        Provenance { file: "a/server.log".into(), artifact: None, line: Some(line), span: Some((0, 1)), text: text.into() }
+        Provenance { file: "a/server.log".into(), artifact: None, line: Some(line), span: Some((0, 1)), layer: None, text: text.into() }
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod bundle;
 pub mod checks;
 pub mod evidence;
 pub mod finding;
+pub mod image;
 pub mod policy;
 pub mod report;
 pub mod scan;

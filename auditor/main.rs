@@ -9,6 +9,7 @@ use auditor::bundle::Limits;
 use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
 use auditor::policy::thresholds::Thresholds;
+use auditor::image::{self, ChangeKind, ImageRef, OpenOptions, Platform};
 use auditor::policy::Policy;
 use auditor::report::{Format, Report};
 use auditor::scan;
@@ -91,6 +92,12 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
+    /// Container images: inspect one (and verify its blobs), or list a
+    /// container's filesystem changes.
+    Image {
+        #[command(subcommand)]
+        command: ImageCommand,
+    },
     /// List the checks and rules, explain one, or test the rule packs' own examples.
     Rules {
         #[command(subcommand)]
@@ -137,6 +144,47 @@ impl SignatureArgs {
             None => Engine::embedded()?,
         })
     }
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// Resolve an image and show its manifest digest, platform, config and
+    /// layers; with --verify-layers, stream every layer to check its digest
+    /// and size.
+    ///
+    /// REF: docker://REGISTRY/REPO:TAG[@sha256:..] (prefix optional),
+    /// docker-daemon:NAME:TAG, oci:DIR[:TAG], oci-archive:FILE[:TAG],
+    /// docker-archive:FILE[:NAME:TAG].
+    ///
+    /// Exit codes: 0 verified; 1 a blob does not match its digest or size;
+    /// 2 bad reference, unreachable source, authentication failure, image or
+    /// platform not found; 3 a layer could not be read.
+    Inspect {
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// Platform to pick from a multi-platform index (default linux/amd64).
+        #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
+        platform: Option<String>,
+        /// Read every layer to its end, verifying digest and size.
+        #[arg(long)]
+        verify_layers: bool,
+        /// Registry (HOST[:PORT]) to reach over plain HTTP; loopback always is.
+        #[arg(long = "insecure-registry", value_name = "HOST")]
+        insecure_registries: Vec<String>,
+        /// Most layers fetched at once.
+        #[arg(long, value_name = "N", default_value_t = 4)]
+        jobs: usize,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// List a container's filesystem changes against its image (Docker
+    /// Engine API; DOCKER_HOST is honoured).
+    Changes {
+        #[arg(value_name = "CONTAINER")]
+        container: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: EvidenceFormat,
+    },
 }
 
 #[derive(Args)]
@@ -264,6 +312,7 @@ fn run(cli: Cli) -> Result<u8> {
             emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
         }
+        Command::Image { command } => image_command(command),
         Command::Rules { command } => {
             match command {
                 RulesCommand::List { policy, signatures } => {
@@ -321,6 +370,38 @@ fn read_waivers(dir: &PathBuf) -> Result<Vec<auditor::evidence::waiver::Waiver>>
         bail!("{}: no waivers (<PR number>.md) in this directory", dir.display());
     }
     Ok(out)
+}
+
+fn image_command(command: ImageCommand) -> Result<u8> {
+    match command {
+        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, output } => {
+            let reference: ImageRef = reference.parse()?;
+            let platform = platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
+            let options = OpenOptions { platform, insecure_registries, max_concurrent_fetches: jobs.max(1), progress: std::io::stderr().is_terminal(), ..OpenOptions::default() };
+            let inspection = image::inspect(&reference, &options, verify_layers)?;
+            let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+            let mut text = String::new();
+            if let (Format::Text, Some(image)) = (output.format, &inspection.image) {
+                text.push_str(&image::render_text(image));
+            }
+            text.push_str(&inspection.report.render(output.format, color));
+            emit(&text, output.output.as_ref())?;
+            Ok(inspection.report.verdict.exit_code() as u8)
+        }
+        ImageCommand::Changes { container, format } => {
+            let changes = image::container_changes(&container)?;
+            let text = match format {
+                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&changes)?),
+                EvidenceFormat::Text => changes.iter().map(|c| format!("{} {}\n", match c.kind {
+                    ChangeKind::Added => 'A',
+                    ChangeKind::Modified => 'C',
+                    ChangeKind::Deleted => 'D',
+                }, c.path)).collect(),
+            };
+            emit(&text, None)?;
+            Ok(0)
+        }
+    }
 }
 
 /// NO_COLOR disables colour when set to a non-empty value (no-color.org).

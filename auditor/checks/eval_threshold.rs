@@ -43,7 +43,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
                 Severity::Error,
                 format!("eval concurrencies {:?} failed (meta_env.json failed_eval_concs)", file.failed_eval_concs),
                 job.id(),
-                vec![crate::evidence::provenance::Provenance { file: file.path.clone(), artifact: file.artifact.clone(), line: None, span: None, text: "failed_eval_concs".into() }],
+                vec![crate::evidence::provenance::Provenance { layer: None, file: file.path.clone(), artifact: file.artifact.clone(), line: None, span: None, text: "failed_eval_concs".into() }],
             ));
         }
         for score in scores {

@@ -223,7 +223,7 @@ fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
     let mut findings = Vec::new();
     for (s, used) in policy.suppressions.iter().zip(used) {
         let what = format!("suppression of {} (owner {}, reason: {})", s.rule, s.owner, s.reason);
-        let provenance = crate::evidence::provenance::Provenance { file: format!("policy {}", policy.name), artifact: None, line: None, span: None, text: format!("rule = {:?}, expires = {:?}", s.rule, s.expires) };
+        let provenance = crate::evidence::provenance::Provenance { layer: None, file: format!("policy {}", policy.name), artifact: None, line: None, span: None, text: format!("rule = {:?}, expires = {:?}", s.rule, s.expires) };
         if s.expired(today) {
             findings.push(Finding::new("suppressions/expired", Severity::Warning, format!("{what} expired on {}: its findings count again", s.expires), None, vec![provenance]));
         } else if !used {

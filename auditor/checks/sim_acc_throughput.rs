@@ -73,7 +73,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         if facts.server_args.is_empty() {
             push(findings, "sim-acc-throughput/undetermined", Severity::Error, format!("labelled spec-decoding {label}, but the bundle shows no server arguments or launch command to tell what runs"), vec![]);
         } else {
-            let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance {
+            let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance { layer: None,
                 file: s.file.clone(),
                 artifact: None,
                 line: s.line,

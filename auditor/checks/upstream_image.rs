@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         // The file that recorded the image (AgentX aggregate, fixed-seq agg, meta_env, a master-config entry).
         let recorded = job.files.iter().find_map(|f| f.metadata.as_ref().filter(|m| m.meta.image.as_deref() == Some(image)).map(|m| (f, m)));
         let evidence: Vec<Provenance> = recorded
-            .map(|(f, m)| m.image_at.clone().unwrap_or_else(|| Provenance { file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") }))
+            .map(|(f, m)| m.image_at.clone().unwrap_or_else(|| Provenance { layer: None, file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") }))
             .into_iter()
             .collect();
         if rule.orgs.iter().any(|org| normalised.starts_with(&format!("{}/", org.trim_end_matches('/')))) {

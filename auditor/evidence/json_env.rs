@@ -76,7 +76,7 @@ fn locate(file: &FileRef, raw: &str, needle: &str) -> Provenance {
             let line = raw[..at].matches('\n').count() as u64 + 1;
             Provenance::at_line(file, line, at as u64, needle)
         }
-        None => Provenance { file: file.path.clone(), artifact: file.artifact.clone(), line: None, span: None, text: needle.to_string() },
+        None => Provenance { file: file.path.clone(), artifact: file.artifact.clone(), line: None, span: None, layer: None, text: needle.to_string() },
     }
 }
 

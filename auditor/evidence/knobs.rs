@@ -253,7 +253,7 @@ mod tests {
     }
 
     fn assign(name: &str, value: Option<&str>, scope: &str, line: u64) -> EnvAssignment {
-        let provenance = Provenance { file: "f".into(), artifact: None, line: Some(line), span: None, text: String::new() };
+        let provenance = Provenance { file: "f".into(), artifact: None, line: Some(line), span: None, layer: None, text: String::new() };
         let origin = if value.is_some() { EnvOrigin::Export } else { EnvOrigin::Unset };
         EnvAssignment::new(name, value.map(Into::into), origin, scope, provenance)
     }

@@ -21,6 +21,9 @@ pub struct Provenance {
     /// Byte span `[start, end)` of the matched text within the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub span: Option<(u64, u64)>,
+    /// The image layer (blob digest) the file or blob belongs to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
     /// The matched text, with secrets redacted.
     pub text: String,
 }
@@ -33,6 +36,7 @@ impl Provenance {
             artifact: file.artifact.clone(),
             line: Some(line),
             span: Some((offset, offset + text.len() as u64)),
+            layer: None,
             text: clip(&redact(text)),
         }
     }

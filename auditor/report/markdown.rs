@@ -19,7 +19,7 @@ pub fn render(report: &Report) -> String {
     };
     let _ = writeln!(out, "## {icon} auditor verdict: {}\n", report.verdict.as_upper());
     let (read, skipped, incomplete) = report.file_counts();
-    let inputs: Vec<String> = report.inputs.iter().map(|i| format!("`{}`", i.path)).collect();
+    let inputs: Vec<String> = report.inputs.iter().map(|i| format!("`{}`", i.label())).collect();
     let _ = writeln!(
         out,
         "Policy `{}` · {} · {} jobs · {read} files read, {skipped} skipped, {incomplete} not examined\n",

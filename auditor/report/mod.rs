@@ -57,12 +57,60 @@ impl Verdict {
     }
 }
 
+/// One input of a report: a bundle (`path`, `sha256`) or an image
+/// (DESIGN's `ref`, `digest`, `platform`, `layers`, `diff_ids`).
 #[derive(Debug, Clone, Serialize)]
-pub struct Input {
-    pub path: String,
-    /// Absent when contents were not hashed (`auditor scan` without `--hash`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sha256: Option<String>,
+#[serde(untagged)]
+pub enum Input {
+    Bundle {
+        path: String,
+        /// Absent when contents were not hashed (`auditor scan` without `--hash`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sha256: Option<String>,
+    },
+    Image(ImageInput),
+}
+
+/// An image as a report input.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageInput {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// `null` when the image could not be resolved (so for the rest).
+    pub transport: Option<crate::image::Transport>,
+    /// The manifest digest; `null` where the source has no manifest (an
+    /// engine's image, a legacy `docker save` tarball).
+    pub digest: Option<String>,
+    /// The config digest (the image ID).
+    pub config: Option<String>,
+    pub platform: Option<String>,
+    /// Blob digests, in order.
+    pub layers: Vec<String>,
+    /// Uncompressed layer digests, in order.
+    pub diff_ids: Vec<String>,
+}
+
+impl Input {
+    /// The path or reference, for people.
+    pub fn label(&self) -> &str {
+        match self {
+            Input::Bundle { path, .. } => path,
+            Input::Image(image) => &image.reference,
+        }
+    }
+
+    /// What identifies its content: a bundle's sha256, an image's manifest
+    /// (or else config) digest.
+    pub fn identity(&self) -> String {
+        match self {
+            Input::Bundle { sha256: Some(sha256), .. } => format!("sha256 {}", sha256.get(..16).unwrap_or(sha256)),
+            Input::Bundle { sha256: None, .. } => "not hashed".to_string(),
+            Input::Image(image) => {
+                let id = image.digest.as_deref().or(image.config.as_deref()).unwrap_or("unresolved");
+                format!("{} {id}", image.platform.as_deref().unwrap_or("-"))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -171,8 +219,8 @@ impl Report {
     pub fn location(&self, finding: &Finding, evidence: &Provenance) -> String {
         // `auditor scan` records the path as the user would open it already.
         let within = |input: &Input| {
-            let root = input.path.trim_end_matches('/');
-            evidence.file == input.path || evidence.file.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+            let root = input.label().trim_end_matches('/');
+            evidence.file == input.label() || evidence.file.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
         };
         if finding.job.is_none() && self.jobs.is_empty() && self.inputs.iter().any(within) {
             return evidence.file.clone();
@@ -182,7 +230,7 @@ impl Report {
             .as_ref()
             .and_then(|id| self.jobs.iter().find(|j| &j.job.id == id))
             .map(|j| j.bundle.as_str())
-            .or_else(|| self.inputs.first().map(|i| i.path.as_str()))
+            .or_else(|| self.inputs.first().map(Input::label))
             .unwrap_or("");
         let in_bundle = self.files.iter().any(|f| f.bundle == bundle && f.record.path == evidence.file);
         if !in_bundle || bundle.is_empty() || bundle == evidence.file || bundle.ends_with(&format!("/{}", evidence.file)) {

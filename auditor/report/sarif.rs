@@ -68,7 +68,7 @@ pub fn render(report: &Report) -> String {
                 })
                 .collect();
             if locations.is_empty() {
-                let input = report.inputs.first().map(|i| i.path.as_str()).unwrap_or(".");
+                let input = report.inputs.first().map(|i| i.label()).unwrap_or(".");
                 locations.push(json!({ "physicalLocation": { "artifactLocation": { "uri": uri(input) } } }));
             }
             let mut result = json!({

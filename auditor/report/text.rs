@@ -1,6 +1,6 @@
 //! `--format text`: the report for people at a terminal.
 
-use super::{Report, Verdict};
+use super::{Input, Report, Verdict};
 use crate::bundle::JobKind;
 use crate::checks::Status;
 use crate::finding::Severity;
@@ -42,9 +42,9 @@ pub fn render(report: &Report, color: bool) -> String {
     let _ = writeln!(out, "auditor {} · policy {}", report.tool.version, report.policy);
     let _ = writeln!(out, "verdict: {}", paint.code(verdict_code, report.verdict.as_upper()));
     for input in &report.inputs {
-        let _ = match &input.sha256 {
-            Some(sha) => writeln!(out, "input:   {} (sha256 {})", input.path, &sha[..16.min(sha.len())]),
-            None => writeln!(out, "input:   {}", input.path),
+        let _ = match input {
+            Input::Bundle { sha256: None, .. } => writeln!(out, "input:   {}", input.label()),
+            _ => writeln!(out, "input:   {} ({})", input.label(), input.identity()),
         };
     }
     let (read, skipped, incomplete) = report.file_counts();
@@ -58,7 +58,9 @@ pub fn render(report: &Report, color: bool) -> String {
     if !report.jobs.is_empty() {
         let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
     }
-    let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
+    if !report.files.is_empty() {
+        let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
+    }
     out.push('\n');
     for check in &report.checks {
         let _ = writeln!(out, "{}  {}  {}", paint.status(check.status), check.id, check.summary);

@@ -330,7 +330,7 @@ impl<'e> Stream<'e> {
 
     fn provenance(&self, line: u64, at: usize, text: &[u8]) -> Provenance {
         let start = self.base + at as u64;
-        Provenance {
+        Provenance { layer: None,
             file: self.file.path.clone(),
             artifact: self.file.artifact.clone(),
             line: Some(line),

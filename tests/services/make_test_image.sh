@@ -10,6 +10,7 @@
 #       v1        OCI manifest (pushed with --preserve-digests: same digest as in the layout)
 #       v1-docker Docker v2 schema 2 manifest + media types (skopeo --format v2s2)
 #       v1-multi  OCI image index (amd64 + arm64 entries)
+#       v1-zstd, v1-plain  (open registry only) the same layers as zstd / uncompressed tar
 #   podman store: localhost/auditor/test:v1        (docker-archive loaded via POST /images/load)
 #                 localhost/auditor/test:v1-skopeo (skopeo copy into containers-storage)
 #
@@ -70,6 +71,8 @@ step "six installed into a temp site dir"
 [ -x /bin/busybox ] || die "/bin/busybox missing (start.sh installs busybox-static)"
 "$PY" "$HERE/build_oci_image.py" --out "$IMG/oci" --site "$WORK/site" --busybox /bin/busybox \
   --info "$IMG/info.json" >/dev/null
+rm -rf "$IMG/variants" && cp -a "$IMG/oci" "$IMG/variants"
+"$PY" "$HERE/layer_variants.py" --layout "$IMG/variants"
 MANIFEST_DIGEST=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["manifest_digest"])' "$IMG/info.json")
 CONFIG_DIGEST=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["config_digest"])' "$IMG/info.json")
 INDEX_DIGEST=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["index_digest"])' "$IMG/info.json")
@@ -91,8 +94,17 @@ push() { # push REGISTRY EXTRA-ARGS...
   skopeo copy -q --dest-tls-verify=false --all --preserve-digests "$@" \
     "oci:$IMG/oci:v1-multi" "docker://$reg/$REPO:v1-multi" >/dev/null
 }
+# the same layers recompressed (layer_variants.py), for the decoders: zstd and plain tar
+push_variants() { # push_variants REGISTRY
+  local v
+  for v in v1-zstd v1-plain; do
+    skopeo copy -q --dest-tls-verify=false --preserve-digests \
+      "oci:$IMG/variants:$v" "docker://$1/$REPO:$v" >/dev/null
+  done
+}
 push "127.0.0.1:$REG_PORT"
-step "pushed to 127.0.0.1:$REG_PORT/$REPO:{v1,v1-docker,v1-multi}"
+push_variants "127.0.0.1:$REG_PORT"
+step "pushed to 127.0.0.1:$REG_PORT/$REPO:{v1,v1-docker,v1-multi,v1-zstd,v1-plain}"
 push "127.0.0.1:$REG_AUTH_PORT" --dest-creds "$REG_USER:$REG_PASSWORD"
 step "pushed to 127.0.0.1:$REG_AUTH_PORT/$REPO:{v1,v1-docker,v1-multi} (basic auth)"
 DOCKER_MANIFEST_DIGEST=$(skopeo inspect --raw --tls-verify=false "docker://127.0.0.1:$REG_PORT/$REPO:v1-docker" | sha256sum | cut -d' ' -f1)

@@ -50,6 +50,7 @@ ensure_packages() {
       /usr/bin/pgrep:procps \
       /bin/busybox:busybox-static \
       /usr/bin/python3:python3 \
+      /usr/bin/zstd:zstd \
       ; do
     bin=${pair%%:*}; pkg=${pair##*:}
     if [ ! -x "$bin" ] || ! dpkg -s "$pkg" >/dev/null 2>&1; then

@@ -1,0 +1,57 @@
+//! The `image-integrity` check: a blob (manifest, config or layer) whose
+//! bytes do not match its digest or size is tampered with or corrupt.
+//! Sources detect it ([`super::Tamper`]); this turns it into a finding that
+//! names the blob digest, so a report shows it instead of a crash.
+
+use super::Tamper;
+use crate::checks::{CheckResult, Status};
+use crate::evidence::provenance::Provenance;
+use crate::finding::{Finding, Severity};
+
+pub const ID: &str = "image-integrity";
+pub const TITLE: &str = "Image blobs match their digests and sizes";
+
+/// The finding for one tampered blob of image `reference`.
+pub fn finding(reference: &str, tamper: &Tamper) -> Finding {
+    let message = format!("{tamper}: the image is not what its digests promise (corrupted or tampered with in the registry, the archive or in transit)");
+    let evidence = Provenance { file: reference.to_string(), artifact: None, line: None, span: None, layer: Some(tamper.digest.clone()), text: tamper.to_string() };
+    Finding::new(tamper.kind.rule(), Severity::Error, message, None, vec![evidence])
+}
+
+/// The check's result: `verified` blobs checked, `findings` for those that
+/// failed, `unexamined` layers that could not be read at all.
+pub fn result(findings: Vec<Finding>, verified: usize, unexamined: usize) -> CheckResult {
+    let (status, summary) = if !findings.is_empty() {
+        (Status::Fail, format!("{} blob(s) do not match their digest or size", findings.len()))
+    } else if unexamined > 0 {
+        (Status::Error, format!("{unexamined} layer(s) could not be read; {verified} blob(s) verified"))
+    } else {
+        (Status::Pass, format!("{verified} blob(s) verified (manifest, config and layers read)"))
+    };
+    CheckResult { id: ID.to_string(), title: TITLE.to_string(), status, summary, findings }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::image::TamperKind;
+
+    #[test]
+    fn finding_names_rule_and_blob() {
+        let t = Tamper {
+            kind: TamperKind::SizeMismatch,
+            what: "layer 1".into(),
+            digest: "sha256:ab".into(),
+            expected_size: Some(10),
+            actual_digest: None,
+            actual_size: 11,
+            note: None,
+        };
+        let f = finding("docker://r/x:1", &t);
+        assert_eq!(f.rule, "image-integrity/size-mismatch");
+        assert_eq!(f.evidence[0].layer.as_deref(), Some("sha256:ab"));
+        assert_eq!(result(vec![f], 2, 0).status, Status::Fail);
+        assert_eq!(result(Vec::new(), 2, 1).status, Status::Error);
+        assert_eq!(result(Vec::new(), 5, 0).status, Status::Pass);
+    }
+}
