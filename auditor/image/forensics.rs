@@ -199,9 +199,11 @@ fn engine_check(settings: &CheckPolicy, findings: Vec<Finding>, what: &str) -> C
             dropped += 1;
         }
     }
-    let errors = kept.iter().filter(|f| f.severity == Severity::Error).count();
+    let count = |s: Severity| kept.iter().filter(|f| f.severity == s).count();
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
     let more = if dropped > 0 { format!(" ({dropped} more finding(s) beyond {MAX_PER_RULE} per rule not listed)") } else { String::new() };
-    CheckResult::from_findings("engine-patch", settings, kept, format!("no engine patch in the image: {what}{more}"), format!("{errors} engine patch finding(s): {what}{more}"))
+    let pass = if warnings > 0 { format!("no engine patch; {warnings} warning(s): {what}{more}") } else { format!("no engine patch: {what}{more}") };
+    CheckResult::from_findings("engine-patch", settings, kept, pass, format!("{errors} engine patch finding(s): {what}{more}"))
 }
 
 /// Blob tampering found while reading layers, and hostile layer entries.

@@ -6,7 +6,7 @@
 //! hooks (`.pth`, `sitecustomize.py`, `usercustomize.py`) and
 //! `direct_url.json` origins are reported too.
 
-use super::classify::{describe, is_customize, pth_imports, Rules, Side};
+use super::classify::{describe, is_customize, is_patch_file, pth_imports, Rules, Side};
 use super::index::{Kind, Node};
 use super::walk::split;
 use crate::finding::{Finding, Severity};
@@ -65,7 +65,7 @@ pub fn verify(side: &Side, rules: &Rules) -> Verified {
                             "record-mismatch",
                             &row.path,
                             Some(node),
-                            format!("{}: does not match the RECORD of {} — edited in place after install, {}", row.path, d.label(), side.written_by(node)),
+                            format!("{}: does not match the RECORD of {}: edited in place after install (written by {})", row.path, d.label(), side.written_by(node)),
                             format!("{want}; image {}", describe(node)),
                         ));
                     }
@@ -99,9 +99,15 @@ fn unrecorded(side: &Side, rules: &Rules, out: &mut Verified) {
                 continue;
             }
             let engine = rules.engine_name(&d.name);
-            let message = format!("{path}: inside the package of {} but listed in no RECORD (added after install, {})", d.label(), side.written_by(node));
-            let f = Finding::new("engine-patch/unrecorded", if engine { Severity::Warning } else { Severity::Info }, message, None, vec![side.evidence(path, Some(node), describe(node))]);
-            out.findings.push(f.in_image("unrecorded", Some(path)));
+            let written = side.written_by(node);
+            let f = if is_patch_file(path) {
+                let message = format!("{path}: a patch file or patch leftover inside the package of {}, listed in no RECORD (written by {written})", d.label());
+                Finding::new("engine-patch/patch-file", if engine { Severity::Error } else { Severity::Warning }, message, None, vec![side.evidence(path, Some(node), describe(node))]).in_image("patch-file", Some(path))
+            } else {
+                let message = format!("{path}: inside the package of {} but listed in no RECORD (added after install, written by {written})", d.label());
+                Finding::new("engine-patch/unrecorded", if engine { Severity::Warning } else { Severity::Info }, message, None, vec![side.evidence(path, Some(node), describe(node))]).in_image("unrecorded", Some(path))
+            };
+            out.findings.push(f);
         }
     }
 }
@@ -114,7 +120,8 @@ fn hooks(side: &Side, out: &mut Verified) {
     let sites: BTreeSet<&str> = side.dists.iter().map(|d| d.site.as_str()).collect();
     for (path, node) in &side.fs.entries {
         let path: &str = path;
-        let pth = path.ends_with(".pth") && sites.contains(split(path).0);
+        let dir = split(path).0;
+        let pth = path.ends_with(".pth") && (sites.contains(dir) || dir.ends_with("/site-packages") || dir.ends_with("/dist-packages"));
         if node.kind != Kind::File || !(pth || is_customize(path)) {
             continue;
         }
