@@ -92,8 +92,9 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
-    /// Container images: inspect one (and verify its blobs), or list a
-    /// container's filesystem changes.
+    /// Container images: inspect one (and verify its blobs), diff a pinned
+    /// image against its upstream, verify one against its RECORDs, or list
+    /// a container's filesystem changes.
     Image {
         #[command(subcommand)]
         command: ImageCommand,

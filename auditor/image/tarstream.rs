@@ -60,7 +60,9 @@ impl<R: Read> TarReader<R> {
     /// clean end of stream where a header would start).
     pub fn next_header(&mut self) -> io::Result<Option<Header>> {
         self.skip_rest()?;
-        let (mut long_path, mut long_link, mut pax): (Option<Vec<u8>>, Option<Vec<u8>>, Vec<(String, Vec<u8>)>) = (None, None, Vec::new());
+        let mut long_path: Option<Vec<u8>> = None;
+        let mut long_link: Option<Vec<u8>> = None;
+        let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
         loop {
             let Some(block) = self.read_block()? else { return Ok(None) };
             if block.iter().all(|&b| b == 0) {
