@@ -224,3 +224,37 @@ fn the_second_diff_against_a_registry_upstream_reads_no_upstream_layer() {
     assert_eq!(warm["checks"], again["checks"]);
     assert_eq!(layer_counts(&again, "upstream")["shared"], 4, "a cold cache reads the shared layers once, from the pinned image");
 }
+
+#[test]
+fn a_layer_entry_climbing_out_of_the_root_is_a_hostile_entry_not_applied() {
+    let cache = tempfile::tempdir().unwrap();
+    let (code, report) = run(&["image", "verify", &oci("fx-hostile")], cache.path());
+    assert_eq!(code, 1, "{report:#}");
+    let f = finding(&report, "image-integrity/hostile-entry", "usr/../../../etc/cron.d/evil");
+    assert_eq!((f["kind"].as_str(), f["severity"].as_str()), (Some("hostile-entry"), Some("error")));
+    assert_eq!(check(&report, "image-integrity")["status"], "fail");
+}
+
+#[test]
+fn a_corrupted_layer_blob_is_an_integrity_failure_and_the_files_are_not_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = dir.path().join("layout");
+    let copy = Command::new("cp").arg("-a").arg(&images().layout).arg(&layout).status().unwrap();
+    assert!(copy.success());
+    // the patch layer of fx-patched: its last layer
+    let (_, clean) = diff(&oci("fx-patched"), &oci("fx-upstream"), dir.path());
+    let blob = clean["inputs"][0]["layers"].as_array().unwrap().last().unwrap().as_str().unwrap().trim_start_matches("sha256:").to_string();
+    let path = layout.join("blobs/sha256").join(blob);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&path, bytes).unwrap();
+    let pinned = format!("oci:{}:fx-patched", layout.display());
+    let upstream = format!("oci:{}:fx-upstream", layout.display());
+    let (code, report) = diff(&pinned, &upstream, tempfile::tempdir().unwrap().path());
+    assert_eq!(code, 1, "{report:#}");
+    let integrity = check(&report, "image-integrity");
+    assert_eq!(integrity["findings"][0]["rule"], "image-integrity/digest-mismatch", "{integrity:#}");
+    let engine = check(&report, "engine-patch");
+    assert!(engine["summary"].as_str().unwrap().contains("files were not compared"), "{engine:#}");
+}

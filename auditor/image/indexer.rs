@@ -137,12 +137,27 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
     (out, trouble)
 }
 
+/// A layer that fails to decompress or parse may be a corrupted blob: the
+/// decoder stops before the digest check at EOF could. Read the raw blob
+/// once more to tell tampering (an `image-integrity` finding) from a layer
+/// that is intact but unreadable (not examined).
+fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
+    if matches!(error, ImageError::Tamper { .. }) {
+        return error;
+    }
+    let raw = image.open_layer(l).and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
+    match raw {
+        Err(tamper @ ImageError::Tamper { .. }) => tamper,
+        _ => error,
+    }
+}
+
 /// Walk a layer into the cache. The index comes back only when the cache
 /// could not store it (then it is kept in memory for this run).
 fn walk_and_store(image: &Image, l: usize, cache: &Cache) -> Result<Option<LayerIndex>, ImageError> {
     let digest = &image.layers[l].digest;
     let mut pack = cache.begin(digest).map_err(|e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e })?;
-    let index = walk::walk(image, l, &mut pack)?;
+    let index = walk::walk(image, l, &mut pack).map_err(|e| tampered_instead(image, l, e))?;
     match cache.store(&index, pack) {
         Ok(()) => Ok(None),
         Err(_) => Ok(Some(index)),

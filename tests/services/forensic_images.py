@@ -16,6 +16,7 @@ new OCI layout (`--out`), these refs:
   fx-fork      fx-upstream + six reinstalled by pip as 1.16.0+fork (a rebuilt wheel) with a
                direct_url.json naming a git commit, over a whiteout of the shipped six-1.16.0.dist-info
   fx-pyc       fx-upstream + only server.cpython-*.pyc recompiled from another source (header kept)
+  fx-hostile   fx-upstream + a layer whose one entry climbs out of the root (usr/../../../etc/...)
   fx-rebuild   fx-upstream's files flattened and split into two other layers (one gzip -1, one zstd),
                other mtimes and entry order, the /usr/bin/env hard link stored as a copy: the same
                merged filesystem as fx-upstream
@@ -291,6 +292,13 @@ def main():
     pyc = Layer("pyc")
     pyc.file(pyc_name, original[:16] + marshal.dumps(code))
     on_upstream("fx-pyc", [(*gz(pyc), "RUN python -c 'recompile server'")])
+
+    hostile = io.BytesIO()
+    with tarfile.open(fileobj=hostile, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        ti = tarfile.TarInfo("usr/../../../etc/cron.d/evil")
+        ti.size, ti.mtime = 4, EPOCH
+        tar.addfile(ti, io.BytesIO(b"evil"))
+    on_upstream("fx-hostile", [(hostile.getvalue(), gzip.compress(hostile.getvalue(), mtime=0), MT_LAYER_GZ, "ADD evil.tar /")])
 
     b.image("fx-rebuild", rebuilt_layers(b.base_tars() + [engine_tar]), base_layers=[], base_diff_ids=[], base_history=[])
     b.finish()
