@@ -176,12 +176,13 @@ fn compare(settings: &CheckPolicy, pinned: (&Image, &Indexed), upstream: (&Image
     engine_check(settings, findings, &compared)
 }
 
-/// A check that could not see every layer: `error` unless it already failed.
+/// A check that could not see every layer: `error` unless it already
+/// failed; the summary says what was not looked at either way.
 fn with_missing(mut check: CheckResult, missing: usize, consequence: &str) -> CheckResult {
     if check.status != Status::Fail {
         check.status = Status::Error;
-        check.summary = format!("{missing} layer(s) could not be read: {consequence}; {}", check.summary);
     }
+    check.summary = format!("{missing} layer(s) could not be read: {consequence}; {}", check.summary);
     check
 }
 
