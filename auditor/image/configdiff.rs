@@ -7,7 +7,7 @@
 
 use super::classify::Rules;
 use super::config::ImageConfig;
-use crate::evidence::provenance::{clip, redact, Provenance};
+use crate::evidence::provenance::{clip, is_secret_name, redact, Provenance};
 use crate::finding::{Finding, Severity};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,6 +41,7 @@ pub fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: 
         if was == now {
             continue;
         }
+        let (was, now) = if is_secret_name(name) { (was.map(|_| &"<redacted>"), now.map(|_| &"<redacted>")) } else { (was, now) };
         let change = match (was, now) {
             (None, Some(v)) => format!("{name}={v} added"),
             (Some(w), Some(v)) => format!("{name} changed from {w:?} to {v:?}"),
@@ -81,18 +82,19 @@ mod tests {
     fn env_and_run_config_changes() {
         let policy = crate::policy::Policy::embedded();
         let rules = Rules::new(policy.check("engine-patch").unwrap());
-        let up = ImageConfig { env: vec!["PATH=/bin".into(), "A=1".into()], cmd: vec!["/bin/sh".into()], ..ImageConfig::default() };
-        let pin = ImageConfig { env: vec!["PATH=/bin".into(), "A=2".into(), "PYTHONPATH=/opt/x".into(), "SGLANG_X=1".into(), "HF_TOKEN=secret".into()], cmd: vec!["python3".into()], ..ImageConfig::default() };
+        let up = ImageConfig { env: vec!["PATH=/bin".into(), "A=1".into(), "API_KEY=k1".into()], cmd: vec!["/bin/sh".into()], ..ImageConfig::default() };
+        let pin = ImageConfig { env: vec!["PATH=/bin".into(), "A=2".into(), "PYTHONPATH=/opt/x".into(), "SGLANG_X=1".into(), "HF_TOKEN=secret".into(), "API_KEY=k2".into()], cmd: vec!["python3".into()], ..ImageConfig::default() };
         let f = findings(&rules, "img", &pin, Some(&up));
         let rules_and_levels: Vec<(&str, Severity)> = f.iter().map(|f| (f.rule.as_str(), f.severity)).collect();
         assert_eq!(rules_and_levels, [
+            ("engine-patch/config", Severity::Info),
             ("engine-patch/config", Severity::Info),
             ("engine-patch/config", Severity::Info),
             ("engine-patch/injection-env", Severity::Error),
             ("engine-patch/config", Severity::Warning),
             ("engine-patch/config", Severity::Warning),
         ]);
-        assert!(f.iter().all(|f| !f.message.contains("secret") && f.kind.as_deref() == Some("config")));
+        assert!(f.iter().all(|f| !f.message.contains("secret") && !f.message.contains("k1") && !f.message.contains("k2") && f.kind.as_deref() == Some("config")));
         let alone = findings(&rules, "img", &pin, None);
         assert_eq!(alone.len(), 1);
         assert_eq!(alone[0].severity, Severity::Warning);
