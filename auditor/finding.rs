@@ -41,12 +41,29 @@ pub struct Finding {
     /// The policy suppression that accepts this finding, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suppressed: Option<Suppression>,
+    /// Image findings: what the change is (`added`, `modified`, `hook`,
+    /// `record-mismatch`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Image findings: the absolute path inside the image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Image findings: a unified diff of a changed text file (bounded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 impl Finding {
     pub fn new(rule: &str, severity: Severity, message: String, job: Option<&str>, evidence: Vec<Provenance>) -> Self {
         let fingerprint = fingerprint(rule, &evidence);
-        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), evidence, fingerprint, suppressed: None }
+        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), evidence, fingerprint, suppressed: None, kind: None, path: None, diff: None }
+    }
+
+    /// An image finding: its kind and the path inside the image it concerns.
+    pub fn in_image(mut self, kind: &str, path: Option<&str>) -> Self {
+        self.kind = Some(kind.to_string());
+        self.path = path.map(str::to_string);
+        self
     }
 
     /// Whether this finding says the check could not decide (rule

@@ -9,7 +9,7 @@ use auditor::bundle::Limits;
 use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
 use auditor::policy::thresholds::Thresholds;
-use auditor::image::{self, ChangeKind, ImageRef, OpenOptions, Platform};
+use auditor::image::{self, forensics, ChangeKind, ImageRef, OpenOptions, Platform};
 use auditor::policy::Policy;
 use auditor::report::{Format, Report};
 use auditor::scan;
@@ -92,8 +92,9 @@ enum Command {
         #[command(flatten)]
         limits: LimitArgs,
     },
-    /// Container images: inspect one (and verify its blobs), or list a
-    /// container's filesystem changes.
+    /// Container images: inspect one (and verify its blobs), diff a pinned
+    /// image against its upstream, verify one against its RECORDs, or list
+    /// a container's filesystem changes.
     Image {
         #[command(subcommand)]
         command: ImageCommand,
@@ -177,6 +178,40 @@ enum ImageCommand {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Compare a pinned image with its upstream, file by file: what it
+    /// added, modified, deleted or re-permissioned, classified (edits inside
+    /// Python distributions, patch files, start-up hooks, reinstalled or
+    /// forked wheels, native libraries, executables on PATH, entry points,
+    /// bytecode-only changes) and judged by the policy; plus its config.
+    ///
+    /// Exit codes: 0 no engine patch; 1 an error finding (a patched engine,
+    /// a forbidden variable in the config, a tampered blob); 2 bad
+    /// reference, unreachable source, image or platform not found, unusable
+    /// cache; 3 nothing failed but a layer could not be read.
+    Diff {
+        #[arg(value_name = "PINNED")]
+        pinned: String,
+        /// The upstream image the pinned one must equal.
+        #[arg(long, value_name = "REF")]
+        upstream: String,
+        #[command(flatten)]
+        forensic: ForensicArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Verify one image alone: every installed Python distribution's files
+    /// against its RECORD hashes, files in package directories no RECORD
+    /// lists, start-up hooks, direct_url.json origins, and the config.
+    ///
+    /// Exit codes as for `image diff`.
+    Verify {
+        #[arg(value_name = "REF")]
+        reference: String,
+        #[command(flatten)]
+        forensic: ForensicArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// List a container's filesystem changes against its image (Docker
     /// Engine API; DOCKER_HOST is honoured).
     Changes {
@@ -185,6 +220,44 @@ enum ImageCommand {
         #[arg(long, value_enum, default_value = "text")]
         format: EvidenceFormat,
     },
+}
+
+#[derive(Args)]
+struct ForensicArgs {
+    /// Platform to pick from a multi-platform index (default linux/amd64).
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
+    platform: Option<String>,
+    /// Registry (HOST[:PORT]) to reach over plain HTTP; loopback always is.
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    insecure_registries: Vec<String>,
+    /// Layers read at once (default: the number of CPUs).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Where per-layer file indexes are cached (default: $XDG_CACHE_HOME/auditor or ~/.cache/auditor).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Largest size of the layer cache; least recently used layers are evicted beyond it (e.g. 8G).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    cache_max_size: Option<u64>,
+    /// Policy file (TOML); default: the embedded `inferencex` policy.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
+    #[arg(long, value_name = "DATE")]
+    today: Option<String>,
+}
+
+impl ForensicArgs {
+    fn options(&self) -> Result<forensics::Options> {
+        let platform = self.platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
+        let jobs = self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)).max(1);
+        let open = OpenOptions { platform, insecure_registries: self.insecure_registries.clone(), max_concurrent_fetches: jobs, progress: std::io::stderr().is_terminal(), ..OpenOptions::default() };
+        let Some(cache_dir) = self.cache_dir.clone().or_else(forensics::default_cache_dir) else {
+            bail!("no cache directory: set HOME or XDG_CACHE_HOME, or pass --cache-dir DIR");
+        };
+        let today = self.today.clone().unwrap_or_else(auditor::policy::suppressions::today);
+        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, today })
+    }
 }
 
 #[derive(Args)]
@@ -387,6 +460,18 @@ fn image_command(command: ImageCommand) -> Result<u8> {
             text.push_str(&inspection.report.render(output.format, color));
             emit(&text, output.output.as_ref())?;
             Ok(inspection.report.verdict.exit_code() as u8)
+        }
+        ImageCommand::Diff { pinned, upstream, forensic, output } => {
+            let policy = load_policy(forensic.policy.as_ref())?;
+            let report = forensics::diff(&pinned.parse()?, &upstream.parse()?, &forensic.options()?, &policy)?;
+            emit_report(&report, &output)?;
+            Ok(report.verdict.exit_code() as u8)
+        }
+        ImageCommand::Verify { reference, forensic, output } => {
+            let policy = load_policy(forensic.policy.as_ref())?;
+            let report = forensics::verify(&reference.parse()?, &forensic.options()?, &policy)?;
+            emit_report(&report, &output)?;
+            Ok(report.verdict.exit_code() as u8)
         }
         ImageCommand::Changes { container, format } => {
             let changes = image::container_changes(&container)?;

@@ -16,6 +16,23 @@ const ID: &str = "engine-patch";
 pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/waived", "a patch covered by a complete waiver that names its script"),
     ("engine-patch/<signature rule>", "a patch, shadowing or hook found by a signature rule (see `auditor rules list`)"),
+    ("engine-patch/distribution-file", "image diff: a file of an installed Python distribution added, modified, deleted or re-permissioned"),
+    ("engine-patch/engine-file", "image diff: a file of an engine source tree (engine_paths) changed"),
+    ("engine-patch/image-file", "image diff: any other file changed (warning; info when only added or only metadata)"),
+    ("engine-patch/patch-file", "image: a .patch/.diff/.rej/.orig file left in the image"),
+    ("engine-patch/hook", "image: sitecustomize.py, usercustomize.py or a .pth file (an import line runs code at every start)"),
+    ("engine-patch/wheel-reinstall", "image diff: a distribution reinstalled (version, +local label, direct_url.json, INSTALLER, WHEEL build)"),
+    ("engine-patch/new-distribution", "image diff: a distribution the upstream image does not have"),
+    ("engine-patch/native-library", "image diff: a native library (.so) added or changed"),
+    ("engine-patch/executable", "image diff: a new executable in a PATH directory"),
+    ("engine-patch/entry-point", "image diff: an engine console script (entry point) changed"),
+    ("engine-patch/bytecode", "image diff: a .pyc body changed while its .py source did not"),
+    ("engine-patch/volatile", "image diff: a file every build rewrites (volatile_paths), info only"),
+    ("engine-patch/record-mismatch", "image verify: a file does not match its distribution's RECORD (hash or size), or is missing"),
+    ("engine-patch/unrecorded", "image verify: a file inside a distribution's package directory that no RECORD lists"),
+    ("engine-patch/direct-url", "image verify: a distribution installed from a VCS, a local path or a URL (direct_url.json)"),
+    ("engine-patch/config", "image diff: the config's Env, Entrypoint, Cmd, WorkingDir, User or Labels changed"),
+    ("engine-patch/injection-env", "image: PYTHONPATH, LD_PRELOAD, PIP_INDEX_URL or another injection variable set in the config"),
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {

@@ -4,7 +4,8 @@
 
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::env::{EnvAssignment, EnvOrigin};
-use crate::evidence::knobs::Meaning;
+use crate::evidence::knobs::{Catalog, Meaning};
+use crate::evidence::provenance::{clip, redact, Provenance};
 use crate::finding::{Finding, Severity};
 use crate::policy::{CheckPolicy, ForbidWhen, ForbiddenVar};
 use std::collections::BTreeSet;
@@ -33,7 +34,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         let env: Vec<EnvAssignment> = job.files.iter().flat_map(|f| f.env.iter().cloned()).collect();
         let mut failed = false;
         for var in &settings.forbid {
-            if judge(ctx, job, &env, var, &mut findings) {
+            if judge(ctx.catalog, Some(job.job.id.as_str()), &env, var, &mut findings) {
                 in_effect.insert(var.name.as_str());
                 failed = true;
             }
@@ -65,12 +66,31 @@ fn env_sources(job: &AuditedJob) -> usize {
         .sum()
 }
 
-/// Judge one forbidden variable in one job; true when it takes effect.
-fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) -> bool {
-    let job_id = Some(job.job.id.as_str());
+/// The check over an image config's `Env` (`auditor image diff` and
+/// `image verify`): the same rules as for a job, the image reference as
+/// the evidence file and each entry's position as its line.
+pub fn image_env(catalog: &Catalog, settings: &CheckPolicy, reference: &str, env: &[String]) -> CheckResult {
+    let assignments: Vec<EnvAssignment> = env
+        .iter()
+        .enumerate()
+        .filter_map(|(i, entry)| {
+            let (name, value) = entry.split_once('=')?;
+            let provenance = Provenance { file: reference.to_string(), artifact: None, line: Some(i as u64 + 1), span: None, layer: None, text: clip(&redact(&format!("Env {entry}"))) };
+            Some(EnvAssignment::new(name, Some(value.to_string()), EnvOrigin::ImageConfig, "image config", provenance))
+        })
+        .collect();
+    let mut findings = Vec::new();
+    let in_effect: Vec<&str> = settings.forbid.iter().filter(|var| judge(catalog, None, &assignments, var, &mut findings)).map(|v| v.name.as_str()).collect();
+    let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
+    let pass = format!("none of {} is set in the image config's Env ({} variable(s))", names.join(", "), assignments.len());
+    CheckResult::from_findings(ID, settings, findings, pass, format!("{} in effect in the image config's Env", in_effect.join(", ")))
+}
+
+/// Judge one forbidden variable in one job (or image); true when it takes effect.
+fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) -> bool {
     let mut violations = Vec::new();
     let mut first_message = None;
-    for resolved in ctx.catalog.resolve(env, &var.name) {
+    for resolved in catalog.resolve(env, &var.name) {
         let a = resolved.assignment;
         let value = a.value.as_deref().unwrap_or_default();
         let legacy = if resolved.via_legacy {
@@ -98,7 +118,7 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
             ));
             continue;
         }
-        let meaning = ctx.catalog.meaning(&a.name, value);
+        let meaning = catalog.meaning(&a.name, value);
         let violated = match (var.when, &meaning) {
             (ForbidWhen::Set, _) => true,
             (ForbidWhen::Enabled, Meaning::Bool(b)) => *b,
@@ -129,7 +149,7 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
             });
             violations.push(a.provenance.clone());
         } else {
-            for earlier in resolved.overridden.iter().filter(|e| enables(ctx, e, var)) {
+            for earlier in resolved.overridden.iter().filter(|e| enables(catalog, e, var)) {
                 findings.push(Finding::new(
                     "forbidden-env/overridden",
                     Severity::Info,
@@ -145,7 +165,7 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
             }
         }
     }
-    unexported(ctx, job_id, env, var, findings);
+    unexported(catalog, job_id, env, var, findings);
     let Some(message) = first_message else { return false };
     let rule = match var.when {
         ForbidWhen::Set => "forbidden-env/set",
@@ -157,10 +177,10 @@ fn judge(ctx: &Context, job: &AuditedJob, env: &[EnvAssignment], var: &Forbidden
 
 /// Shell variables that would enable the variable but are never exported in
 /// their file: they do not reach the server unless something else exports them.
-fn unexported(ctx: &Context, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) {
-    let legacy = ctx.catalog.legacy_name(&var.name);
+fn unexported(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) {
+    let legacy = catalog.legacy_name(&var.name);
     let spelled = |a: &EnvAssignment| a.name == var.name || Some(&a.name) == legacy.as_ref();
-    for a in env.iter().filter(|a| a.origin == EnvOrigin::ShellVariable && spelled(a) && enables(ctx, a, var)) {
+    for a in env.iter().filter(|a| a.origin == EnvOrigin::ShellVariable && spelled(a) && enables(catalog, a, var)) {
         let exported = env.iter().any(|o| spelled(o) && o.origin.reaches_environment() && o.provenance.file == a.provenance.file);
         if !exported {
             findings.push(Finding::new(
@@ -174,9 +194,9 @@ fn unexported(ctx: &Context, job_id: Option<&str>, env: &[EnvAssignment], var: &
     }
 }
 
-fn enables(ctx: &Context, a: &EnvAssignment, var: &ForbiddenVar) -> bool {
+fn enables(catalog: &Catalog, a: &EnvAssignment, var: &ForbiddenVar) -> bool {
     let value = a.value.as_deref().unwrap_or_default();
-    var.when == ForbidWhen::Set || ctx.catalog.meaning(&a.name, value) == Meaning::Bool(true)
+    var.when == ForbidWhen::Set || catalog.meaning(&a.name, value) == Meaning::Bool(true)
 }
 
 /// Where the value came from, in a reviewer's words.
@@ -198,5 +218,6 @@ fn origin_phrase(a: &EnvAssignment, env: &[EnvAssignment]) -> String {
         EnvOrigin::Config => format!("the environment section `{}` of a recipe or config", a.scope),
         EnvOrigin::Python | EnvOrigin::PythonSetdefault => "a Python os.environ write".to_string(),
         EnvOrigin::Unset => "an unset statement".to_string(),
+        EnvOrigin::ImageConfig => "the image config's Env (baked into the image: every container starts with it)".to_string(),
     }
 }

@@ -12,6 +12,8 @@ mod sim_acc_throughput;
 mod simulation;
 mod upstream_image;
 
+pub use forbidden_env::image_env as forbidden_env_in_image;
+
 use crate::bundle::{Job, JobKind};
 use crate::evidence::checkpoint::Shipped;
 use crate::evidence::facts::Facts;
@@ -116,7 +118,7 @@ pub struct CheckResult {
 
 impl CheckResult {
     /// Fail when any finding is an error, otherwise pass.
-    fn from_findings(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String) -> Self {
+    pub(crate) fn from_findings(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String) -> Self {
         Self::judged(id, settings, findings, pass, fail, String::new())
     }
 
@@ -200,7 +202,7 @@ pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> 
 
 /// Mark findings accepted by a live suppression, re-judge the checks whose
 /// failures are all accepted, and report expired and unused suppressions.
-fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
+pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
     if policy.suppressions.is_empty() {
         return;
     }

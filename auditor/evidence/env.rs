@@ -37,6 +37,8 @@ pub enum EnvOrigin {
     PythonSetdefault,
     /// `unset NAME`, `env -u NAME`, `del os.environ[...]`.
     Unset,
+    /// The `Env` of an image's config: every container of the image starts with it.
+    ImageConfig,
 }
 
 impl EnvOrigin {

@@ -16,7 +16,7 @@ fn rank(origin: EnvOrigin) -> u8 {
         EnvOrigin::Listing => 4,
         EnvOrigin::CommandPrefix | EnvOrigin::Container => 3,
         EnvOrigin::Export | EnvOrigin::Python | EnvOrigin::Unset => 2,
-        EnvOrigin::Config | EnvOrigin::PythonSetdefault => 1,
+        EnvOrigin::Config | EnvOrigin::PythonSetdefault | EnvOrigin::ImageConfig => 1,
         EnvOrigin::ShellVariable => 0,
     }
 }

@@ -11,22 +11,35 @@
 
 mod auth;
 mod bridge;
+mod cache;
+mod classify;
 pub mod config;
+mod configdiff;
 mod daemon;
 pub mod decompress;
+mod diff;
+mod dist;
 mod inspect;
 mod docker_archive;
 mod error;
+pub mod forensics;
+mod index;
+pub(crate) mod indexer;
 pub mod integrity;
 pub mod manifest;
+mod noise;
 mod oci_layout;
 mod progress;
+mod record;
 pub mod reference;
 mod registry;
 mod resolve;
 mod retry;
 mod store;
+mod tarstream;
+mod textdiff;
 pub mod verify;
+mod walk;
 
 pub use config::{History, ImageConfig};
 pub use daemon::{container_changes, Change, ChangeKind};

@@ -89,6 +89,22 @@ pub struct CheckPolicy {
     /// `upstream-image`: non-upstream images allowed, with the reason.
     #[serde(default)]
     pub image_exceptions: Vec<ImageException>,
+    /// `engine-patch` (images): the serving engines' own distributions
+    /// (PEP 503 names, `*` wildcards); changes to them are errors.
+    #[serde(default)]
+    pub engine_packages: Vec<String>,
+    /// `engine-patch` (images): engine source trees outside site-packages
+    /// (path patterns, `DIR/**`).
+    #[serde(default)]
+    pub engine_paths: Vec<String>,
+    /// `engine-patch` (images): environment variables that inject code,
+    /// libraries or packages (`PYTHONPATH`, `LD_PRELOAD`, `PIP_INDEX_URL`).
+    #[serde(default)]
+    pub injection_env: Vec<String>,
+    /// `engine-patch` (images): files every build rewrites (path patterns):
+    /// their changes are info only.
+    #[serde(default)]
+    pub volatile_paths: Vec<String>,
 }
 
 /// The upstream organisations of some frameworks (`sglang` matches

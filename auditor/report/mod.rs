@@ -154,6 +154,11 @@ pub struct Report {
     pub files: Vec<FileEntry>,
     /// What could not be examined, and why.
     pub not_examined: Vec<String>,
+    /// `image diff` / `image verify`: per image, how many layers were read,
+    /// taken from the layer cache, or shared with the other image. Depends
+    /// on the cache's state, unlike the rest of the report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer_cache: Option<Vec<crate::image::indexer::LayerCounts>>,
 }
 
 impl Report {
@@ -182,7 +187,7 @@ impl Report {
         } else {
             Verdict::Pass
         };
-        Report { schema_version: 1, tool: Tool { name: TOOL, version: VERSION }, verdict, policy, inputs, checks, jobs, files, not_examined }
+        Report { schema_version: 1, tool: Tool { name: TOOL, version: VERSION }, verdict, policy, inputs, checks, jobs, files, not_examined, layer_cache: None }
     }
 
     /// Render in `format`; `color` only affects text.

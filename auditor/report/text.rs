@@ -6,6 +6,9 @@ use crate::checks::Status;
 use crate::finding::Severity;
 use std::fmt::Write;
 
+/// Lines of a finding's unified diff shown at a terminal.
+const DIFF_LINES: usize = 40;
+
 struct Paint(bool);
 
 impl Paint {
@@ -47,6 +50,9 @@ pub fn render(report: &Report, color: bool) -> String {
             _ => writeln!(out, "input:   {} ({})", input.label(), input.identity()),
         };
     }
+    for c in report.layer_cache.iter().flatten() {
+        let _ = writeln!(out, "layers:  {} {}: {} ({} read, {} from cache, {} shared)", c.role, c.reference, c.layers, c.read, c.cached, c.shared);
+    }
     let (read, skipped, incomplete) = report.file_counts();
     let mut kinds: Vec<String> = Vec::new();
     for kind in [JobKind::Throughput, JobKind::EvalOnly, JobKind::Unknown] {
@@ -76,6 +82,15 @@ pub fn render(report: &Report, color: bool) -> String {
                 let line = e.line.map(|l| format!(":{l}")).unwrap_or_default();
                 let _ = writeln!(out, "      --> {}{line}", report.location(finding, e));
                 let _ = writeln!(out, "          {}", e.text);
+            }
+            if let Some(diff) = &finding.diff {
+                let lines: Vec<&str> = diff.lines().collect();
+                for line in lines.iter().take(DIFF_LINES) {
+                    let _ = writeln!(out, "          {line}");
+                }
+                if lines.len() > DIFF_LINES {
+                    let _ = writeln!(out, "          … {} more line(s) (--format json has the whole diff)", lines.len() - DIFF_LINES);
+                }
             }
         }
     }

@@ -1,0 +1,165 @@
+//! From images to merged filesystem indexes, reading each layer blob at
+//! most once: a layer cached by an earlier run comes from the cache; a
+//! layer two images share (same blob digest) is walked once, from the
+//! first image that has it (the pinned one, so an upstream shared with it
+//! is not read again); the rest are walked in parallel. Each image's
+//! layers are then applied in order, one cached index in memory at a time.
+//! The counts of what was read, cached and shared go into the report, so
+//! a warm run can show it read no upstream layer.
+
+use super::cache::Cache;
+use super::index::{FsIndex, LayerIndex};
+use super::{integrity, walk, Image, ImageError};
+use crate::finding::Finding;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+/// How an image's layers were obtained in this run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LayerCounts {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// `pinned`, `upstream` or `image`.
+    pub role: String,
+    pub layers: usize,
+    /// Layer blobs streamed from this image.
+    pub read: usize,
+    /// Layer indexes taken from the cache.
+    pub cached: usize,
+    /// Layers streamed once from the other image (same blob digest).
+    pub shared: usize,
+}
+
+/// An image's merged filesystem and how it was built.
+pub struct Indexed {
+    pub fs: FsIndex,
+    pub counts: LayerCounts,
+    /// Layers that could not be applied (read errors, tampering).
+    pub missing: Vec<usize>,
+}
+
+/// What went wrong while reading layers.
+#[derive(Default)]
+pub struct Trouble {
+    /// `image-integrity` findings for tampered blobs.
+    pub findings: Vec<Finding>,
+    /// Layers not examined, and why.
+    pub not_examined: Vec<String>,
+}
+
+/// Index every image (in order, with its role), walking at most `jobs`
+/// layers at once.
+pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (Vec<Indexed>, Trouble) {
+    let mut counts: Vec<LayerCounts> = images
+        .iter()
+        .map(|(img, role)| LayerCounts { reference: img.reference.clone(), role: role.to_string(), layers: img.layers.len(), ..LayerCounts::default() })
+        .collect();
+    // who walks what: the first image holding an uncached blob
+    let mut to_walk: Vec<(usize, usize)> = Vec::new();
+    let mut owner: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, (img, _)) in images.iter().enumerate() {
+        for (l, layer) in img.layers.iter().enumerate() {
+            if cache.has(&layer.digest) {
+                counts[i].cached += 1;
+            } else if let Some(&first) = owner.get(layer.digest.as_str()) {
+                if first != i {
+                    counts[i].shared += 1;
+                }
+            } else {
+                owner.insert(&layer.digest, i);
+                to_walk.push((i, l));
+                counts[i].read += 1;
+            }
+        }
+    }
+    let walked: Mutex<BTreeMap<String, Result<Option<LayerIndex>, ImageError>>> = Mutex::new(BTreeMap::new());
+    let run = |&(i, l): &(usize, usize)| {
+        let outcome = walk_and_store(images[i].0, l, cache);
+        if let Ok(mut w) = walked.lock() {
+            w.insert(images[i].0.layers[l].digest.clone(), outcome);
+        }
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1)).build() {
+        Ok(pool) => pool.install(|| to_walk.par_iter().for_each(run)),
+        Err(_) => to_walk.iter().for_each(run),
+    }
+    let (mut kept, mut failed) = (BTreeMap::new(), BTreeMap::new());
+    for (digest, outcome) in walked.into_inner().unwrap_or_default() {
+        match outcome {
+            Ok(Some(index)) => {
+                kept.insert(digest, index);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                failed.insert(digest, e);
+            }
+        }
+    }
+    let mut trouble = Trouble::default();
+    let mut unreadable = BTreeSet::new();
+    let mut out = Vec::new();
+    for ((img, _), mut counts) in images.iter().zip(counts) {
+        let mut fs = FsIndex::default();
+        let mut missing = Vec::new();
+        for (l, layer) in img.layers.iter().enumerate() {
+            let digest = layer.digest.as_str();
+            let index = if let Some(e) = failed.remove(digest) {
+                Err(Some(e))
+            } else if unreadable.contains(digest) {
+                Err(None)
+            } else if let Some(index) = kept.get(digest) {
+                Ok(index.clone())
+            } else if let Some(index) = cache.load(digest) {
+                Ok(index)
+            } else {
+                // evicted or damaged since it was counted: walk it now
+                counts.read += 1;
+                counts.cached = counts.cached.saturating_sub(1);
+                walk_and_store(img, l, cache).map(|kept| kept.or_else(|| cache.load(digest)).unwrap_or_default()).map_err(Some)
+            };
+            match index {
+                Ok(index) => fs.apply(l as u16, &index),
+                Err(e) => {
+                    missing.push(l);
+                    unreadable.insert(digest.to_string());
+                    match e {
+                        Some(ImageError::Tamper { reference, tamper }) => trouble.findings.push(integrity::finding(&reference, &tamper)),
+                        Some(e) => trouble.not_examined.push(format!("{}: layer {l} ({digest}): {e}", img.reference)),
+                        None => trouble.not_examined.push(format!("{}: layer {l} ({digest}) could not be read (see above)", img.reference)),
+                    }
+                }
+            }
+        }
+        out.push(Indexed { fs, counts, missing });
+    }
+    (out, trouble)
+}
+
+/// A layer that fails to decompress or parse may be a corrupted blob: the
+/// decoder stops before the digest check at EOF could. Read the raw blob
+/// once more to tell tampering (an `image-integrity` finding) from a layer
+/// that is intact but unreadable (not examined).
+fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
+    if matches!(error, ImageError::Tamper { .. }) {
+        return error;
+    }
+    let raw = image.open_layer(l).and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
+    match raw {
+        Err(tamper @ ImageError::Tamper { .. }) => tamper,
+        _ => error,
+    }
+}
+
+/// Walk a layer into the cache. The index comes back only when the cache
+/// could not store it (then it is kept in memory for this run).
+fn walk_and_store(image: &Image, l: usize, cache: &Cache) -> Result<Option<LayerIndex>, ImageError> {
+    let digest = &image.layers[l].digest;
+    let mut pack = cache.begin(digest).map_err(|e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e })?;
+    let index = walk::walk(image, l, &mut pack).map_err(|e| tampered_instead(image, l, e))?;
+    match cache.store(&index, pack) {
+        Ok(()) => Ok(None),
+        Err(_) => Ok(Some(index)),
+    }
+}
