@@ -211,6 +211,9 @@ struct LimitArgs {
     /// Longest line examined (e.g. 4M); the rest of a longer line is reported as not examined.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_line_length: Option<u64>,
+    /// Most bytes a compressed stream (.tar.gz, .gz, zip member) may expand to per compressed byte (default 1000).
+    #[arg(long, value_name = "N")]
+    max_ratio: Option<u64>,
 }
 
 impl LimitArgs {
@@ -222,6 +225,7 @@ impl LimitArgs {
             max_total_size: self.max_total_size.unwrap_or(d.max_total_size),
             max_line_length: self.max_line_length.map_or(d.max_line_length, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             max_depth: d.max_depth,
+            max_ratio: self.max_ratio.unwrap_or(d.max_ratio),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! archive, or a single file. Archives are streamed member by member;
 //! nested `.tar.gz` members (srt-slurm log tarballs) are walked in place.
 
-use super::hashing::{hex, HashingReader};
+use super::hashing::{hex, Cap, HashingReader};
 use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
@@ -88,10 +88,12 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match format_of(&head, &name) {
             Format::Zip => walker.walk_zip_file(path),
-            Format::TarGz => walker.walk_tar(MultiGzDecoder::new(BufReader::new(file)), &label, "", 0),
+            Format::TarGz => {
+                let stream = walker.expanding(MultiGzDecoder::new(BufReader::new(file)), meta.len());
+                walker.walk_tar(stream, &label, "", 0)
+            }
             Format::Tar => walker.walk_tar(BufReader::new(file), &label, "", 0),
-            Format::Gz => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
-            Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
+            Format::Gz | Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
         }
         if hash { Some(file_digest(path).map_err(io_err)?) } else { None }
     };
@@ -151,6 +153,16 @@ impl Walker<'_> {
         self.files.push(FileRecord { path: path.to_string(), size, sha256, status });
     }
 
+    /// Count one more entry of the bundle (a file, a link, a special file),
+    /// or say the member limit stops the walk here.
+    fn admit(&mut self) -> bool {
+        if self.member_limit_reached() {
+            return false;
+        }
+        self.members += 1;
+        true
+    }
+
     /// Whether the member limit stops the walk here; notes it once.
     fn member_limit_reached(&mut self) -> bool {
         if self.members < self.limits.max_members {
@@ -168,10 +180,9 @@ impl Walker<'_> {
 
     /// Hand one member to the visitor (or walk it, if it is an archive).
     fn member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, depth: u32) {
-        if self.member_limit_reached() {
+        if !self.admit() {
             return;
         }
-        self.members += 1;
         if self.total >= self.limits.max_total_size {
             let reason = format!("total size limit of {} bytes reached (raise --max-total-size)", self.limits.max_total_size);
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
@@ -184,22 +195,51 @@ impl Walker<'_> {
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
         }
         let format = format_by_name(path);
-        let mut hashing = HashingReader::new(reader, self.limits.max_member_size, self.hash);
+        let compressed = declared.unwrap_or(self.limits.max_member_size);
+        let mut hashing = HashingReader::new(reader, self.cap(), self.hash);
         let status = match format {
             Format::TarGz | Format::Tar if depth >= self.limits.max_depth => {
                 FileStatus::NotExamined(format!("archive nested deeper than {} levels", self.limits.max_depth))
             }
-            Format::TarGz => self.walk_nested(MultiGzDecoder::new(&mut hashing), path, depth),
+            Format::TarGz => {
+                let stream = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
+                self.walk_nested(stream, path, depth)
+            }
             Format::Tar => self.walk_nested(&mut hashing, path, depth),
             Format::Zip if depth > 0 => FileStatus::NotExamined(
                 "a zip archive inside the bundle is not read in place; audit it separately".to_string(),
             ),
-            Format::Gz => self.visit(path, &mut MultiGzDecoder::new(&mut hashing)),
+            Format::Gz => {
+                let mut plain = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
+                let status = self.visit(path, &mut plain);
+                self.total += plain.count();
+                status
+            }
             Format::Zip | Format::Plain => self.visit(path, &mut hashing),
         };
         self.total += hashing.count();
         let (size, sha256, status) = finish(hashing, declared, status);
         self.record(path, size, sha256, status);
+    }
+
+    /// The most bytes the next member may have: the member size limit, or
+    /// what is left of the bundle's total if that is less.
+    fn cap(&self) -> Cap {
+        let left = self.limits.max_total_size.saturating_sub(self.total);
+        if left < self.limits.max_member_size {
+            return Cap { bytes: left, why: format!("over the total size limit of {} bytes for the bundle (raise --max-total-size)", self.limits.max_total_size) };
+        }
+        let bytes = self.limits.max_member_size;
+        Cap { bytes, why: format!("larger than the member size limit of {bytes} bytes (raise --max-member-size)") }
+    }
+
+    /// A decompressed stream, capped at what `compressed` bytes may expand to.
+    fn expanding<R: Read>(&self, stream: R, compressed: u64) -> HashingReader<R> {
+        let why = format!(
+            "expands more than {}:1 over its {compressed} compressed bytes, a decompression bomb (raise --max-ratio)",
+            self.limits.max_ratio
+        );
+        HashingReader::new(stream, Cap { bytes: self.limits.expansion_cap(compressed), why }, false)
     }
 
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> FileStatus {
@@ -240,6 +280,7 @@ impl Walker<'_> {
             let meta = match fs::symlink_metadata(entry.path()) {
                 Ok(meta) => meta,
                 Err(e) => {
+                    self.admit();
                     self.record(&path, None, None, FileStatus::NotExamined(format!("cannot stat: {e}")));
                     continue;
                 }
@@ -247,14 +288,19 @@ impl Walker<'_> {
             let kind = meta.file_type();
             if kind.is_dir() {
                 self.walk_dir(&entry.path(), &path, depth + 1);
-            } else if kind.is_symlink() {
-                let target = fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default();
-                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not followed")));
             } else if kind.is_file() {
                 match File::open(entry.path()) {
                     Ok(file) => self.member(&path, Some(meta.len()), &mut BufReader::new(file), depth),
-                    Err(e) => self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}"))),
+                    Err(e) => {
+                        self.admit();
+                        self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}")));
+                    }
                 }
+            } else if !self.admit() {
+                return;
+            } else if kind.is_symlink() {
+                let target = fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default();
+                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not followed")));
             } else {
                 self.record(&path, None, None, FileStatus::Skipped("not a regular file (device, FIFO or socket)".to_string()));
             }
@@ -285,13 +331,18 @@ impl Walker<'_> {
             if kind.is_dir() {
                 continue;
             }
-            if kind.is_symlink() || kind.is_hard_link() {
-                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
-                self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
-            } else if kind.is_file() || kind == tar::EntryType::Continuous {
+            let metadata_only = kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink();
+            if kind.is_file() || kind == tar::EntryType::Continuous {
                 let size = entry.size();
                 self.member(&path, Some(size), &mut entry, depth);
-            } else if !(kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink()) {
+            } else if metadata_only {
+                continue;
+            } else if !self.admit() {
+                return;
+            } else if kind.is_symlink() || kind.is_hard_link() {
+                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+                self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
+            } else {
                 self.record(&path, None, None, FileStatus::Skipped(format!("tar entry of type {kind:?}, not a regular file")));
             }
             if self.member_limit_reached() {
@@ -317,6 +368,7 @@ impl Walker<'_> {
                             self.zip_member(&mut file, &join("", &name));
                         }
                         Err(e) => {
+                            self.admit();
                             let name = name.unwrap_or_else(|| format!("(member #{index})"));
                             self.record(&join("", &name), None, None, FileStatus::NotExamined(format!("corrupt zip member: {e}")));
                         }
@@ -353,11 +405,14 @@ impl Walker<'_> {
             return;
         }
         if file.is_symlink() {
-            self.record(path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
+            if self.admit() {
+                self.record(path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
+            }
             return;
         }
-        let size = file.size();
-        self.member(path, Some(size), file, 0);
+        let (size, compressed) = (file.size(), file.compressed_size());
+        let mut plain = self.expanding(file, compressed);
+        self.member(path, Some(size), &mut plain, 0);
     }
 }
 
@@ -375,6 +430,11 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
                     Some(size),
                     None,
                     FileStatus::Partial(format!("truncated: {size} of {want} bytes present")),
+                ),
+                Some(want) if size > want => (
+                    Some(size),
+                    digest,
+                    FileStatus::Partial(format!("the archive declares {want} bytes but the member holds {size}: its headers lie")),
                 ),
                 _ => (Some(size), digest, status),
             },
