@@ -76,7 +76,7 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
         _ => io_err(e),
     })?;
-    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0 };
+    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
         hash.then(|| manifest_digest(&walker.files))
@@ -87,10 +87,10 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         file.rewind().map_err(io_err)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match format_of(&head, &name) {
-            Format::Zip => walker.walk_zip_file(path),
+            Format::Zip => walker.within_ratio(meta.len(), |w| w.walk_zip_file(path)),
             Format::TarGz => {
                 let stream = walker.expanding(MultiGzDecoder::new(BufReader::new(file)), meta.len());
-                walker.walk_tar(stream, &label, "", 0)
+                walker.within_ratio(meta.len(), |w| w.walk_tar(stream, &label, "", 0))
             }
             Format::Tar => walker.walk_tar(BufReader::new(file), &label, "", 0),
             Format::Gz | Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
@@ -141,6 +141,9 @@ struct Walker<'v> {
     not_examined: Vec<String>,
     members: u64,
     total: u64,
+    /// The `total` past which the compressed archive being walked has
+    /// expanded more than `max_ratio` allows (nested archives included).
+    ratio_end: u64,
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -203,7 +206,7 @@ impl Walker<'_> {
             }
             Format::TarGz => {
                 let stream = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
-                self.walk_nested(stream, path, depth)
+                self.within_ratio(compressed, |w| w.walk_nested(stream, path, depth))
             }
             Format::Tar => self.walk_nested(&mut hashing, path, depth),
             Format::Zip if depth > 0 => FileStatus::NotExamined(
@@ -223,23 +226,47 @@ impl Walker<'_> {
     }
 
     /// The most bytes the next member may have: the member size limit, or
-    /// what is left of the bundle's total if that is less.
+    /// what is left of the bundle's total or of the archive's expansion
+    /// budget if that is less.
     fn cap(&self) -> Cap {
-        let left = self.limits.max_total_size.saturating_sub(self.total);
-        if left < self.limits.max_member_size {
-            return Cap { bytes: left, why: format!("over the total size limit of {} bytes for the bundle (raise --max-total-size)", self.limits.max_total_size) };
+        let total_left = self.limits.max_total_size.saturating_sub(self.total);
+        let ratio_left = self.ratio_end.saturating_sub(self.total);
+        if ratio_left < total_left.min(self.limits.max_member_size) {
+            let why = format!(
+                "the archive expands more than {}:1 over its compressed size, a decompression bomb (raise --max-ratio)",
+                self.limits.max_ratio
+            );
+            return Cap { bytes: ratio_left, why };
+        }
+        if total_left < self.limits.max_member_size {
+            let why = format!("over the total size limit of {} bytes for the bundle (raise --max-total-size)", self.limits.max_total_size);
+            return Cap { bytes: total_left, why };
         }
         let bytes = self.limits.max_member_size;
         Cap { bytes, why: format!("larger than the member size limit of {bytes} bytes (raise --max-member-size)") }
     }
 
-    /// A decompressed stream, capped at what `compressed` bytes may expand to.
+    /// Run `walk` over a compressed archive of `compressed` bytes: what it
+    /// adds to the total is bounded by what those bytes may expand to, and
+    /// by the budget of any archive it is nested in.
+    fn within_ratio<T>(&mut self, compressed: u64, walk: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.ratio_end;
+        self.ratio_end = outer.min(self.total.saturating_add(self.limits.expansion_cap(compressed)));
+        let out = walk(self);
+        self.ratio_end = outer;
+        out
+    }
+
+    /// A decompressed stream, capped at what its `compressed` bytes may
+    /// expand to and at what is left of the enclosing archive's budget (so
+    /// even skipping over a member cannot inflate forever).
     fn expanding<R: Read>(&self, stream: R, compressed: u64) -> HashingReader<R> {
         let why = format!(
-            "expands more than {}:1 over its {compressed} compressed bytes, a decompression bomb (raise --max-ratio)",
+            "the stream expands more than {}:1 over its {compressed} compressed bytes, a decompression bomb (raise --max-ratio)",
             self.limits.max_ratio
         );
-        HashingReader::new(stream, Cap { bytes: self.limits.expansion_cap(compressed), why }, false)
+        let bytes = self.limits.expansion_cap(compressed).min(self.ratio_end.saturating_sub(self.total));
+        HashingReader::new(stream, Cap { bytes, why }, false)
     }
 
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> FileStatus {
@@ -326,7 +353,8 @@ impl Walker<'_> {
                 }
             };
             seen += 1;
-            let path = join(prefix, &String::from_utf8_lossy(&entry.path_bytes()));
+            let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let path = join(prefix, &name);
             let kind = entry.header().entry_type();
             if kind.is_dir() {
                 continue;
@@ -335,6 +363,7 @@ impl Walker<'_> {
             if kind.is_file() || kind == tar::EntryType::Continuous {
                 let size = entry.size();
                 self.member(&path, Some(size), &mut entry, depth);
+                self.mark_escape(&name, &path);
             } else if metadata_only {
                 continue;
             } else if !self.admit() {
@@ -363,10 +392,7 @@ impl Walker<'_> {
                     }
                     let name = archive.name_for_index(index).and_then(Result::ok).map(|n| n.into_owned());
                     match archive.by_index(index) {
-                        Ok(mut file) => {
-                            let name = String::from_utf8_lossy(file.name_raw()).into_owned();
-                            self.zip_member(&mut file, &join("", &name));
-                        }
+                        Ok(mut file) => self.zip_member(&mut file),
                         Err(e) => {
                             self.admit();
                             let name = name.unwrap_or_else(|| format!("(member #{index})"));
@@ -385,10 +411,7 @@ impl Walker<'_> {
                         return;
                     }
                     match zip::read::read_zipfile_from_stream(&mut reader) {
-                        Ok(Some(mut file)) => {
-                            let name = String::from_utf8_lossy(file.name_raw()).into_owned();
-                            self.zip_member(&mut file, &join("", &name));
-                        }
+                        Ok(Some(mut file)) => self.zip_member(&mut file),
                         Ok(None) => break,
                         Err(e) => {
                             self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
@@ -400,20 +423,41 @@ impl Walker<'_> {
         }
     }
 
-    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>, path: &str) {
+    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>) {
         if file.is_dir() {
             return;
         }
+        let name = String::from_utf8_lossy(file.name_raw()).into_owned();
+        let path = join("", &name);
         if file.is_symlink() {
             if self.admit() {
-                self.record(path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
+                self.record(&path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
             }
             return;
         }
         let (size, compressed) = (file.size(), file.compressed_size());
         let mut plain = self.expanding(file, compressed);
-        self.member(path, Some(size), &mut plain, 0);
+        self.member(&path, Some(size), &mut plain, 0);
+        self.mark_escape(&name, &path);
     }
+
+    /// A member whose name climbs out of its archive is read in place like
+    /// any other (nothing is ever extracted), but never counts as read
+    /// whole: an archive that writes outside its directory when someone
+    /// else extracts it cannot pass quietly.
+    fn mark_escape(&mut self, name: &str, path: &str) {
+        if !escapes(name) {
+            return;
+        }
+        if let Some(file) = self.files.last_mut().filter(|f| f.path == path && matches!(f.status, FileStatus::Read | FileStatus::Skipped(_))) {
+            file.status = FileStatus::Partial(format!("its name {name:?} points outside the archive (absolute, or with ..): read in place, never extracted"));
+        }
+    }
+}
+
+/// Whether an archive member's name is absolute (`/x`, `\\x`, `C:x`) or climbs with `..`.
+fn escapes(name: &str) -> bool {
+    name.starts_with(['/', '\\']) || name.as_bytes().get(1) == Some(&b':') || name.split(['/', '\\']).any(|c| c == "..")
 }
 
 fn display_rel(rel: &str) -> &str {

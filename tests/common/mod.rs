@@ -98,3 +98,72 @@ pub fn targz_tree(dir: &Path, prefix: &str, out: &Path) {
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
 }
+
+/// A finished `auditor` run and what it cost.
+pub struct Measured {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// Peak resident set size of the auditor process (Linux `ru_maxrss`), KiB.
+    pub max_rss_kib: u64,
+    pub elapsed: std::time::Duration,
+}
+
+impl Measured {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", self.stdout, self.stderr))
+    }
+}
+
+/// Run `auditor ARGS` in `cwd` with `HOME` and `TMPDIR` pointed at `home`,
+/// and measure the peak RSS of that one process (`wait4`), so tests can
+/// hold it to the documented memory ceiling. Output goes through files
+/// outside `cwd` and `home`.
+pub fn auditor_measured(args: &[&str], cwd: &Path, home: &Path) -> Measured {
+    let outputs = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (outputs.path().join("stdout"), outputs.path().join("stderr"));
+    let start = std::time::Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("TMPDIR", home)
+        .env_remove("NO_COLOR")
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("run auditor");
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 reaps exactly the child spawned above.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    let elapsed = start.elapsed();
+    assert!(libc::WIFEXITED(status), "auditor {args:?} died of signal {}", libc::WTERMSIG(status));
+    Measured {
+        code: libc::WEXITSTATUS(status),
+        stdout: std::fs::read_to_string(&out_path).unwrap(),
+        stderr: std::fs::read_to_string(&err_path).unwrap(),
+        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap(),
+        elapsed,
+    }
+}
+
+/// Every path under `dir` (directories too) with its size and mtime: two
+/// snapshots differ if anything was created, removed or written there.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            out.insert(path, (meta.len(), meta.modified().unwrap()));
+        }
+    }
+    out
+}
