@@ -273,20 +273,41 @@ fn a_zip_whose_central_directory_lies_about_sizes_is_held_to_what_it_declares_an
     assert_eq!(file_entry(&report, "server_logs_x/results/server.log")["status"], "read");
 }
 
-/// A gzip stream of `size` zero bytes as a tar member `name` after `before`.
+/// A `.tar.gz` holding the members `before`, then a member `name` of `size`
+/// zero bytes (a multiple of 64 MiB). The gzip stream is made of concatenated
+/// gzip members, one 64 MiB block compressed once and written many times,
+/// so a multi-gigabyte bomb takes a second to make.
 fn zero_bomb_tar_gz(out: &Path, before: &[(&str, &str)], name: &str, size: u64) {
-    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(std::fs::File::create(out).unwrap(), flate2::Compression::default()));
+    const BLOCK: u64 = 64 << 20;
+    assert_eq!(size % BLOCK, 0);
+    let gz = |bytes: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let header = |path: &str, size: u64| {
+        let mut h = tar::Header::new_gnu();
+        h.set_path(path).unwrap();
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.set_cksum();
+        h.as_bytes().to_vec()
+    };
+    let mut head = Vec::new();
     for (path, content) in before {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(content.len() as u64);
-        header.set_mode(0o644);
-        tar.append_data(&mut header, path, content.as_bytes()).unwrap();
+        head.extend(header(path, content.len() as u64));
+        head.extend(content.as_bytes());
+        head.resize(head.len().next_multiple_of(512), 0);
     }
-    let mut header = tar::Header::new_gnu();
-    header.set_size(size);
-    header.set_mode(0o644);
-    tar.append_data(&mut header, name, std::io::Read::take(std::io::repeat(0), size)).unwrap();
-    tar.into_inner().unwrap().finish().unwrap();
+    head.extend(header(name, size));
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+    file.write_all(&gz(&head)).unwrap();
+    let zeros = gz(&vec![0; BLOCK as usize]);
+    for _ in 0..size / BLOCK {
+        file.write_all(&zeros).unwrap();
+    }
+    file.write_all(&gz(&[0; 1024])).unwrap(); // the end-of-archive marker
+    file.flush().unwrap();
 }
 
 #[test]
