@@ -174,6 +174,16 @@ enum ImageCommand {
         /// Most layers fetched at once.
         #[arg(long, value_name = "N", default_value_t = 4)]
         jobs: usize,
+        /// Host (HOST, HOST:PORT, or .DOMAIN with its subdomains) a registry may redirect to,
+        /// besides itself and the blob stores of Docker Hub, GHCR and Quay.
+        #[arg(long = "allow-redirect", value_name = "HOST")]
+        allowed_redirects: Vec<String>,
+        /// Longest silence while reading from a registry before the request is retried (resumed with Range).
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        read_timeout: u64,
+        /// Largest manifest, index or config accepted from a registry (e.g. 4M).
+        #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4M")]
+        max_manifest_size: u64,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -378,10 +388,19 @@ fn read_waivers(dir: &PathBuf) -> Result<Vec<auditor::evidence::waiver::Waiver>>
 
 fn image_command(command: ImageCommand) -> Result<u8> {
     match command {
-        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, output } => {
+        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, allowed_redirects, read_timeout, max_manifest_size, output } => {
             let reference: ImageRef = reference.parse()?;
             let platform = platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
-            let options = OpenOptions { platform, insecure_registries, max_concurrent_fetches: jobs.max(1), progress: std::io::stderr().is_terminal(), ..OpenOptions::default() };
+            let options = OpenOptions {
+                platform,
+                insecure_registries,
+                max_concurrent_fetches: jobs.max(1),
+                progress: std::io::stderr().is_terminal(),
+                read_timeout: std::time::Duration::from_secs(read_timeout.max(1)),
+                allowed_redirects,
+                max_document: max_manifest_size,
+                ..OpenOptions::default()
+            };
             let inspection = image::inspect(&reference, &options, verify_layers)?;
             let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
             let mut text = String::new();

@@ -116,14 +116,19 @@ impl Measured {
 }
 
 /// Run `auditor ARGS` in `cwd` with `HOME` and `TMPDIR` pointed at `home`,
-/// and measure the peak RSS of that one process (`wait4`), so tests can
-/// hold it to the documented memory ceiling. Output goes through files
-/// outside `cwd` and `home`.
+/// and measure the peak RSS of that one process, so tests can hold it to
+/// the documented memory ceiling. GNU time (installed by
+/// tests/services/start.sh) measures it: `wait4` here would also count the
+/// test process, whose memory a spawned child inherits in its `ru_maxrss`.
+/// Output goes through files outside `cwd` and `home`.
 pub fn auditor_measured(args: &[&str], cwd: &Path, home: &Path) -> Measured {
     let outputs = tempfile::tempdir().unwrap();
-    let (out_path, err_path) = (outputs.path().join("stdout"), outputs.path().join("stderr"));
+    let (out_path, err_path, rss_path) = (outputs.path().join("stdout"), outputs.path().join("stderr"), outputs.path().join("rss"));
     let start = std::time::Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_auditor"))
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(&rss_path)
+        .arg(env!("CARGO_BIN_EXE_auditor"))
         .args(args)
         .current_dir(cwd)
         .env("HOME", home)
@@ -131,21 +136,16 @@ pub fn auditor_measured(args: &[&str], cwd: &Path, home: &Path) -> Measured {
         .env_remove("NO_COLOR")
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .expect("run auditor");
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 reaps exactly the child spawned above.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+        .status()
+        .expect("/usr/bin/time runs auditor (tests/services/start.sh installs it)");
     let elapsed = start.elapsed();
-    assert!(libc::WIFEXITED(status), "auditor {args:?} died of signal {}", libc::WTERMSIG(status));
+    let rss = std::fs::read_to_string(&rss_path).unwrap();
+    assert!(!rss.contains("terminated by signal"), "auditor {args:?}: {rss}");
     Measured {
-        code: libc::WEXITSTATUS(status),
+        code: status.code().expect("exit code"),
         stdout: std::fs::read_to_string(&out_path).unwrap(),
         stderr: std::fs::read_to_string(&err_path).unwrap(),
-        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap(),
+        max_rss_kib: rss.trim().lines().last().and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("GNU time wrote {rss:?}")),
         elapsed,
     }
 }
