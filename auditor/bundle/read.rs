@@ -3,6 +3,7 @@
 //! nested `.tar.gz` members (srt-slurm log tarballs) are walked in place.
 
 use super::hashing::{hex, Cap, HashingReader};
+use super::zip_count;
 use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
@@ -383,6 +384,13 @@ impl Walker<'_> {
     fn walk_zip_file(&mut self, path: &Path) {
         let label = path.display().to_string();
         let open = || File::open(path).map(BufReader::new);
+        let declared = open().and_then(|mut f| zip_count::declared_entries(&mut f)).ok().flatten();
+        if let Some(entries) = declared.filter(|&n| n > self.limits.max_members) {
+            self.not_examined.push(format!(
+                "{label}: the zip central directory lists {entries} entries, more than --max-members allows: members were read from their local headers"
+            ));
+            return self.walk_zip_local(&label, open());
+        }
         let archive = open().map_err(zip::result::ZipError::from).and_then(zip::ZipArchive::new);
         match archive {
             Ok(mut archive) => {
@@ -405,19 +413,24 @@ impl Walker<'_> {
                 self.not_examined.push(format!(
                     "{label}: zip central directory unreadable ({e}); members were recovered from their local headers"
                 ));
-                let Ok(mut reader) = open() else { return };
-                loop {
-                    if self.member_limit_reached() {
-                        return;
-                    }
-                    match zip::read::read_zipfile_from_stream(&mut reader) {
-                        Ok(Some(mut file)) => self.zip_member(&mut file),
-                        Ok(None) => break,
-                        Err(e) => {
-                            self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
-                            break;
-                        }
-                    }
+                self.walk_zip_local(&label, open());
+            }
+        }
+    }
+
+    /// Read a zip member by member from its local headers, in file order.
+    fn walk_zip_local<R: Read>(&mut self, label: &str, reader: io::Result<R>) {
+        let Ok(mut reader) = reader else { return };
+        loop {
+            if self.member_limit_reached() {
+                return;
+            }
+            match zip::read::read_zipfile_from_stream(&mut reader) {
+                Ok(Some(mut file)) => self.zip_member(&mut file),
+                Ok(None) => break,
+                Err(e) => {
+                    self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
+                    break;
                 }
             }
         }
