@@ -224,6 +224,9 @@ struct LimitArgs {
     /// Most bytes a compressed stream (.tar.gz, .gz, zip member) may expand to per compressed byte (default 1000).
     #[arg(long, value_name = "N")]
     max_ratio: Option<u64>,
+    /// Deepest directory or nested-archive level followed (default 32).
+    #[arg(long, value_name = "N")]
+    max_depth: Option<u32>,
 }
 
 impl LimitArgs {
@@ -234,7 +237,7 @@ impl LimitArgs {
             max_member_size: self.max_member_size.unwrap_or(d.max_member_size),
             max_total_size: self.max_total_size.unwrap_or(d.max_total_size),
             max_line_length: self.max_line_length.map_or(d.max_line_length, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-            max_depth: d.max_depth,
+            max_depth: self.max_depth.unwrap_or(d.max_depth),
             max_ratio: self.max_ratio.unwrap_or(d.max_ratio),
         }
     }

@@ -352,3 +352,46 @@ fn a_nested_decompression_bomb_is_held_to_the_outer_archive_ratio() {
     assert!(bomb.to_string().contains("expands more than 1000:1"), "{bomb}");
     assert!(bomb["size"].as_u64().unwrap() < 64 << 20, "stopped early: {bomb}");
 }
+
+#[test]
+fn nothing_in_a_bundle_is_ever_executed() {
+    let sb = Sandbox::new();
+    let marker = sb.path("sentinel/executed");
+    let touch = format!("#!/bin/sh\ntouch {}\n", str_of(&marker));
+    let python = format!("import pathlib; pathlib.Path({:?}).touch()\n", str_of(&marker));
+    let bundle = sb.path("input/bundle");
+    write_tree(&bundle, &[
+        ("server_logs_x/results/server.log", "[2026-09-02 14:40:07] server started\n"),
+        ("server_logs_x/launch.sh", &touch),
+        ("server_logs_x/sitecustomize.py", &python),
+        ("server_logs_x/hook.pth", &format!("import os; os.system('touch {}')\n", str_of(&marker))),
+        ("server_logs_x/Makefile", &format!("all:\n\ttouch {}\n", str_of(&marker))),
+    ]);
+    use std::os::unix::fs::PermissionsExt;
+    let script = bundle.join("server_logs_x/launch.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let archive = sb.path("input/bundle.tar.gz");
+    targz_tree(&bundle, "bundle", &archive);
+    for input in [&bundle, &archive] {
+        for command in ["audit", "evidence", "scan"] {
+            let m = sb.run("never-executed", &[command, str_of(input)]);
+            assert!(matches!(m.code, 0 | 1 | 3), "{command}: exit {}: {}", m.code, m.stderr);
+        }
+    }
+    assert!(!marker.exists(), "something from the bundle ran");
+}
+
+#[test]
+fn auditing_a_bundle_needs_no_network() {
+    // A network namespace of its own has no interface up, not even loopback:
+    // the audit of a bundle must not notice.
+    let unshared = std::process::Command::new("unshare")
+        .args(["-n", env!("CARGO_BIN_EXE_auditor"), "audit", FAIL_INHERITED, "--format", "json"])
+        .current_dir(root())
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(stderr(&unshared).is_empty(), "{}", stderr(&unshared));
+    let here = auditor(&["audit", FAIL_INHERITED, "--format", "json"]);
+    assert_eq!(code(&here), 1);
+    assert_eq!((code(&unshared), unshared.stdout), (code(&here), here.stdout));
+}
