@@ -334,6 +334,23 @@ fn a_decompression_bomb_member_is_stopped_with_a_clear_reason() {
 }
 
 #[test]
+fn a_gz_log_is_held_to_the_member_size_limit_by_what_it_expands_to() {
+    let sb = Sandbox::new();
+    let bundle = sb.path("input/bundle");
+    write_tree(&bundle, &[("server_logs_x/results/server.log", "[2026-09-02 14:40:07] server started\n")]);
+    let line = "[2026-09-02 14:40:07] decode batch, #running-req: 8, #token: 1024\n";
+    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(bundle.join("server_logs_x/results/worker.log.gz")).unwrap(), flate2::Compression::default());
+    gz.write_all(line.repeat((3 << 20) / line.len()).as_bytes()).unwrap();
+    gz.finish().unwrap();
+    let m = sb.run("gz-member", &["audit", str_of(&bundle), "--format", "json", "--max-member-size", "1M"]);
+    assert_eq!(m.code, 3, "{}", m.stdout);
+    let report = m.json();
+    let entry = file_entry(&report, "server_logs_x/results/worker.log.gz");
+    assert_eq!(entry["status"], "partial", "{entry}");
+    assert!(entry["reason"].as_str().unwrap().contains("larger than the member size limit of 1048576 bytes"), "{entry}");
+}
+
+#[test]
 fn a_nested_decompression_bomb_is_held_to_the_outer_archive_ratio() {
     let sb = Sandbox::new();
     let inner = sb.path("input/inner.tar.gz");

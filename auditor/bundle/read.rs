@@ -214,9 +214,11 @@ impl Walker<'_> {
                 "a zip archive inside the bundle is not read in place; audit it separately".to_string(),
             ),
             Format::Gz => {
+                // Both sizes count: the file's (compressed) and what it expands to.
                 let mut plain = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
-                let status = self.visit(path, &mut plain);
-                self.total += plain.count();
+                let mut capped = HashingReader::new(&mut plain, self.cap(), false);
+                let status = self.visit(path, &mut capped);
+                self.total += capped.count();
                 status
             }
             Format::Zip | Format::Plain => self.visit(path, &mut hashing),
