@@ -472,7 +472,8 @@ impl Walker<'_> {
 
 /// Whether an archive member's name is absolute (`/x`, `\\x`, `C:x`) or climbs with `..`.
 fn escapes(name: &str) -> bool {
-    name.starts_with(['/', '\\']) || name.as_bytes().get(1) == Some(&b':') || name.split(['/', '\\']).any(|c| c == "..")
+    let drive = matches!(name.as_bytes(), [letter, b':', ..] if letter.is_ascii_alphabetic());
+    drive || name.starts_with(['/', '\\']) || name.split(['/', '\\']).any(|c| c == "..")
 }
 
 fn display_rel(rel: &str) -> &str {
@@ -503,5 +504,20 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
             }),
         },
         other => (Some(read_so_far), None, other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escapes;
+
+    #[test]
+    fn names_that_climb_out_of_an_archive() {
+        for name in ["../x", "a/../../x", "/etc/x", "\\\\server\\x", "C:x", "c:/x", "a\\..\\x", ".."] {
+            assert!(escapes(name), "{name}");
+        }
+        for name in ["a/b.log", "..a/b", "a..b/c", "./a", "12:30.log", "results/server.log"] {
+            assert!(!escapes(name), "{name}");
+        }
     }
 }
