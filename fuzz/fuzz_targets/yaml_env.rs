@@ -13,7 +13,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let file = FileRef { path: "recipes/fuzz.yaml".into(), artifact: None };
     if let Ok(yaml) = yaml_env::scan(&file, text) {
-        let lines = text.lines().count() as u64 + 1;
+        // YAML breaks lines at \n, \r\n and a lone \r.
+        let lines = 1 + text.replace("\r\n", "\n").bytes().filter(|&b| b == b'\n' || b == b'\r').count() as u64;
         for a in &yaml.env {
             let p = &a.provenance;
             assert!(p.line.is_none_or(|l| l >= 1 && l <= lines), "line {:?} of {lines}", p.line);
