@@ -178,7 +178,7 @@ enum ImageCommand {
         /// besides itself and the blob stores of Docker Hub, GHCR and Quay.
         #[arg(long = "allow-redirect", value_name = "HOST")]
         allowed_redirects: Vec<String>,
-        /// Longest silence while reading from a registry before the request is retried (resumed with Range).
+        /// Longest silence (or trickle under 1 KiB) while reading from a registry before the request is retried (resumed with Range).
         #[arg(long, value_name = "SECONDS", default_value_t = 60)]
         read_timeout: u64,
         /// Largest manifest, index or config accepted from a registry (e.g. 4M).

@@ -503,11 +503,12 @@ fn a_slow_drip_times_out_then_resumes_or_is_a_clear_error() {
     assert_eq!(statuses, [200, 206], "the stalled stream was resumed with Range");
     assert!(m.elapsed < Duration::from_secs(30), "{:?}", m.elapsed);
 
-    let proxy = Proxy::start_with("drip", &layer, &["--drip-interval", "3"]);
+    // A byte every 0.3 s is never silent for the 1 s timeout, but stalled all the same.
+    let proxy = Proxy::start_with("drip", &layer, &["--drip-interval", "0.3"]);
     let m = inspect_sandboxed(&proxy.reference(), &["--read-timeout", "1"]);
     assert_eq!(m.code, 3, "{}{}", m.stdout, m.stderr);
     let why = m.json()["not_examined"][0].as_str().unwrap().to_string();
-    assert!(why.contains(&layer) && why.contains("gave up after 5 attempts"), "{why}");
+    assert!(why.contains(&layer) && why.contains("a stalled stream") && why.contains("gave up after 5 attempts"), "{why}");
     assert!(m.elapsed < Duration::from_secs(60), "{:?}", m.elapsed);
 }
 

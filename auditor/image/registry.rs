@@ -92,6 +92,7 @@ struct Registry {
     retry: RetryPolicy,
     /// Largest manifest or config accepted.
     max_document: u64,
+    read_timeout: Duration,
 }
 
 /// A manifest as the registry answered it.
@@ -143,6 +144,7 @@ impl Registry {
             authorization: RwLock::new(None),
             retry: options.retry.clone(),
             max_document: options.max_document,
+            read_timeout: options.read_timeout,
         })
     }
 
@@ -289,8 +291,9 @@ impl Registry {
         let mut offset = 0u64;
         let mut skip = 0u64;
         let mut attempt = 0;
+        let mut window = Window::new();
         loop {
-            match response.chunk().await {
+            let failure = match response.chunk().await {
                 Ok(Some(mut chunk)) => {
                     if skip > 0 {
                         let n = skip.min(chunk.len() as u64);
@@ -298,32 +301,65 @@ impl Registry {
                         let _ = chunk.split_to(n as usize);
                     }
                     offset += chunk.len() as u64;
+                    let stalled = window.stalled(chunk.len() as u64, self.read_timeout);
                     if !chunk.is_empty() && tx.send(Ok(chunk)).await.is_err() {
                         return; // the reader is gone
                     }
+                    match stalled {
+                        Some(why) => why,
+                        None => continue,
+                    }
                 }
                 Ok(None) => return,
-                Err(e) => {
-                    attempt += 1;
-                    if let Decision::GiveUp(why) = self.retry.decide(attempt, None) {
-                        let err = ImageError::Transport { reference: self.name.clone(), detail: format!("{digest}: the stream broke at byte {offset}: {e}; {why}") };
-                        let _ = tx.send(Err(err.into_io())).await;
-                        return;
-                    }
-                    match self.get(&self.blob_url(digest), None, Some(offset)).await {
-                        Ok(next) => {
-                            // a server that ignores Range starts over: skip what was sent
-                            skip = if next.status() == StatusCode::PARTIAL_CONTENT { 0 } else { offset };
-                            response = next;
-                        }
-                        Err(err) => {
-                            let _ = tx.send(Err(err.into_io())).await;
-                            return;
-                        }
-                    }
+                Err(e) => with_causes(&e),
+            };
+            attempt += 1;
+            if let Decision::GiveUp(why) = self.retry.decide(attempt, None) {
+                let err = ImageError::Transport { reference: self.name.clone(), detail: format!("{digest}: the stream broke at byte {offset}: {failure}; {why}") };
+                let _ = tx.send(Err(err.into_io())).await;
+                return;
+            }
+            match self.get(&self.blob_url(digest), None, Some(offset)).await {
+                Ok(next) => {
+                    // a server that ignores Range starts over: skip what was sent
+                    skip = if next.status() == StatusCode::PARTIAL_CONTENT { 0 } else { offset };
+                    response = next;
+                    window = Window::new();
+                }
+                Err(err) => {
+                    let _ = tx.send(Err(err.into_io())).await;
+                    return;
                 }
             }
         }
+    }
+}
+
+/// A stream that trickles (a byte now and then, never silent long enough
+/// for the read timeout) is as stuck as a silent one: fewer than
+/// [`Window::MIN_BYTES`] in a whole read-timeout window counts as a stall.
+struct Window {
+    start: tokio::time::Instant,
+    bytes: u64,
+}
+
+impl Window {
+    const MIN_BYTES: u64 = 1024;
+
+    fn new() -> Window {
+        Window { start: tokio::time::Instant::now(), bytes: 0 }
+    }
+
+    /// Count `n` more bytes; why the stream is stalled, if it is.
+    fn stalled(&mut self, n: u64, timeout: Duration) -> Option<String> {
+        self.bytes += n;
+        if self.start.elapsed() < timeout {
+            return None;
+        }
+        let slow = self.bytes < Window::MIN_BYTES;
+        let why = format!("{} bytes in {:.1} s, a stalled stream", self.bytes, self.start.elapsed().as_secs_f64());
+        *self = Window::new();
+        slow.then_some(why)
     }
 }
 
