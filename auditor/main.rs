@@ -175,6 +175,16 @@ enum ImageCommand {
         /// Most layers fetched at once.
         #[arg(long, value_name = "N", default_value_t = 4)]
         jobs: usize,
+        /// Host (HOST, HOST:PORT, or .DOMAIN with its subdomains) a registry may redirect to,
+        /// besides itself and the blob stores of Docker Hub, GHCR and Quay.
+        #[arg(long = "allow-redirect", value_name = "HOST")]
+        allowed_redirects: Vec<String>,
+        /// Longest silence (or trickle under 1 KiB) while reading from a registry before the request is retried (resumed with Range).
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        read_timeout: u64,
+        /// Largest manifest, index or config accepted from a registry (e.g. 4M).
+        #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4M")]
+        max_manifest_size: u64,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -284,6 +294,12 @@ struct LimitArgs {
     /// Longest line examined (e.g. 4M); the rest of a longer line is reported as not examined.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_line_length: Option<u64>,
+    /// Most bytes a compressed stream (.tar.gz, .gz, zip member) may expand to per compressed byte (default 1000).
+    #[arg(long, value_name = "N")]
+    max_ratio: Option<u64>,
+    /// Deepest directory or nested-archive level followed (default 32).
+    #[arg(long, value_name = "N")]
+    max_depth: Option<u32>,
 }
 
 impl LimitArgs {
@@ -294,7 +310,8 @@ impl LimitArgs {
             max_member_size: self.max_member_size.unwrap_or(d.max_member_size),
             max_total_size: self.max_total_size.unwrap_or(d.max_total_size),
             max_line_length: self.max_line_length.map_or(d.max_line_length, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-            max_depth: d.max_depth,
+            max_depth: self.max_depth.unwrap_or(d.max_depth),
+            max_ratio: self.max_ratio.unwrap_or(d.max_ratio),
         }
     }
 }
@@ -447,10 +464,19 @@ fn read_waivers(dir: &PathBuf) -> Result<Vec<auditor::evidence::waiver::Waiver>>
 
 fn image_command(command: ImageCommand) -> Result<u8> {
     match command {
-        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, output } => {
+        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, allowed_redirects, read_timeout, max_manifest_size, output } => {
             let reference: ImageRef = reference.parse()?;
             let platform = platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
-            let options = OpenOptions { platform, insecure_registries, max_concurrent_fetches: jobs.max(1), progress: std::io::stderr().is_terminal(), ..OpenOptions::default() };
+            let options = OpenOptions {
+                platform,
+                insecure_registries,
+                max_concurrent_fetches: jobs.max(1),
+                progress: std::io::stderr().is_terminal(),
+                read_timeout: std::time::Duration::from_secs(read_timeout.max(1)),
+                allowed_redirects,
+                max_document: max_manifest_size,
+                ..OpenOptions::default()
+            };
             let inspection = image::inspect(&reference, &options, verify_layers)?;
             let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
             let mut text = String::new();

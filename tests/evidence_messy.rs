@@ -32,17 +32,32 @@ fn wrapped_coloured_truncated_server_args_keep_exactly_the_fields_before_the_cut
 
 #[test]
 fn fuzz_regressions_do_not_panic() {
-    // Each file is a crashing input found by `cargo fuzz run evidence_text`:
-    // the first byte picks the file kind, the rest is the file.
+    // Each file is a crashing input found by `cargo fuzz run <target>`,
+    // named `<target>-<what>` (fuzz/README.md lists them).
     let kinds = ["server.log", "run.sh", "sglang_command.txt", "sitecustomize.py", "config.yaml", "meta_env.json"];
     for entry in std::fs::read_dir(root().join("tests/fixtures/fuzz")).unwrap() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let name = kinds[usize::from(bytes[0]) % kinds.len()];
-        std::fs::write(tmp.path().join(name), &bytes[1..]).unwrap();
+        let fixture = path.file_name().unwrap().to_string_lossy().into_owned();
+        let (name, content) = match fixture.split_once('-').map(|(target, _)| target) {
+            // evidence_text: the first byte picks the file kind, the rest is the file.
+            Some("evidence_text") => (kinds[usize::from(bytes[0]) % kinds.len()], &bytes[1..]),
+            Some("yaml_env") => ("recipe.yaml", &bytes[..]),
+            _ => panic!("{fixture}: name it <fuzz target>-<what>"),
+        };
+        std::fs::write(tmp.path().join(name), content).unwrap();
         let out = auditor(&["evidence", tmp.path().join(name).to_str().unwrap()]);
         assert!(!stderr(&out).contains("panicked"), "{}: {}", path.display(), stderr(&out));
         assert!(matches!(code(&out), 0 | 3), "{}: exit {}", path.display(), code(&out));
+        if name.ends_with(".yaml") {
+            // The yaml_env target's property: evidence lines lie inside the file, counted as YAML does.
+            let text = String::from_utf8_lossy(content).replace("\r\n", "\n");
+            let lines = 1 + text.bytes().filter(|&b| b == b'\n' || b == b'\r').count() as u64;
+            for (var, fact) in json(&out)["env"].as_object().unwrap() {
+                let line = fact["line"].as_u64().unwrap();
+                assert!((1..=lines).contains(&line), "{fixture}: {var} at line {line} of {lines}");
+            }
+        }
     }
 }

@@ -186,11 +186,17 @@ struct Proxy {
 
 impl Proxy {
     fn start(fault: &str, target: &str) -> Proxy {
+        Proxy::start_with(fault, target, &[])
+    }
+
+    /// A proxy with more of fault_proxy.py's options (`--drip-interval 3`, ...).
+    fn start_with(fault: &str, target: &str, options: &[&str]) -> Proxy {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("proxy.log");
         let mut child = Command::new("python3")
             .arg(root().join("tests/services/fault_proxy.py"))
             .args(["--upstream", &env("AUDITOR_TEST_REGISTRY"), "--fault", fault, "--target", target, "--lifetime", "300"])
+            .args(options)
             .arg("--log")
             .arg(&log)
             .stdout(Stdio::piped())
@@ -204,6 +210,11 @@ impl Proxy {
 
     fn reference(&self) -> String {
         format!("127.0.0.1:{}/auditor/test:v1", self.port)
+    }
+
+    /// Every logged request: `<time> <method> <path> <status> <fault>`.
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Logged requests whose path ends with `target`: (time, status).
@@ -449,4 +460,102 @@ fn container_changes_through_the_engine() {
     assert!(text.contains("A /tmp/new.txt\n") && text.contains("D /etc/issue\n"), "{text}");
     let missing = auditor(&["image", "changes", "auditor-no-such-container"]);
     assert_eq!(code(&missing), 2);
+}
+
+/// `auditor image inspect REF --verify-layers --format json ARGS...` with its
+/// working directory, HOME and TMPDIR in a fresh directory that must stay
+/// empty: a registry fault never makes the auditor write anything.
+fn inspect_sandboxed(reference: &str, args: &[&str]) -> Measured {
+    let sandbox = tempfile::tempdir().unwrap();
+    let mut all = vec!["image", "inspect", reference, "--verify-layers", "--format", "json"];
+    all.extend_from_slice(args);
+    let m = auditor_measured(&all, sandbox.path(), sandbox.path());
+    assert!(snapshot(sandbox.path()).is_empty(), "the auditor wrote {:?}", snapshot(sandbox.path()));
+    assert!(!m.stderr.contains("panicked"), "{}", m.stderr);
+    eprintln!("{reference}: exit {}, peak RSS {} KiB, {:.1} s", m.code, m.max_rss_kib, m.elapsed.as_secs_f64());
+    m
+}
+
+#[test]
+fn a_connection_reset_mid_blob_resumes_and_one_that_keeps_resetting_is_a_clear_error() {
+    let layer = info()["layers"][0]["digest"].as_str().unwrap().to_string(); // the 1 MB one
+    let proxy = Proxy::start("reset-once", &layer);
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    let statuses: Vec<u16> = proxy.requests(&layer).iter().map(|r| r.1).collect();
+    assert_eq!(statuses, [200, 206], "resumed with Range after the reset");
+
+    let proxy = Proxy::start("reset-always", &layer);
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 3, "{}{}", m.stdout, m.stderr);
+    let why = m.json()["not_examined"][0].as_str().unwrap().to_string();
+    assert!(why.contains(&layer) && why.contains("the stream broke at byte") && why.contains("gave up after 5 attempts"), "{why}");
+    assert_eq!(proxy.requests(&layer).len(), 5);
+}
+
+#[test]
+fn a_slow_drip_times_out_then_resumes_or_is_a_clear_error() {
+    let layer = info()["layers"][0]["digest"].as_str().unwrap().to_string();
+    let proxy = Proxy::start_with("drip-once", &layer, &["--drip-interval", "3"]);
+    let m = inspect_sandboxed(&proxy.reference(), &["--read-timeout", "1"]);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    let statuses: Vec<u16> = proxy.requests(&layer).iter().map(|r| r.1).collect();
+    assert_eq!(statuses, [200, 206], "the stalled stream was resumed with Range");
+    assert!(m.elapsed < Duration::from_secs(30), "{:?}", m.elapsed);
+
+    // A byte every 0.3 s is never silent for the 1 s timeout, but stalled all the same.
+    let proxy = Proxy::start_with("drip", &layer, &["--drip-interval", "0.3"]);
+    let m = inspect_sandboxed(&proxy.reference(), &["--read-timeout", "1"]);
+    assert_eq!(m.code, 3, "{}{}", m.stdout, m.stderr);
+    let why = m.json()["not_examined"][0].as_str().unwrap().to_string();
+    assert!(why.contains(&layer) && why.contains("a stalled stream") && why.contains("gave up after 5 attempts"), "{why}");
+    assert!(m.elapsed < Duration::from_secs(60), "{:?}", m.elapsed);
+}
+
+#[test]
+fn a_redirect_to_another_host_is_refused_unless_allowed() {
+    let layer = python_layer();
+    let proxy = Proxy::start("redirect", &layer);
+    let other = format!("localhost:{}", proxy.port);
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 3, "{}{}", m.stdout, m.stderr);
+    let why = m.json()["not_examined"][0].as_str().unwrap().to_string();
+    assert!(why.contains(&format!("redirected to {other}, another host")) && why.contains(&format!("--allow-redirect {other}")), "{why}");
+    assert!(!proxy.log().contains("?redirected 200"), "nothing was fetched from the other host: {}", proxy.log());
+
+    let proxy = Proxy::start("redirect", &layer);
+    let other = format!("localhost:{}", proxy.port);
+    let m = inspect_sandboxed(&proxy.reference(), &["--allow-redirect", &other]);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    assert!(proxy.log().contains("?redirected 200"), "{}", proxy.log());
+
+    let proxy = Proxy::start("redirect-same", &layer);
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 0, "a redirect to the registry itself is followed: {}{}", m.stdout, m.stderr);
+    assert!(proxy.log().contains("?redirected 200"), "{}", proxy.log());
+}
+
+#[test]
+fn an_oversized_manifest_is_refused_before_it_is_read() {
+    let proxy = Proxy::start("big-manifest", "manifests/v1");
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 2, "{}{}", m.stdout, m.stderr);
+    assert!(m.stderr.contains("malformed manifest: 5242880 bytes, over the limit of 4194304 bytes (raise --max-manifest-size)"), "{}", m.stderr);
+    assert!(m.max_rss_kib < 64 << 10, "{} KiB", m.max_rss_kib);
+}
+
+#[test]
+fn a_manifest_that_references_itself_or_nests_an_index_is_a_clear_error() {
+    let proxy = Proxy::start("index-self", "manifests/v1");
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 1, "{}{}", m.stdout, m.stderr);
+    let finding = &m.json()["checks"][0]["findings"][0];
+    assert!(finding["rule"].as_str().unwrap().starts_with("image-integrity/"), "the entry is not the document it names: {finding}");
+    assert_eq!(proxy.log().lines().filter(|l| l.contains("index-self")).count(), 2, "the tag, then the entry once: {}", proxy.log());
+
+    let proxy = Proxy::start("index-nested", "manifests/v1");
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 2, "{}{}", m.stdout, m.stderr);
+    assert!(m.stderr.contains("an index nested in an index"), "{}", m.stderr);
+    assert!(proxy.log().lines().count() <= 4, "{}", proxy.log());
 }

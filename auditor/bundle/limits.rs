@@ -14,7 +14,16 @@ pub struct Limits {
     pub max_line_length: usize,
     /// Deepest directory or archive nesting followed.
     pub max_depth: u32,
+    /// Most bytes one compressed stream (a `.tar.gz`, a `.gz` file, a zip
+    /// member) may expand to per compressed byte; a stream may always
+    /// expand to [`RATIO_ALLOWANCE`]. Stops decompression bombs that stay
+    /// under the size limits' radar by taking their time.
+    pub max_ratio: u64,
 }
+
+/// What any compressed stream may expand to whatever its ratio: small
+/// archives of repetitive logs compress far better than large ones.
+pub const RATIO_ALLOWANCE: u64 = 1 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -24,7 +33,15 @@ impl Default for Limits {
             max_total_size: 64 << 30,
             max_line_length: 4 << 20,
             max_depth: 32,
+            max_ratio: 1000,
         }
+    }
+}
+
+impl Limits {
+    /// The most bytes a compressed stream of `compressed` bytes may expand to.
+    pub fn expansion_cap(&self, compressed: u64) -> u64 {
+        compressed.saturating_mul(self.max_ratio).max(RATIO_ALLOWANCE)
     }
 }
 

@@ -8,6 +8,7 @@ pub mod layout;
 pub mod limits;
 mod read;
 pub mod repository;
+mod zip_count;
 
 pub use layout::{Job, JobKind, JobMeta, Scenario};
 pub use limits::Limits;

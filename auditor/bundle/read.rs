@@ -2,7 +2,8 @@
 //! archive, or a single file. Archives are streamed member by member;
 //! nested `.tar.gz` members (srt-slurm log tarballs) are walked in place.
 
-use super::hashing::{hex, HashingReader};
+use super::hashing::{hex, Cap, HashingReader};
+use super::zip_count;
 use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
@@ -76,7 +77,7 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
         _ => io_err(e),
     })?;
-    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0 };
+    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
         hash.then(|| manifest_digest(&walker.files))
@@ -87,11 +88,13 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         file.rewind().map_err(io_err)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match format_of(&head, &name) {
-            Format::Zip => walker.walk_zip_file(path),
-            Format::TarGz => walker.walk_tar(MultiGzDecoder::new(BufReader::new(file)), &label, "", 0),
+            Format::Zip => walker.within_ratio(meta.len(), |w| w.walk_zip_file(path)),
+            Format::TarGz => {
+                let stream = walker.expanding(MultiGzDecoder::new(BufReader::new(file)), meta.len());
+                walker.within_ratio(meta.len(), |w| w.walk_tar(stream, &label, "", 0))
+            }
             Format::Tar => walker.walk_tar(BufReader::new(file), &label, "", 0),
-            Format::Gz => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
-            Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
+            Format::Gz | Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
         }
         if hash { Some(file_digest(path).map_err(io_err)?) } else { None }
     };
@@ -139,6 +142,9 @@ struct Walker<'v> {
     not_examined: Vec<String>,
     members: u64,
     total: u64,
+    /// The `total` past which the compressed archive being walked has
+    /// expanded more than `max_ratio` allows (nested archives included).
+    ratio_end: u64,
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -149,6 +155,16 @@ fn join(prefix: &str, name: &str) -> String {
 impl Walker<'_> {
     fn record(&mut self, path: &str, size: Option<u64>, sha256: Option<String>, status: FileStatus) {
         self.files.push(FileRecord { path: path.to_string(), size, sha256, status });
+    }
+
+    /// Count one more entry of the bundle (a file, a link, a special file),
+    /// or say the member limit stops the walk here.
+    fn admit(&mut self) -> bool {
+        if self.member_limit_reached() {
+            return false;
+        }
+        self.members += 1;
+        true
     }
 
     /// Whether the member limit stops the walk here; notes it once.
@@ -168,10 +184,9 @@ impl Walker<'_> {
 
     /// Hand one member to the visitor (or walk it, if it is an archive).
     fn member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, depth: u32) {
-        if self.member_limit_reached() {
+        if !self.admit() {
             return;
         }
-        self.members += 1;
         if self.total >= self.limits.max_total_size {
             let reason = format!("total size limit of {} bytes reached (raise --max-total-size)", self.limits.max_total_size);
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
@@ -184,22 +199,77 @@ impl Walker<'_> {
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
         }
         let format = format_by_name(path);
-        let mut hashing = HashingReader::new(reader, self.limits.max_member_size, self.hash);
+        let compressed = declared.unwrap_or(self.limits.max_member_size);
+        let mut hashing = HashingReader::new(reader, self.cap(), self.hash);
         let status = match format {
             Format::TarGz | Format::Tar if depth >= self.limits.max_depth => {
                 FileStatus::NotExamined(format!("archive nested deeper than {} levels", self.limits.max_depth))
             }
-            Format::TarGz => self.walk_nested(MultiGzDecoder::new(&mut hashing), path, depth),
+            Format::TarGz => {
+                let stream = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
+                self.within_ratio(compressed, |w| w.walk_nested(stream, path, depth))
+            }
             Format::Tar => self.walk_nested(&mut hashing, path, depth),
             Format::Zip if depth > 0 => FileStatus::NotExamined(
                 "a zip archive inside the bundle is not read in place; audit it separately".to_string(),
             ),
-            Format::Gz => self.visit(path, &mut MultiGzDecoder::new(&mut hashing)),
+            Format::Gz => {
+                // Both sizes count: the file's (compressed) and what it expands to.
+                let mut plain = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
+                let mut capped = HashingReader::new(&mut plain, self.cap(), false);
+                let status = self.visit(path, &mut capped);
+                self.total += capped.count();
+                status
+            }
             Format::Zip | Format::Plain => self.visit(path, &mut hashing),
         };
         self.total += hashing.count();
         let (size, sha256, status) = finish(hashing, declared, status);
         self.record(path, size, sha256, status);
+    }
+
+    /// The most bytes the next member may have: the member size limit, or
+    /// what is left of the bundle's total or of the archive's expansion
+    /// budget if that is less.
+    fn cap(&self) -> Cap {
+        let total_left = self.limits.max_total_size.saturating_sub(self.total);
+        let ratio_left = self.ratio_end.saturating_sub(self.total);
+        if ratio_left < total_left.min(self.limits.max_member_size) {
+            let why = format!(
+                "the archive expands more than {}:1 over its compressed size, a decompression bomb (raise --max-ratio)",
+                self.limits.max_ratio
+            );
+            return Cap { bytes: ratio_left, why };
+        }
+        if total_left < self.limits.max_member_size {
+            let why = format!("over the total size limit of {} bytes for the bundle (raise --max-total-size)", self.limits.max_total_size);
+            return Cap { bytes: total_left, why };
+        }
+        let bytes = self.limits.max_member_size;
+        Cap { bytes, why: format!("larger than the member size limit of {bytes} bytes (raise --max-member-size)") }
+    }
+
+    /// Run `walk` over a compressed archive of `compressed` bytes: what it
+    /// adds to the total is bounded by what those bytes may expand to, and
+    /// by the budget of any archive it is nested in.
+    fn within_ratio<T>(&mut self, compressed: u64, walk: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.ratio_end;
+        self.ratio_end = outer.min(self.total.saturating_add(self.limits.expansion_cap(compressed)));
+        let out = walk(self);
+        self.ratio_end = outer;
+        out
+    }
+
+    /// A decompressed stream, capped at what its `compressed` bytes may
+    /// expand to and at what is left of the enclosing archive's budget (so
+    /// even skipping over a member cannot inflate forever).
+    fn expanding<R: Read>(&self, stream: R, compressed: u64) -> HashingReader<R> {
+        let why = format!(
+            "the stream expands more than {}:1 over its {compressed} compressed bytes, a decompression bomb (raise --max-ratio)",
+            self.limits.max_ratio
+        );
+        let bytes = self.limits.expansion_cap(compressed).min(self.ratio_end.saturating_sub(self.total));
+        HashingReader::new(stream, Cap { bytes, why }, false)
     }
 
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> FileStatus {
@@ -240,6 +310,7 @@ impl Walker<'_> {
             let meta = match fs::symlink_metadata(entry.path()) {
                 Ok(meta) => meta,
                 Err(e) => {
+                    self.admit();
                     self.record(&path, None, None, FileStatus::NotExamined(format!("cannot stat: {e}")));
                     continue;
                 }
@@ -247,14 +318,19 @@ impl Walker<'_> {
             let kind = meta.file_type();
             if kind.is_dir() {
                 self.walk_dir(&entry.path(), &path, depth + 1);
-            } else if kind.is_symlink() {
-                let target = fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default();
-                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not followed")));
             } else if kind.is_file() {
                 match File::open(entry.path()) {
                     Ok(file) => self.member(&path, Some(meta.len()), &mut BufReader::new(file), depth),
-                    Err(e) => self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}"))),
+                    Err(e) => {
+                        self.admit();
+                        self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}")));
+                    }
                 }
+            } else if !self.admit() {
+                return;
+            } else if kind.is_symlink() {
+                let target = fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default();
+                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not followed")));
             } else {
                 self.record(&path, None, None, FileStatus::Skipped("not a regular file (device, FIFO or socket)".to_string()));
             }
@@ -280,18 +356,25 @@ impl Walker<'_> {
                 }
             };
             seen += 1;
-            let path = join(prefix, &String::from_utf8_lossy(&entry.path_bytes()));
+            let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let path = join(prefix, &name);
             let kind = entry.header().entry_type();
             if kind.is_dir() {
                 continue;
             }
-            if kind.is_symlink() || kind.is_hard_link() {
-                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
-                self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
-            } else if kind.is_file() || kind == tar::EntryType::Continuous {
+            let metadata_only = kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink();
+            if kind.is_file() || kind == tar::EntryType::Continuous {
                 let size = entry.size();
                 self.member(&path, Some(size), &mut entry, depth);
-            } else if !(kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink()) {
+                self.mark_escape(&name, &path);
+            } else if metadata_only {
+                continue;
+            } else if !self.admit() {
+                return;
+            } else if kind.is_symlink() || kind.is_hard_link() {
+                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+                self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
+            } else {
                 self.record(&path, None, None, FileStatus::Skipped(format!("tar entry of type {kind:?}, not a regular file")));
             }
             if self.member_limit_reached() {
@@ -303,6 +386,13 @@ impl Walker<'_> {
     fn walk_zip_file(&mut self, path: &Path) {
         let label = path.display().to_string();
         let open = || File::open(path).map(BufReader::new);
+        let declared = open().and_then(|mut f| zip_count::declared_entries(&mut f)).ok().flatten();
+        if let Some(entries) = declared.filter(|&n| n > self.limits.max_members) {
+            self.not_examined.push(format!(
+                "{label}: the zip central directory lists {entries} entries, more than --max-members allows: members were read from their local headers"
+            ));
+            return self.walk_zip_local(&label, open());
+        }
         let archive = open().map_err(zip::result::ZipError::from).and_then(zip::ZipArchive::new);
         match archive {
             Ok(mut archive) => {
@@ -312,11 +402,9 @@ impl Walker<'_> {
                     }
                     let name = archive.name_for_index(index).and_then(Result::ok).map(|n| n.into_owned());
                     match archive.by_index(index) {
-                        Ok(mut file) => {
-                            let name = String::from_utf8_lossy(file.name_raw()).into_owned();
-                            self.zip_member(&mut file, &join("", &name));
-                        }
+                        Ok(mut file) => self.zip_member(&mut file),
                         Err(e) => {
+                            self.admit();
                             let name = name.unwrap_or_else(|| format!("(member #{index})"));
                             self.record(&join("", &name), None, None, FileStatus::NotExamined(format!("corrupt zip member: {e}")));
                         }
@@ -327,38 +415,65 @@ impl Walker<'_> {
                 self.not_examined.push(format!(
                     "{label}: zip central directory unreadable ({e}); members were recovered from their local headers"
                 ));
-                let Ok(mut reader) = open() else { return };
-                loop {
-                    if self.member_limit_reached() {
-                        return;
-                    }
-                    match zip::read::read_zipfile_from_stream(&mut reader) {
-                        Ok(Some(mut file)) => {
-                            let name = String::from_utf8_lossy(file.name_raw()).into_owned();
-                            self.zip_member(&mut file, &join("", &name));
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
-                            break;
-                        }
-                    }
+                self.walk_zip_local(&label, open());
+            }
+        }
+    }
+
+    /// Read a zip member by member from its local headers, in file order.
+    fn walk_zip_local<R: Read>(&mut self, label: &str, reader: io::Result<R>) {
+        let Ok(mut reader) = reader else { return };
+        loop {
+            if self.member_limit_reached() {
+                return;
+            }
+            match zip::read::read_zipfile_from_stream(&mut reader) {
+                Ok(Some(mut file)) => self.zip_member(&mut file),
+                Ok(None) => break,
+                Err(e) => {
+                    self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
+                    break;
                 }
             }
         }
     }
 
-    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>, path: &str) {
+    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>) {
         if file.is_dir() {
             return;
         }
+        let name = String::from_utf8_lossy(file.name_raw()).into_owned();
+        let path = join("", &name);
         if file.is_symlink() {
-            self.record(path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
+            if self.admit() {
+                self.record(&path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
+            }
             return;
         }
-        let size = file.size();
-        self.member(path, Some(size), file, 0);
+        let (size, compressed) = (file.size(), file.compressed_size());
+        let mut plain = self.expanding(file, compressed);
+        self.member(&path, Some(size), &mut plain, 0);
+        self.mark_escape(&name, &path);
     }
+
+    /// A member whose name climbs out of its archive is read in place like
+    /// any other (nothing is ever extracted), but never counts as read
+    /// whole: an archive that writes outside its directory when someone
+    /// else extracts it cannot pass quietly.
+    fn mark_escape(&mut self, name: &str, path: &str) {
+        if !escapes(name) {
+            return;
+        }
+        if let Some(file) = self.files.last_mut().filter(|f| f.path == path && matches!(f.status, FileStatus::Read | FileStatus::Skipped(_))) {
+            file.status = FileStatus::Partial(format!("its name {name:?} points outside the archive (absolute, or with ..): read in place, never extracted"));
+        }
+    }
+}
+
+/// Whether an archive member's name is absolute (`/x`, `\\x`, `C:x`) or climbs with `..`.
+fn escapes(name: &str) -> bool {
+    let drive = matches!(name.as_bytes(), [letter, b':', ..] if letter.is_ascii_alphabetic());
+    drive || name.starts_with(['/', '\\']) || name.split(['/', '\\']).any(|c| c == "..")
 }
 
 fn display_rel(rel: &str) -> &str {
@@ -376,6 +491,11 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
                     None,
                     FileStatus::Partial(format!("truncated: {size} of {want} bytes present")),
                 ),
+                Some(want) if size > want => (
+                    Some(size),
+                    digest,
+                    FileStatus::Partial(format!("the archive declares {want} bytes but the member holds {size}: its headers lie")),
+                ),
                 _ => (Some(size), digest, status),
             },
             Err(e) => (Some(read_so_far), None, match status {
@@ -384,5 +504,20 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
             }),
         },
         other => (Some(read_so_far), None, other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escapes;
+
+    #[test]
+    fn names_that_climb_out_of_an_archive() {
+        for name in ["../x", "a/../../x", "/etc/x", "\\\\server\\x", "C:x", "c:/x", "a\\..\\x", ".."] {
+            assert!(escapes(name), "{name}");
+        }
+        for name in ["a/b.log", "..a/b", "a..b/c", "./a", "12:30.log", "results/server.log"] {
+            assert!(!escapes(name), "{name}");
+        }
     }
 }

@@ -344,7 +344,7 @@ fn settings_view(group: &EntryGroup) -> FileEvidence {
 fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
     let mut entry_view = settings_view(group);
     let meta = JobMeta { spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() };
-    entry_view.metadata = Some(Metadata { meta: meta.clone(), scenario: group.scenario.scenario, image_at: Some(group.entry.image_at.clone()) });
+    entry_view.metadata = Some(Box::new(Metadata { meta: meta.clone(), scenario: group.scenario.scenario, image_at: Some(group.entry.image_at.clone()) }));
     let mut files = vec![entry_view];
     let (reason, unexamined) = match &group.link {
         Some(Link::Recipe(recipe, selection, role)) => {

@@ -52,7 +52,7 @@ impl<R: BufRead> LineReader<R> {
                 break;
             }
             consumed_any = true;
-            let newline = chunk.iter().position(|&b| b == b'\n');
+            let newline = memchr::memchr(b'\n', chunk);
             let take = newline.map_or(chunk.len(), |i| i + 1);
             let room = self.max_len.saturating_sub(self.buf.len());
             let content_len = newline.unwrap_or(chunk.len());

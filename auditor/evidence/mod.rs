@@ -123,8 +123,9 @@ pub struct FileEvidence {
     /// Engine startup records (SGLang server args, vLLM args and config).
     #[serde(skip)]
     pub records: Vec<EngineRecord>,
+    /// Boxed: most files have none, and a bundle may hold 200,000 files.
     #[serde(skip)]
-    pub metadata: Option<Metadata>,
+    pub metadata: Option<Box<Metadata>>,
     /// The per-role engine configs of an srt-slurm recipe.
     #[serde(skip)]
     pub recipe: Option<recipe::Recipe>,
@@ -372,7 +373,7 @@ impl Extractor<'_> {
             return Ok(());
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
-        evidence.metadata = metadata::from_json(&value);
+        evidence.metadata = metadata::from_json(&value).map(Box::new);
         evidence.eval_payload = file.path.rsplit('/').next() == Some("meta_env.json");
         evidence.env = json_env::scan(file, &value, text);
         evidence.eval_scores = eval_results::scores(file, &value, text);

@@ -316,7 +316,9 @@ pub fn python_float_repr(value: f64) -> String {
 }
 
 /// Byte offsets of line starts, to turn YAML markers (line, char column)
-/// into byte spans.
+/// into byte spans. Lines break where YAML breaks them: at `\n`, `\r\n`
+/// and a lone `\r` (else a file with old Mac line ends would have its
+/// evidence point at the wrong line).
 pub(super) struct LineIndex<'t> {
     text: &'t str,
     starts: Vec<usize>,
@@ -324,8 +326,9 @@ pub(super) struct LineIndex<'t> {
 
 impl<'t> LineIndex<'t> {
     pub(super) fn new(text: &'t str) -> Self {
+        let bytes = text.as_bytes();
         let mut starts = vec![0];
-        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(bytes.iter().enumerate().filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))).map(|(i, _)| i + 1));
         LineIndex { text, starts }
     }
 
@@ -475,6 +478,15 @@ frontend:
         assert_eq!(a[0].provenance.line, Some(3));
         assert_eq!(a[0].provenance.text, "SGLANG_X: \"1\"");
         assert_eq!(a[0].provenance.span.unwrap().0, 31);
+    }
+
+    #[test]
+    fn lone_carriage_returns_break_lines_as_yaml_reads_them() {
+        // Found by fuzzing (yaml_env): the evidence pointed past the end of the file.
+        for text in ["backend:\r  decode_environment:\r    SGLANG_X: \"1\"\r", "backend:\r\n  decode_environment:\r\n    SGLANG_X: \"1\"\r\n"] {
+            let a = scan(&FileRef::default(), text).unwrap().env;
+            assert_eq!((a[0].provenance.line, a[0].provenance.text.as_str()), (Some(3), "SGLANG_X: \"1\""), "{text:?}");
+        }
     }
 
     #[test]

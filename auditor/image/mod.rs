@@ -31,6 +31,7 @@ mod noise;
 mod oci_layout;
 mod progress;
 mod record;
+mod redirect;
 pub mod reference;
 mod registry;
 mod resolve;
@@ -69,11 +70,28 @@ pub struct OpenOptions {
     pub max_concurrent_fetches: usize,
     /// Draw progress bars on stderr for layer reads.
     pub progress: bool,
+    /// The longest silence while reading a registry response before it
+    /// counts as a timeout (and is retried, or resumed with `Range`).
+    pub read_timeout: std::time::Duration,
+    /// Hosts a registry may redirect to besides itself and the known blob
+    /// stores of well-known registries (the rule is in `redirect.rs`).
+    pub allowed_redirects: Vec<String>,
+    /// Largest manifest, index or config read from a registry.
+    pub max_document: u64,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { platform: None, insecure_registries: Vec::new(), retry: RetryPolicy::default(), max_concurrent_fetches: 4, progress: false }
+        OpenOptions {
+            platform: None,
+            insecure_registries: Vec::new(),
+            retry: RetryPolicy::default(),
+            max_concurrent_fetches: 4,
+            progress: false,
+            read_timeout: std::time::Duration::from_secs(60),
+            allowed_redirects: Vec::new(),
+            max_document: resolve::MAX_DOCUMENT,
+        }
     }
 }
 

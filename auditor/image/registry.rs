@@ -11,12 +11,14 @@
 //! mid-way resumes with a `Range` request, so one reset does not cost a
 //! multi-gigabyte layer. Plain HTTP is used only for loopback registries
 //! and those named with `--insecure-registry`, and never reached through a
-//! redirect from HTTPS.
+//! redirect from HTTPS; a redirect to another host is followed only as
+//! [`super::redirect`] allows.
 
 use super::auth::{AuthFiles, Credentials};
 use super::bridge::{self, ChunkSender};
 use super::manifest::ACCEPTED;
-use super::resolve::{self, Fetch, Fetched, MAX_DOCUMENT};
+use super::redirect;
+use super::resolve::{self, Fetch, Fetched};
 use super::retry::{parse_retry_after, Decision, RetryPolicy};
 use super::verify::{sha256_digest, verify_bytes, Expected};
 use super::{progress, Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, RawManifest, RegistryRef, Tamper, TamperKind, Transport};
@@ -33,8 +35,6 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{RwLock, Semaphore};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-/// The longest silence while reading a response before it counts as a timeout.
-const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Most bytes of an error body kept for a message.
 const ERROR_BODY: usize = 2048;
 
@@ -90,6 +90,9 @@ struct Registry {
     creds: Option<Credentials>,
     authorization: RwLock<Option<HeaderValue>>,
     retry: RetryPolicy,
+    /// Largest manifest or config accepted.
+    max_document: u64,
+    read_timeout: Duration,
 }
 
 /// A manifest as the registry answered it.
@@ -107,25 +110,29 @@ impl Registry {
         let host = reference.resolve_registry().to_string();
         let plain = r.is_loopback() || options.insecure_registries.iter().any(|h| h == &r.registry || h == r.host());
         let protocol = if plain { ClientProtocol::HttpsExcept(vec![host.clone()]) } else { ClientProtocol::Https };
-        let oci = oci_client::Client::try_from(ClientConfig { protocol, connect_timeout: Some(CONNECT_TIMEOUT), read_timeout: Some(READ_TIMEOUT), ..ClientConfig::default() })
+        let oci = oci_client::Client::try_from(ClientConfig { protocol, connect_timeout: Some(CONNECT_TIMEOUT), read_timeout: Some(options.read_timeout), ..ClientConfig::default() })
             .map_err(|e| transport(format!("cannot set up the registry client: {e}")))?;
+        let scheme = if plain { "http" } else { "https" };
+        let origin = reqwest::Url::parse(&format!("{scheme}://{host}/")).map_err(|e| transport(format!("not a registry host: {host}: {e}")))?;
+        let (registry, allowed) = (r.registry.clone(), options.allowed_redirects.clone());
         let redirect = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() >= 10 {
                 attempt.error("more than 10 redirects")
             } else if attempt.url().scheme() != "https" && !plain {
                 attempt.error("refusing a redirect from HTTPS to plain HTTP")
+            } else if let Some(why) = redirect::refusal(&origin, &registry, attempt.url(), &allowed) {
+                attempt.error(why)
             } else {
                 attempt.follow()
             }
         });
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(READ_TIMEOUT)
+            .read_timeout(options.read_timeout)
             .redirect(redirect)
             .user_agent(concat!("auditor/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| transport(format!("cannot set up HTTP: {e}")))?;
-        let scheme = if plain { "http" } else { "https" };
         Ok(Registry {
             name: name.to_string(),
             registry: r.registry.clone(),
@@ -136,6 +143,8 @@ impl Registry {
             creds,
             authorization: RwLock::new(None),
             retry: options.retry.clone(),
+            max_document: options.max_document,
+            read_timeout: options.read_timeout,
         })
     }
 
@@ -223,8 +232,8 @@ impl Registry {
                     let status = response.status();
                     return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("{url}: HTTP {status}: {}", error_body(response).await) });
                 }
-                Err(e) if is_transient(&e) => (None, e.to_string()),
-                Err(e) => return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("{url}: {e}") }),
+                Err(e) if is_transient(&e) => (None, with_causes(&e)),
+                Err(e) => return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("{url}: {}", with_causes(&e)) }),
             };
             match self.retry.decide(attempt, retry_after) {
                 Decision::Retry(wait) => tokio::time::sleep(wait).await,
@@ -247,14 +256,27 @@ impl Registry {
         format!("{}/blobs/{digest}", self.base)
     }
 
-    /// A small body whole, refusing more than [`MAX_DOCUMENT`] bytes.
+    /// A small body whole, refusing more than `max_document` bytes (before
+    /// reading any when `Content-Length` says so).
     async fn read_document(&self, mut response: Response, what: &str) -> Result<Vec<u8>, ImageError> {
+        let too_large = |size: Option<u64>| ImageError::Malformed {
+            reference: self.name.clone(),
+            what: what.into(),
+            detail: format!(
+                "{}over the limit of {} bytes (raise --max-manifest-size)",
+                size.map_or(String::new(), |n| format!("{n} bytes, ")),
+                self.max_document
+            ),
+        };
+        if let Some(size) = response.content_length().filter(|&n| n > self.max_document) {
+            return Err(too_large(Some(size)));
+        }
         let mut out = Vec::new();
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
-                    if (out.len() + chunk.len()) as u64 > MAX_DOCUMENT {
-                        return Err(ImageError::Malformed { reference: self.name.clone(), what: what.into(), detail: format!("larger than {MAX_DOCUMENT} bytes") });
+                    if (out.len() + chunk.len()) as u64 > self.max_document {
+                        return Err(too_large(None));
                     }
                     out.extend_from_slice(&chunk);
                 }
@@ -269,8 +291,9 @@ impl Registry {
         let mut offset = 0u64;
         let mut skip = 0u64;
         let mut attempt = 0;
+        let mut window = Window::new();
         loop {
-            match response.chunk().await {
+            let failure = match response.chunk().await {
                 Ok(Some(mut chunk)) => {
                     if skip > 0 {
                         let n = skip.min(chunk.len() as u64);
@@ -278,33 +301,80 @@ impl Registry {
                         let _ = chunk.split_to(n as usize);
                     }
                     offset += chunk.len() as u64;
+                    let stalled = window.stalled(chunk.len() as u64, self.read_timeout);
                     if !chunk.is_empty() && tx.send(Ok(chunk)).await.is_err() {
                         return; // the reader is gone
                     }
+                    match stalled {
+                        Some(why) => why,
+                        None => continue,
+                    }
                 }
                 Ok(None) => return,
-                Err(e) => {
-                    attempt += 1;
-                    if let Decision::GiveUp(why) = self.retry.decide(attempt, None) {
-                        let err = ImageError::Transport { reference: self.name.clone(), detail: format!("{digest}: the stream broke at byte {offset}: {e}; {why}") };
-                        let _ = tx.send(Err(err.into_io())).await;
-                        return;
-                    }
-                    match self.get(&self.blob_url(digest), None, Some(offset)).await {
-                        Ok(next) => {
-                            // a server that ignores Range starts over: skip what was sent
-                            skip = if next.status() == StatusCode::PARTIAL_CONTENT { 0 } else { offset };
-                            response = next;
-                        }
-                        Err(err) => {
-                            let _ = tx.send(Err(err.into_io())).await;
-                            return;
-                        }
-                    }
+                Err(e) => with_causes(&e),
+            };
+            attempt += 1;
+            if let Decision::GiveUp(why) = self.retry.decide(attempt, None) {
+                let err = ImageError::Transport { reference: self.name.clone(), detail: format!("{digest}: the stream broke at byte {offset}: {failure}; {why}") };
+                let _ = tx.send(Err(err.into_io())).await;
+                return;
+            }
+            match self.get(&self.blob_url(digest), None, Some(offset)).await {
+                Ok(next) => {
+                    // a server that ignores Range starts over: skip what was sent
+                    skip = if next.status() == StatusCode::PARTIAL_CONTENT { 0 } else { offset };
+                    response = next;
+                    window = Window::new();
+                }
+                Err(err) => {
+                    let _ = tx.send(Err(err.into_io())).await;
+                    return;
                 }
             }
         }
     }
+}
+
+/// A stream that trickles (a byte now and then, never silent long enough
+/// for the read timeout) is as stuck as a silent one: fewer than
+/// [`Window::MIN_BYTES`] in a whole read-timeout window counts as a stall.
+struct Window {
+    start: tokio::time::Instant,
+    bytes: u64,
+}
+
+impl Window {
+    const MIN_BYTES: u64 = 1024;
+
+    fn new() -> Window {
+        Window { start: tokio::time::Instant::now(), bytes: 0 }
+    }
+
+    /// Count `n` more bytes; why the stream is stalled, if it is.
+    fn stalled(&mut self, n: u64, timeout: Duration) -> Option<String> {
+        self.bytes += n;
+        if self.start.elapsed() < timeout {
+            return None;
+        }
+        let slow = self.bytes < Window::MIN_BYTES;
+        let why = format!("{} bytes in {:.1} s, a stalled stream", self.bytes, self.start.elapsed().as_secs_f64());
+        *self = Window::new();
+        slow.then_some(why)
+    }
+}
+
+/// An error and its causes (reqwest keeps what a redirect policy said in one).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text = format!("{text}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    text
 }
 
 fn is_transient(e: &reqwest::Error) -> bool {

@@ -9,8 +9,9 @@ use super::manifest::{self, Descriptor, Parsed, Platform};
 use super::verify::{verify_bytes, Expected};
 use super::{ImageError, LayerInfo};
 
-/// Largest manifest, index or config read (they are held in memory).
-pub const MAX_DOCUMENT: u64 = 16 << 20;
+/// Largest manifest, index or config read (they are held in memory): the
+/// size the distribution spec asks registries to accept at least.
+pub const MAX_DOCUMENT: u64 = 4 << 20;
 
 /// A document as a source returned it.
 pub struct Fetched {

@@ -13,6 +13,18 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
   500-always   answer every matching request with 500
   429-once     answer the first matching request with 429 and `Retry-After: <--retry-after>`
   cut-once     send the first matching body only half-way, then close the connection
+  reset-once   send the first matching body half-way, then reset the connection (TCP RST)
+  reset-always the same for every matching request
+  drip         send the headers, then one body byte every --drip-interval seconds
+  drip-once    drip on the first matching request only, then pass through
+  redirect     answer matching requests with a 307 to the same path on another host name
+               (http://localhost:<this port>), which this proxy then serves
+  redirect-same  the same, to this very host (127.0.0.1:<this port>)
+  big-manifest answer matching manifest requests with a --size byte document
+  index-self   answer the --target tag with an index whose one entry names a digest that this
+               proxy answers with the index itself (a manifest that references itself)
+  index-nested answer the --target tag with an index whose one entry is the upstream index
+               of tag --nested (an index nested in an index)
   auth         answer any request without an Authorization header with 401 and a Basic challenge
   bearer       act as a token-auth registry: 401 with a Bearer challenge whose realm is this
                proxy's /token, which hands out a token (logged with its scope and whether
@@ -20,12 +32,17 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
   none         pass everything through
 
 Usage: fault_proxy.py --upstream 127.0.0.1:5000 --fault corrupt --target sha256:<hex> [--log FILE]
+(for the manifest faults, --target names the tag, e.g. `manifests/v1`)
 Stops on SIGTERM/SIGINT, or after --lifetime seconds (default 600) so a forgotten proxy
 never outlives a test run.
 """
 import argparse
+import hashlib
 import http.client
 import http.server
+import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -38,7 +55,13 @@ CHUNK = 64 * 1024
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--upstream", required=True, help="host:port of the registry")
-    ap.add_argument("--fault", default="none", choices=["none", "corrupt", "size", "500-once", "500-always", "429-once", "cut-once", "auth", "bearer"])
+    ap.add_argument("--fault", default="none", choices=[
+        "none", "corrupt", "size", "500-once", "500-always", "429-once", "cut-once", "auth", "bearer",
+        "reset-once", "reset-always", "drip", "drip-once", "redirect", "redirect-same", "big-manifest",
+        "index-self", "index-nested"])
+    ap.add_argument("--drip-interval", type=float, default=2.0)
+    ap.add_argument("--size", type=int, default=5 << 20, help="body size for big-manifest")
+    ap.add_argument("--nested", default="v1-multi", help="upstream tag of the index for index-nested")
     ap.add_argument("--target", default="", help="apply the fault to paths ending with this (default: any /blobs/ path)")
     ap.add_argument("--retry-after", default="2")
     ap.add_argument("--port", type=int, default=0)
@@ -54,6 +77,22 @@ def main():
         path = path.split("?", 1)[0]
         return path.endswith(a.target) if a.target else "/blobs/" in path
 
+    def upstream_get(path, accept):
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        conn.request("GET", path, headers={"Accept": accept})
+        up = conn.getresponse()
+        body = up.read()
+        conn.close()
+        return body
+
+    def index_of(digest, size, media_type):
+        entry = {"mediaType": media_type, "digest": digest, "size": size, "platform": {"architecture": "amd64", "os": "linux"}}
+        return json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [entry]}).encode()
+
+    # index-self: an index whose entry names a digest that is answered with the index itself.
+    loop_digest = "sha256:" + hashlib.sha256(b"fault-proxy: a manifest that references itself").hexdigest()
+    loop_index = index_of(loop_digest, 1000, "application/vnd.oci.image.index.v1+json")
+
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -64,11 +103,11 @@ def main():
             if log:
                 log.write(f"{time.time():.3f} {self.command} {self.path} {status} {fault}\n")
 
-        def send_plain(self, status, body, headers=()):
+        def send_plain(self, status, body, headers=(), content_type="application/json"):
             self.send_response(status)
             for k, v in headers:
                 self.send_header(k, v)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Connection", "close")
             self.end_headers()
@@ -112,6 +151,26 @@ def main():
                     realm = f'Bearer realm="http://127.0.0.1:{self.server.server_address[1]}/token",service="fault-proxy"'
                     body = b'{"errors":[{"code":"UNAUTHORIZED","message":"token required"}]}'
                     return self.send_plain(401, body, [("WWW-Authenticate", realm)])
+            index = "application/vnd.oci.image.index.v1+json"
+            if a.fault == "index-self" and (hit or self.path.split("?", 1)[0].endswith(loop_digest)):
+                self.note(200, "index-self")
+                return self.send_plain(200, loop_index, [("Content-Type", index)], content_type=index)
+            if hit and a.fault == "index-nested":
+                repo = self.path.split("/manifests/", 1)[0]
+                nested = upstream_get(f"{repo}/manifests/{a.nested}", index)
+                body = index_of("sha256:" + hashlib.sha256(nested).hexdigest(), len(nested), index)
+                self.note(200, "index-nested")
+                return self.send_plain(200, body, content_type=index)
+            if hit and a.fault == "big-manifest":
+                self.note(200, "big-manifest")
+                body = b'{"schemaVersion":2,' + b" " * max(0, a.size - 20) + b"}"
+                return self.send_plain(200, body, content_type="application/vnd.oci.image.manifest.v1+json")
+            if hit and a.fault in ("redirect", "redirect-same") and "redirected" not in self.path:
+                to = "localhost" if a.fault == "redirect" else "127.0.0.1"
+                sep = "&" if "?" in self.path else "?"
+                location = f"http://{to}:{self.server.server_address[1]}{self.path}{sep}redirected"
+                self.note(307, f"{a.fault}:{location}")
+                return self.send_plain(307, b"", [("Location", location)])
             if hit and (a.fault == "500-always" or (a.fault == "500-once" and self.once())):
                 self.note(500, a.fault)
                 return self.send_plain(500, b'{"errors":[{"code":"UNKNOWN","message":"injected"}]}')
@@ -127,6 +186,11 @@ def main():
             fault = a.fault if hit and up.status == 200 and a.fault in ("corrupt", "size") else ""
             if hit and up.status == 200 and a.fault == "cut-once" and length is not None and self.once():
                 fault = "cut-once"
+            ok = up.status in (200, 206) and length is not None
+            if hit and ok and (a.fault == "reset-always" or (a.fault == "reset-once" and self.once())):
+                fault = "reset"
+            if hit and ok and (a.fault == "drip" or (a.fault == "drip-once" and self.once())):
+                fault = "drip"
             self.send_response(up.status)
             for k, v in up.getheaders():
                 if k.lower() in HOP or k.lower() == "content-length":
@@ -147,11 +211,21 @@ def main():
                 chunk = up.read(CHUNK)
                 if not chunk:
                     break
-                if fault == "cut-once" and sent + len(chunk) > middle:
+                if fault in ("cut-once", "reset") and sent + len(chunk) > middle:
                     self.wfile.write(chunk[: middle - sent])
                     self.wfile.flush()
+                    if fault == "reset":  # linger 0: close() sends a TCP RST
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        self.connection.close()
                     conn.close()
                     return
+                if fault == "drip":
+                    for i in range(len(chunk)):
+                        self.wfile.write(chunk[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(a.drip_interval)
+                    sent += len(chunk)
+                    continue
                 if fault == "corrupt" and sent <= middle < sent + len(chunk):
                     i = middle - sent
                     chunk = chunk[:i] + bytes([chunk[i] ^ 0xFF]) + chunk[i + 1:]
