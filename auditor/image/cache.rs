@@ -183,7 +183,7 @@ mod tests {
         let mut pack = cache.begin(digest).unwrap();
         let at = pack.add(text).unwrap();
         let node = Node { text: Some(at), ..crate::image::index::tests::file(text) };
-        let index = LayerIndex { digest: digest.into(), diff_id: String::new(), ops: vec![Op::Put("/a.py".into(), node)] };
+        let index = LayerIndex { digest: digest.into(), diff_id: String::new(), ops: vec![Op::Put("/a.py".into(), node)], unlisted: 0 };
         cache.store(&index, pack).unwrap();
         index
     }

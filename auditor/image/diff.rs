@@ -101,7 +101,7 @@ mod tests {
 
     fn fs(entries: Vec<(&str, Node)>) -> FsIndex {
         let mut f = FsIndex::default();
-        f.apply(0, &LayerIndex { digest: String::new(), diff_id: String::new(), ops: entries.into_iter().map(|(p, n)| Op::Put(p.into(), n)).collect() });
+        f.apply(0, &LayerIndex { digest: String::new(), diff_id: String::new(), ops: entries.into_iter().map(|(p, n)| Op::Put(p.into(), n)).collect(), unlisted: 0 });
         f
     }
 

@@ -1,20 +1,32 @@
 //! File indexes. A layer's index ([`LayerIndex`]) is what walking its tar
 //! found, in order: entries put, whiteouts and opaque directories, and
-//! entries refused as hostile. An image's merged filesystem ([`FsIndex`])
-//! is its layers' indexes applied in order with OCI semantics, so two
-//! images compare path by path whatever their layer split.
+//! hostile entries (refused, or applied and reported). An image's merged
+//! filesystem ([`FsIndex`]) is its layers' indexes applied in order with
+//! OCI semantics, each entry where a runtime would put it, so two images
+//! compare path by path whatever their layer split — and a crafted layer
+//! cannot place a file where the index does not see it.
 //!
 //! Layer indexes are cached on disk by blob digest; [`LayerIndex::write`]
 //! and [`LayerIndex::read`] are that format: a versioned binary stream
 //! ending in the SHA-256 of everything before it, so a truncated or
 //! corrupt cache file reads as a miss, never as a wrong index.
 
+use super::diff::same_content;
+use super::limits::MAX_PATH;
+use super::links::{Links, Unresolved};
+use super::paths::{is_within, join, split};
 use sha2::{Digest as _, Sha256};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
+use std::ops::Bound;
 
 const MAGIC: &[u8; 8] = b"AUDITIDX";
-const VERSION: u32 = 1;
+/// 2: hostile entries found by the walk's limits and name checks, and
+/// the count of those not listed.
+const VERSION: u32 = 2;
+/// Most hostile entries listed per layer and per image; the rest are counted.
+pub const MAX_LISTED: usize = 1000;
 /// Longest path or link target read back from a cache file.
 const MAX_STR: u32 = 1 << 20;
 
@@ -104,7 +116,9 @@ pub enum Op {
     Whiteout(Box<str>),
     /// `.wh..wh..opq`: everything under the directory, from lower layers.
     Opaque(Box<str>),
-    /// An entry that was not applied, and why (`..` escaping the root ...).
+    /// A hostile entry: what is wrong and what was done with it (a `..`
+    /// climbing out is not applied; an absolute name is applied inside
+    /// the root and reported).
     Hostile { path: Box<str>, reason: Box<str> },
 }
 
@@ -116,6 +130,8 @@ pub struct LayerIndex {
     /// The uncompressed digest verified while walking, when the image names one.
     pub diff_id: String,
     pub ops: Vec<Op>,
+    /// Hostile entries beyond [`MAX_LISTED`], counted, not listed.
+    pub unlisted: u64,
 }
 
 /// A hostile entry of an image, with the layer that holds it.
@@ -123,6 +139,7 @@ pub struct LayerIndex {
 pub struct HostileEntry {
     pub layer: u16,
     pub path: String,
+    /// What is wrong and what was done with it (applied or not).
     pub reason: String,
 }
 
@@ -131,62 +148,149 @@ pub struct HostileEntry {
 pub struct FsIndex {
     pub entries: BTreeMap<Box<str>, Node>,
     pub hostile: Vec<HostileEntry>,
+    /// Hostile entries beyond [`MAX_LISTED`], counted, not listed.
+    pub unlisted: u64,
+    links: Links,
 }
 
 impl FsIndex {
     /// Apply layer `layer` on top: its whiteouts and opaque markers hide
-    /// lower entries (never its own), then its entries are put in order; a
-    /// non-directory replacing a directory hides what was under it; a hard
-    /// link takes its target's content.
+    /// lower entries (never its own), then its entries are put in order.
+    /// Each entry lands where a runtime puts it: symlinks among its parent
+    /// directories are followed inside the root, and an entry whose
+    /// directory resolves above the root is refused. A non-directory
+    /// replacing a directory hides what was under it; a hard link takes
+    /// its target's content, and one to a path no earlier entry wrote is
+    /// refused. Entries written twice in one layer with other content,
+    /// and device nodes and FIFOs outside `/dev`, are reported.
     pub fn apply(&mut self, layer: u16, index: &LayerIndex) {
         for op in &index.ops {
             match op {
                 Op::Whiteout(path) => {
-                    self.entries.remove(&**path);
-                    self.remove_below(path);
+                    let (parent, name) = split(path);
+                    match self.resolve(parent) {
+                        Ok(dir) => {
+                            let path = join(&dir, name);
+                            self.remove(&path);
+                            self.remove_below(&path);
+                        }
+                        Err(why) => self.report(layer, path, format!("a whiteout whose directory {why}: not applied")),
+                    }
                 }
-                Op::Opaque(dir) => self.remove_below(dir),
-                Op::Hostile { path, reason } => self.hostile.push(HostileEntry { layer, path: path.to_string(), reason: reason.to_string() }),
+                Op::Opaque(dir) => match self.resolve(dir) {
+                    Ok(resolved) => {
+                        let resolved = resolved.into_owned();
+                        self.remove_below(&resolved);
+                    }
+                    Err(why) => self.report(layer, dir, format!("an opaque-directory marker whose directory {why}: not applied")),
+                },
+                Op::Hostile { path, reason } => self.report(layer, path, reason.to_string()),
                 Op::Put(..) => {}
             }
         }
         for op in &index.ops {
-            let Op::Put(path, node) = op else { continue };
-            let mut node = node.clone();
-            node.layer = layer;
-            if let Some(t) = node.text.as_mut() {
-                t.layer = layer;
+            if let Op::Put(path, node) = op {
+                self.put(layer, path, node);
             }
-            if node.kind == Kind::Hardlink {
-                if let Some(target) = node.link.as_deref().and_then(|t| self.entries.get(t)).filter(|t| t.kind == Kind::File) {
-                    node.kind = Kind::File;
-                    node.size = target.size;
-                    node.digest = target.digest;
-                    node.norm = target.norm.clone();
-                    node.text = target.text;
-                }
+        }
+        self.unlisted += index.unlisted;
+    }
+
+    fn put(&mut self, layer: u16, raw: &str, node: &Node) {
+        let (parent, name) = split(raw);
+        let path = match self.resolve(parent) {
+            Ok(dir) => join(&dir, name),
+            Err(why) => return self.report(layer, raw, format!("its directory {why}: not applied")),
+        };
+        let landed = if path == raw { String::new() } else { format!(" (at {path}, through a symlink)") };
+        let mut node = node.clone();
+        node.layer = layer;
+        if let Some(t) = node.text.as_mut() {
+            t.layer = layer;
+        }
+        if node.kind == Kind::Hardlink {
+            if let Err(why) = self.take_link_content(&mut node) {
+                return self.report(layer, raw, why);
             }
-            if node.kind != Kind::Dir {
-                self.remove_below(path);
+        }
+        if matches!(node.kind, Kind::Char | Kind::Block | Kind::Fifo) && !is_within(&path, "/dev") {
+            self.report(layer, raw, format!("a {} outside /dev{landed}: indexed as one (no image builder ships one; code that opens it blocks or reaches a device)", node.kind.as_str()));
+        }
+        if let Some(old) = self.entries.get(path.as_str()).filter(|old| old.layer == layer && !(old.kind == Kind::Dir && node.kind == Kind::Dir) && !same_content(old, &node)) {
+            let what = if old.kind == node.kind { format!("twice as a {} with other content", old.kind.as_str()) } else { format!("as a {} and then as a {}", old.kind.as_str(), node.kind.as_str()) };
+            let reason = format!("written {what} in one layer{landed}: the later one is indexed, as a runtime extracts it (a tool that keeps the first sees other content)");
+            self.report(layer, raw, reason);
+        }
+        if node.kind != Kind::Dir {
+            self.remove_below(&path);
+        }
+        self.insert(path.into(), node);
+    }
+
+    /// A hard link's content: its target's, when an earlier entry wrote it.
+    fn take_link_content(&self, node: &mut Node) -> Result<(), String> {
+        let target = node.link.clone().unwrap_or_default();
+        let (parent, name) = split(&target);
+        let dir = self.resolve(parent).map_err(|why| format!("a hard link to {target}, whose directory {why}: not applied"))?;
+        match self.entries.get(join(&dir, name).as_str()) {
+            None => Err(format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)")),
+            Some(t) if t.kind == Kind::Dir => Err(format!("a hard link to the directory {target}: not applied (no filesystem allows one)")),
+            Some(t) => {
+                node.kind = t.kind;
+                node.size = t.size;
+                node.digest = t.digest;
+                node.norm = t.norm.clone();
+                node.text = t.text;
+                node.link = t.link.clone();
+                Ok(())
             }
-            self.entries.insert(path.clone(), node);
         }
     }
 
-    /// Remove everything strictly below directory `dir`.
+    fn resolve<'a>(&'a self, dir: &'a str) -> Result<Cow<'a, str>, Unresolved> {
+        self.links.resolve(&self.entries, dir, MAX_PATH)
+    }
+
+    /// A hostile entry of layer `layer` (listed up to [`MAX_LISTED`]).
+    pub fn report(&mut self, layer: u16, path: &str, reason: String) {
+        if self.hostile.len() < MAX_LISTED {
+            self.hostile.push(HostileEntry { layer, path: path.to_string(), reason });
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    fn insert(&mut self, path: Box<str>, node: Node) {
+        let was_link = self.entries.get(&path).is_some_and(|old| old.kind == Kind::Symlink);
+        match (was_link, node.kind == Kind::Symlink) {
+            (false, true) => self.links.insert(&path),
+            (true, false) => self.links.remove(&path),
+            _ => {}
+        }
+        self.entries.insert(path, node);
+    }
+
+    fn remove(&mut self, path: &str) {
+        if self.entries.remove(path).is_some_and(|old| old.kind == Kind::Symlink) {
+            self.links.remove(path);
+        }
+    }
+
+    /// Remove everything strictly below directory `dir`: one lookup when
+    /// there is nothing, whatever the index size.
     fn remove_below(&mut self, dir: &str) {
         let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
-        // The first string after every `prefix...`: '/' + 1 is '0'.
-        let mut end = prefix.clone();
-        end.pop();
-        end.push('0');
-        let mut below = self.entries.split_off(prefix.as_str());
-        let mut after = below.split_off(end.as_str());
-        if dir == "/" {
-            // the root's own entry sorts first among "/..."
-            below.remove("/").map(|root| self.entries.insert("/".into(), root));
+        let below: Vec<Box<str>> = self
+            .entries
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(&prefix))
+            .filter(|k| &***k != "/")
+            .cloned()
+            .collect();
+        for path in below {
+            self.remove(&path);
         }
-        self.entries.append(&mut after);
     }
 
     pub fn get(&self, path: &str) -> Option<&Node> {
@@ -196,7 +300,7 @@ impl FsIndex {
     /// Entries strictly below `dir`, in order.
     pub fn below<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
         let prefix = format!("{}/", dir.trim_end_matches('/'));
-        self.entries.range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded)).map(|(k, v)| (&**k, v)).take_while(move |(k, _)| k.starts_with(&prefix))
+        self.entries.range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded)).map(|(k, v)| (&**k, v)).take_while(move |(k, _)| k.starts_with(&prefix))
     }
 }
 
@@ -312,6 +416,7 @@ impl LayerIndex {
                 }
             }
         }
+        w.write_all(&self.unlisted.to_le_bytes())?;
         let sum = w.hash.clone().finalize();
         w.inner.write_all(&sum)?;
         w.flush()
@@ -347,11 +452,12 @@ impl LayerIndex {
                 _ => return Err(bad("unknown record")),
             });
         }
+        let unlisted = get_u64(&mut r)?;
         let expected = r.hash.clone().finalize();
         if get::<32>(&mut r.inner)?[..] != expected[..] {
             return Err(bad("checksum mismatch"));
         }
-        Ok(LayerIndex { digest, diff_id, ops })
+        Ok(LayerIndex { digest, diff_id, ops, unlisted })
     }
 }
 
@@ -368,7 +474,7 @@ pub(crate) mod tests {
     }
 
     fn layer(ops: Vec<Op>) -> LayerIndex {
-        LayerIndex { digest: "sha256:x".into(), diff_id: String::new(), ops }
+        LayerIndex { digest: "sha256:x".into(), diff_id: String::new(), ops, unlisted: 0 }
     }
 
     fn put(p: &str, n: Node) -> Op {
@@ -393,15 +499,86 @@ pub(crate) mod tests {
         assert_eq!(paths(&fs), ["/"]);
     }
 
+    fn link(target: &str) -> Node {
+        Node { kind: Kind::Symlink, link: Some(target.into()), digest: None, ..file(b"") }
+    }
+
+    fn reasons(fs: &FsIndex) -> Vec<(&str, &str)> {
+        fs.hostile.iter().map(|h| (h.path.as_str(), h.reason.as_str())).collect()
+    }
+
     #[test]
-    fn hardlinks_take_their_targets_content() {
+    fn hardlinks_take_their_targets_content_and_dangling_ones_are_refused() {
         let mut fs = FsIndex::default();
-        let link = Node { kind: Kind::Hardlink, link: Some("/bin/busybox".into()), mode: 0o755, ..file(b"") };
-        fs.apply(0, &layer(vec![put("/bin/busybox", file(b"elf")), put("/usr/bin/env", link.clone()), put("/dangling", Node { link: Some("/nope".into()), ..link })]));
+        let hard = |target: &str| Node { kind: Kind::Hardlink, link: Some(target.into()), mode: 0o755, digest: None, ..file(b"") };
+        fs.apply(0, &layer(vec![put("/bin/busybox", file(b"elf")), put("/usr/bin/env", hard("/bin/busybox")), put("/dangling", hard("/nope")), put("/d", dir()), put("/to-dir", hard("/d"))]));
         let env = fs.get("/usr/bin/env").unwrap();
-        assert_eq!((env.kind, env.digest, env.size), (Kind::File, file(b"elf").digest, 3));
-        assert_eq!(fs.get("/dangling").unwrap().kind, Kind::Hardlink);
+        assert_eq!((env.kind, env.digest, env.size, env.mode), (Kind::File, file(b"elf").digest, 3, 0o755));
+        assert!(fs.get("/dangling").is_none() && fs.get("/to-dir").is_none());
+        let r = reasons(&fs);
+        assert_eq!(r.len(), 2);
+        assert!(r[0].0 == "/dangling" && r[0].1.contains("no earlier entry of the image wrote: not applied"), "{r:?}");
+        assert!(r[1].1.contains("hard link to the directory /d"), "{r:?}");
         assert_eq!(fs.below("/bin").count(), 1);
+    }
+
+    #[test]
+    fn entries_land_where_symlinks_take_them_and_escapes_are_refused() {
+        let mut fs = FsIndex::default();
+        fs.apply(0, &layer(vec![put("/usr/lib", dir()), put("/lib", link("usr/lib")), put("/lib/libc.so", file(b"c")), put("/usr/lib/up", link("../../../../tmp/host")), put("/usr/lib/up/pwned", file(b"x"))]));
+        assert_eq!(fs.get("/usr/lib/libc.so").unwrap().digest, file(b"c").digest);
+        assert!(fs.get("/lib/libc.so").is_none());
+        assert!(fs.entries.keys().all(|k| !k.contains("pwned")), "{:?}", fs.entries.keys().collect::<Vec<_>>());
+        assert_eq!(reasons(&fs), [("/usr/lib/up/pwned", "its directory goes through the symlink /usr/lib/up -> ../../../../tmp/host, which leaves the root (an extractor that follows it writes outside the image): not applied")]);
+        // a later layer: the symlink from below still counts; a whiteout through it is refused too
+        fs.apply(1, &layer(vec![Op::Whiteout("/usr/lib/up/x".into()), put("/usr/lib/up/later", file(b"y"))]));
+        assert_eq!(fs.hostile.len(), 3);
+        assert!(fs.hostile[1].reason.starts_with("a whiteout whose directory goes through the symlink /usr/lib/up"));
+        // replacing the link with a directory makes the path ordinary again
+        fs.apply(2, &layer(vec![put("/usr/lib/up", dir()), put("/usr/lib/up/now", file(b"z"))]));
+        assert!(fs.get("/usr/lib/up/now").is_some());
+        assert_eq!(fs.hostile.len(), 3);
+        // a whiteout through an in-root link removes the target
+        fs.apply(3, &layer(vec![Op::Whiteout("/lib/libc.so".into())]));
+        assert!(fs.get("/usr/lib/libc.so").is_none());
+    }
+
+    #[test]
+    fn duplicates_and_special_files_are_reported_and_kept() {
+        let mut fs = FsIndex::default();
+        let fifo = Node { kind: Kind::Fifo, digest: None, size: 0, ..file(b"") };
+        let dev = Node { kind: Kind::Char, ..fifo.clone() };
+        fs.apply(0, &layer(vec![put("/a", dir()), put("/a", dir()), put("/f", file(b"1")), put("/f", file(b"1")), put("/g", file(b"1")), put("/g", link("/etc/passwd")), put("/dev/null", dev.clone()), put("/usr/lib/python3/site.py", fifo), put("/usr/sda", dev)]));
+        let r = reasons(&fs);
+        assert_eq!(r.iter().map(|(p, _)| *p).collect::<Vec<_>>(), ["/g", "/usr/lib/python3/site.py", "/usr/sda"], "{r:?}");
+        assert!(r[0].1.starts_with("written as a file and then as a symlink in one layer: the later one is indexed"), "{r:?}");
+        assert!(r[1].1.starts_with("a fifo outside /dev"), "{r:?}");
+        assert_eq!(fs.get("/g").unwrap().kind, Kind::Symlink);
+        assert_eq!(fs.get("/usr/sda").unwrap().kind, Kind::Char);
+        // the same path in a later layer is an ordinary replacement
+        fs.apply(1, &layer(vec![put("/f", file(b"2"))]));
+        assert_eq!(fs.hostile.len(), 3);
+    }
+
+    #[test]
+    fn hostile_entries_beyond_the_listed_are_counted() {
+        let mut fs = FsIndex::default();
+        let ops = (0..MAX_LISTED + 5).map(|i| put(&format!("/h{i}"), Node { kind: Kind::Hardlink, link: Some("/none".into()), digest: None, ..file(b"") })).collect();
+        fs.apply(0, &LayerIndex { unlisted: 10, ..layer(ops) });
+        assert_eq!((fs.hostile.len(), fs.unlisted), (MAX_LISTED, 15));
+    }
+
+    #[test]
+    fn a_shuffled_layer_of_many_files_merges_without_moving_the_index() {
+        // each put used to split the index at its path and append the rest
+        // back (BTreeMap::append rebuilds the tree): quadratic out of order
+        let n: u64 = 100_000;
+        let ops: Vec<Op> = (0..n).map(|i| put(&format!("/d/{:07}", i * 7919 % n), file(b""))).collect();
+        let start = std::time::Instant::now();
+        let mut fs = FsIndex::default();
+        fs.apply(0, &layer(ops));
+        assert_eq!(fs.entries.len() as u64, n);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{:?}", start.elapsed());
     }
 
     #[test]
@@ -419,6 +596,7 @@ pub(crate) mod tests {
                 Op::Opaque("/o".into()),
                 Op::Hostile { path: "/../etc".into(), reason: "escapes".into() },
             ],
+            unlisted: 7,
         };
         let mut bytes = Vec::new();
         idx.write(&mut bytes).unwrap();

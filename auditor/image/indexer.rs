@@ -5,10 +5,14 @@
 //! is not read again); the rest are walked in parallel. Each image's
 //! layers are then applied in order, one cached index in memory at a time.
 //! The counts of what was read, cached and shared go into the report, so
-//! a warm run can show it read no upstream layer.
+//! a warm run can show it read no upstream layer. A layer that goes over
+//! a limit of the walk is not examined (a decompression bomb is also a
+//! hostile entry), and an image whose merged index passes the entry limit
+//! has its remaining layers left unapplied, so memory stays bounded.
 
 use super::cache::Cache;
 use super::index::{FsIndex, LayerIndex};
+use super::limits::LayerLimits;
 use super::{integrity, walk, Image, ImageError};
 use crate::finding::Finding;
 use rayon::prelude::*;
@@ -51,7 +55,7 @@ pub struct Trouble {
 
 /// Index every image (in order, with its role), walking at most `jobs`
 /// layers at once.
-pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (Vec<Indexed>, Trouble) {
+pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits) -> (Vec<Indexed>, Trouble) {
     let mut counts: Vec<LayerCounts> = images
         .iter()
         .map(|(img, role)| LayerCounts { reference: img.reference.clone(), role: role.to_string(), layers: img.layers.len(), ..LayerCounts::default() })
@@ -76,7 +80,7 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
     }
     let walked: Mutex<BTreeMap<String, Result<Option<LayerIndex>, ImageError>>> = Mutex::new(BTreeMap::new());
     let run = |&(i, l): &(usize, usize)| {
-        let outcome = walk_and_store(images[i].0, l, cache);
+        let outcome = walk_and_store(images[i].0, l, cache, limits);
         if let Ok(mut w) = walked.lock() {
             w.insert(images[i].0.layers[l].digest.clone(), outcome);
         }
@@ -104,6 +108,12 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
         let mut fs = FsIndex::default();
         let mut missing = Vec::new();
         for (l, layer) in img.layers.iter().enumerate() {
+            if fs.entries.len() as u64 > limits.max_entries {
+                let last = img.layers.len() - 1;
+                trouble.not_examined.push(format!("{}: layers {l} to {last} not applied: the merged index already holds more than {} paths (--max-layer-entries)", img.reference, limits.max_entries));
+                missing.extend(l..=last);
+                break;
+            }
             let digest = layer.digest.as_str();
             let index = if let Some(e) = failed.remove(digest) {
                 Err(Some(e))
@@ -117,7 +127,7 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
                 // evicted or damaged since it was counted: walk it now
                 counts.read += 1;
                 counts.cached = counts.cached.saturating_sub(1);
-                walk_and_store(img, l, cache).map(|kept| kept.or_else(|| cache.load(digest)).unwrap_or_default()).map_err(Some)
+                walk_and_store(img, l, cache, limits).map(|kept| kept.or_else(|| cache.load(digest)).unwrap_or_default()).map_err(Some)
             };
             match index {
                 Ok(index) => fs.apply(l as u16, &index),
@@ -126,6 +136,12 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
                     unreadable.insert(digest.to_string());
                     match e {
                         Some(ImageError::Tamper { reference, tamper }) => trouble.findings.push(integrity::finding(&reference, &tamper)),
+                        Some(ImageError::Overrun { reference, overrun, .. }) => {
+                            if let Some(path) = overrun.bomb() {
+                                fs.report(l as u16, path, format!("{overrun}; the layer is not examined"));
+                            }
+                            trouble.not_examined.push(format!("{reference}: layer {l} ({digest}): {overrun}"));
+                        }
                         Some(e) => trouble.not_examined.push(format!("{}: layer {l} ({digest}): {e}", img.reference)),
                         None => trouble.not_examined.push(format!("{}: layer {l} ({digest}) could not be read (see above)", img.reference)),
                     }
@@ -140,9 +156,11 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
 /// A layer that fails to decompress or parse may be a corrupted blob: the
 /// decoder stops before the digest check at EOF could. Read the raw blob
 /// once more to tell tampering (an `image-integrity` finding) from a layer
-/// that is intact but unreadable (not examined).
+/// that is intact but unreadable (not examined). A layer stopped at a
+/// limit is not re-read: it decoded fine, and re-reading a layer over
+/// `--max-layer-size` would cost what the limit saves.
 fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
-    if matches!(error, ImageError::Tamper { .. }) {
+    if matches!(error, ImageError::Tamper { .. } | ImageError::Overrun { .. }) {
         return error;
     }
     let raw = image.open_layer(l).and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
@@ -154,10 +172,10 @@ fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
 
 /// Walk a layer into the cache. The index comes back only when the cache
 /// could not store it (then it is kept in memory for this run).
-fn walk_and_store(image: &Image, l: usize, cache: &Cache) -> Result<Option<LayerIndex>, ImageError> {
+fn walk_and_store(image: &Image, l: usize, cache: &Cache, limits: &LayerLimits) -> Result<Option<LayerIndex>, ImageError> {
     let digest = &image.layers[l].digest;
     let mut pack = cache.begin(digest).map_err(|e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e })?;
-    let index = walk::walk(image, l, &mut pack).map_err(|e| tampered_instead(image, l, e))?;
+    let index = walk::walk(image, l, &mut pack, limits).map_err(|e| tampered_instead(image, l, e))?;
     match cache.store(&index, pack) {
         Ok(()) => Ok(None),
         Err(_) => Ok(Some(index)),
