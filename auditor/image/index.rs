@@ -12,7 +12,7 @@
 //! corrupt cache file reads as a miss, never as a wrong index.
 
 use super::diff::same_content;
-use super::limits::MAX_PATH;
+use super::limits::{DEFAULT_MAX_DEPTH, MAX_PATH};
 use super::links::{Links, Unresolved};
 use super::paths::{is_within, join, split};
 use sha2::{Digest as _, Sha256};
@@ -144,21 +144,34 @@ pub struct HostileEntry {
 }
 
 /// An image's merged filesystem: path (absolute, normalised) -> entry.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FsIndex {
     pub entries: BTreeMap<Box<str>, Node>,
     pub hostile: Vec<HostileEntry>,
     /// Hostile entries beyond [`MAX_LISTED`], counted, not listed.
     pub unlisted: u64,
     links: Links,
+    /// Entries deeper than this many directories are refused (`--max-path-depth`).
+    max_depth: usize,
+}
+
+impl Default for FsIndex {
+    fn default() -> Self {
+        FsIndex::new(DEFAULT_MAX_DEPTH)
+    }
 }
 
 impl FsIndex {
+    pub fn new(max_depth: usize) -> FsIndex {
+        FsIndex { entries: BTreeMap::new(), hostile: Vec::new(), unlisted: 0, links: Links::default(), max_depth }
+    }
+
     /// Apply layer `layer` on top: its whiteouts and opaque markers hide
     /// lower entries (never its own), then its entries are put in order.
     /// Each entry lands where a runtime puts it: symlinks among its parent
     /// directories are followed inside the root, and an entry whose
-    /// directory resolves above the root is refused. A non-directory
+    /// directory resolves above the root, or that is deeper than
+    /// `max_depth`, is refused. A non-directory
     /// replacing a directory hides what was under it; a hard link takes
     /// its target's content, and one to a path no earlier entry wrote is
     /// refused. Entries written twice in one layer with other content,
@@ -184,19 +197,25 @@ impl FsIndex {
                     }
                     Err(why) => self.report(layer, dir, format!("an opaque-directory marker whose directory {why}: not applied")),
                 },
-                Op::Hostile { path, reason } => self.report(layer, path, reason.to_string()),
-                Op::Put(..) => {}
+                Op::Hostile { .. } | Op::Put(..) => {}
             }
         }
+        // in the layer's order, so the first hostile entries listed are the first in the tar
         for op in &index.ops {
-            if let Op::Put(path, node) = op {
-                self.put(layer, path, node);
+            match op {
+                Op::Put(path, node) => self.put(layer, path, node),
+                Op::Hostile { path, reason } => self.report(layer, path, reason.to_string()),
+                Op::Whiteout(_) | Op::Opaque(_) => {}
             }
         }
         self.unlisted += index.unlisted;
     }
 
     fn put(&mut self, layer: u16, raw: &str, node: &Node) {
+        let depth = raw.matches('/').count();
+        if depth > self.max_depth {
+            return self.report(layer, raw, format!("the path is {depth} directories deep, over --max-path-depth ({}): not applied", self.max_depth));
+        }
         let (parent, name) = split(raw);
         let path = match self.resolve(parent) {
             Ok(dir) => join(&dir, name),
@@ -558,6 +577,14 @@ pub(crate) mod tests {
         // the same path in a later layer is an ordinary replacement
         fs.apply(1, &layer(vec![put("/f", file(b"2"))]));
         assert_eq!(fs.hostile.len(), 3);
+    }
+
+    #[test]
+    fn entries_deeper_than_the_limit_are_refused() {
+        let mut fs = FsIndex::new(2);
+        fs.apply(0, &layer(vec![put("/a", dir()), put("/a/b", dir()), put("/a/b/c", file(b""))]));
+        assert_eq!(paths(&fs), ["/a", "/a/b"]);
+        assert_eq!(reasons(&fs), [("/a/b/c", "the path is 3 directories deep, over --max-path-depth (2): not applied")]);
     }
 
     #[test]

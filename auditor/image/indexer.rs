@@ -105,7 +105,7 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limit
     let mut unreadable = BTreeSet::new();
     let mut out = Vec::new();
     for ((img, _), mut counts) in images.iter().zip(counts) {
-        let mut fs = FsIndex::default();
+        let mut fs = FsIndex::new(limits.max_depth);
         let mut missing = Vec::new();
         for (l, layer) in img.layers.iter().enumerate() {
             if fs.entries.len() as u64 > limits.max_entries {

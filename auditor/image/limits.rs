@@ -1,9 +1,10 @@
 //! What one layer may cost. A layer is untrusted input: a few megabytes
 //! of gzip can expand to terabytes, a tar can hold millions of entries or
-//! paths thousands of directories deep. The walk checks these limits
-//! before it reads an entry's data (a tar header says how far its data
-//! reaches), so a bomb is refused at its first oversized entry instead of
-//! being decompressed, and memory stays bounded by the entry count.
+//! paths thousands of directories deep. The walk checks the size, ratio
+//! and entry limits before it reads an entry's data (a tar header says
+//! how far its data reaches), so a bomb is refused at its first oversized
+//! entry instead of being decompressed, and memory stays bounded by the
+//! entry count; the merge refuses paths deeper than the depth limit.
 //!
 //! Going over the size or entry limit leaves the layer not examined (the
 //! report says which limit and how to raise it); going over the expansion
@@ -68,15 +69,16 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// Whether the stream may reach `end` bytes; `path` is the entry that
-    /// would take it there.
-    pub fn check(&self, end: u64, path: &str) -> Result<(), Overrun> {
+    /// Whether the stream may reach `end` bytes; `path` names the entry
+    /// that would take it there (asked for only when it may not).
+    pub fn check(&self, end: u64, path: impl FnOnce() -> String) -> Result<(), Overrun> {
         if end <= self.bytes {
             return Ok(());
         }
+        let path = path();
         Err(match self.ratio {
-            Some((compressed, ratio)) => Overrun::Ratio { path: path.to_string(), end, compressed, ratio },
-            None => Overrun::Size { path: path.to_string(), end, max: self.bytes },
+            Some((compressed, ratio)) => Overrun::Ratio { path, end, compressed, ratio },
+            None => Overrun::Size { path, end, max: self.bytes },
         })
     }
 }
@@ -126,14 +128,14 @@ mod tests {
         // a 10 MB gzip blob: the floor (256 MiB) is more than 100x; at most that
         let small = limits.budget(Some(1 << 20));
         assert_eq!(small.bytes, RATIO_FLOOR);
-        assert!(small.check(RATIO_FLOOR, "/a").is_ok());
-        let bomb = small.check(RATIO_FLOOR + 1, "/a").unwrap_err();
+        assert!(small.check(RATIO_FLOOR, || "/a".into()).is_ok());
+        let bomb = small.check(RATIO_FLOOR + 1, || "/a".into()).unwrap_err();
         assert_eq!(bomb.bomb(), Some("/a"));
         assert!(bomb.to_string().starts_with("decompression bomb: entry /a takes the layer to 268435457 bytes uncompressed from a 1048576-byte blob"), "{bomb}");
         // a 1 GiB blob: 100 GiB by ratio, so the size limit binds
         let big = limits.budget(Some(1 << 30));
         assert_eq!(big.bytes, DEFAULT_MAX_SIZE);
-        let over = big.check(DEFAULT_MAX_SIZE + 1, "/w").unwrap_err();
+        let over = big.check(DEFAULT_MAX_SIZE + 1, || "/w".into()).unwrap_err();
         assert_eq!((over.bomb(), matches!(over, Overrun::Size { .. })), (None, true));
         // a plain tar, or no ratio limit: the size limit
         assert_eq!(limits.budget(None).bytes, DEFAULT_MAX_SIZE);

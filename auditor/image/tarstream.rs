@@ -73,6 +73,8 @@ impl<R: Read> TarReader<R> {
         let mut long_path: Option<Vec<u8>> = None;
         let mut long_link: Option<Vec<u8>> = None;
         let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
+        // where the entry starts: its first extension header, if any
+        let start = self.position;
         loop {
             let at = self.position;
             let Some(block) = self.read_block()? else { return Ok(None) };
@@ -127,7 +129,7 @@ impl<R: Read> TarReader<R> {
             }
             for (key, value) in pax {
                 let text = String::from_utf8_lossy(&value);
-                let bad = || invalid(format!("PAX record {}={:?} is not a number", clip(&key), clip(&text)));
+                let bad = || self::invalid(format!("tar entry at byte {start}: PAX record {}={:?} is not a number", clip(&key), clip(&text)));
                 let num = || text.parse::<u64>().map_err(|_| bad());
                 match key.as_str() {
                     "path" => header.path = value,

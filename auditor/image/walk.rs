@@ -11,11 +11,12 @@
 //! target path ([`super::index::FsIndex::apply`] merges and follows
 //! symlinks). What can be judged from one entry alone is judged here and
 //! cached with the layer: names that cannot be index keys (`..`, a NUL,
-//! not UTF-8, longer than `PATH_MAX` or deeper than `--max-path-depth`)
-//! are hostile entries, not applied; an absolute name is applied inside
-//! the root and reported, as is a type flag no layer holds. The layer's
-//! limits ([`LayerLimits`]) are checked at every header, before its data
-//! is read.
+//! not UTF-8, longer than `PATH_MAX`) are hostile entries, not applied;
+//! an absolute name is applied inside the root and reported; a type flag
+//! no layer holds is reported and skipped. The layer's size, expansion
+//! and entry limits ([`LayerLimits`]) are checked at every header, before
+//! its data is read; they stop the walk, so nothing cached depends on
+//! them (the path depth limit is the merge's).
 
 use super::cache::PackWriter;
 use super::decompress::Compression;
@@ -53,8 +54,8 @@ pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLi
         if entries > limits.max_entries {
             return Err(overrun(Overrun::Entries { max: limits.max_entries }));
         }
-        budget.check(tar.entry_end(), &shown(&h.path)).map_err(overrun)?;
-        let Some((path, kind)) = found.admit(&h, limits) else { continue };
+        budget.check(tar.entry_end(), || shown(&h.path)).map_err(overrun)?;
+        let Some((path, kind)) = found.admit(&h) else { continue };
         let (parent, name) = split(&path);
         if let Some(hidden) = name.strip_prefix(".wh.") {
             if hidden == ".wh..opq" {
@@ -68,7 +69,7 @@ pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLi
         let mut node = Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, norm: None, link: None, text: None, layer: 0 };
         match kind {
             Kind::File => hash_file(&mut tar, &path, &mut node, &mut buf, pack).map_err(io_err)?,
-            Kind::Symlink | Kind::Hardlink => match found.link(&h, &path, limits) {
+            Kind::Symlink | Kind::Hardlink => match found.link(&h, &path) {
                 Some(link) => node.link = Some(link.into()),
                 None => continue,
             },
@@ -82,7 +83,7 @@ pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLi
     let end = tar.position();
     let allowed = budget.bytes.saturating_sub(end);
     let drained = io::copy(&mut tar.into_inner().take(allowed.saturating_add(1)), &mut io::sink()).map_err(io_err)?;
-    budget.check(end + drained, "(data after the end-of-archive marker)").map_err(overrun)?;
+    budget.check(end + drained, || "(data after the end-of-archive marker)".into()).map_err(overrun)?;
     Ok(LayerIndex { digest: layer.digest.clone(), diff_id: layer.diff_id.clone().unwrap_or_default(), ops: found.ops, unlisted: found.unlisted })
 }
 
@@ -96,9 +97,12 @@ struct Found {
 }
 
 impl Found {
-    fn hostile(&mut self, path: String, reason: String) {
+    /// A hostile entry: `report` gives its path and reason, asked for
+    /// only while fewer than [`MAX_LISTED`] are listed.
+    fn hostile(&mut self, report: impl FnOnce() -> (String, String)) {
         if self.hostile < MAX_LISTED {
             self.hostile += 1;
+            let (path, reason) = report();
             self.ops.push(Op::Hostile { path: path.into(), reason: reason.into() });
         } else {
             self.unlisted += 1;
@@ -107,11 +111,11 @@ impl Found {
 
     /// The index key and kind of an entry, or `None` when it is not
     /// applied (and reported).
-    fn admit(&mut self, h: &Header, limits: &LayerLimits) -> Option<(String, Kind)> {
-        let named = match normalise(&h.path, limits.max_depth) {
+    fn admit(&mut self, h: &Header) -> Option<(String, Kind)> {
+        let named = match normalise(&h.path) {
             Ok(named) => named,
             Err(why) => {
-                self.hostile(shown(&h.path), format!("the path {why}: not applied"));
+                self.hostile(|| (shown(&h.path), format!("the path {why}: not applied")));
                 return None;
             }
         };
@@ -124,28 +128,28 @@ impl Found {
             EntryType::Dir => Kind::Dir,
             EntryType::Fifo => Kind::Fifo,
             EntryType::Other(flag) => {
-                self.hostile(named.path, format!("tar entry type {:?} is no file type a layer holds (a runtime refuses the layer): not applied", char::from(flag)));
+                self.hostile(|| (named.path, format!("tar entry type {:?} is no file type a layer holds (a runtime refuses the layer): not applied", char::from(flag))));
                 return None;
             }
         };
         if named.path == "/" && kind != Kind::Dir {
-            self.hostile(named.path, format!("the root directory replaced by a {}: not applied", kind.as_str()));
+            self.hostile(|| (named.path, format!("the root directory replaced by a {}: not applied", kind.as_str())));
             return None;
         }
         if named.absolute {
-            self.hostile(shown(&h.path), "an absolute path: applied inside the root, as a runtime does (an extractor that keeps it writes outside the image)".into());
+            self.hostile(|| (shown(&h.path), "an absolute path: applied inside the root, as a runtime does (an extractor that keeps it writes outside the image)".into()));
         }
         Some((named.path, kind))
     }
 
     /// A symlink's target (as written: the merge resolves it) or a hard
     /// link's target path; `None` when it is not applied (and reported).
-    fn link(&mut self, h: &Header, path: &str, limits: &LayerLimits) -> Option<String> {
+    fn link(&mut self, h: &Header, path: &str) -> Option<String> {
         let (what, target) = match h.kind {
             EntryType::Symlink => ("symlink", symlink_target(&h.link)),
-            _ => ("hard link", normalise(&h.link, limits.max_depth).map(|named| named.path)),
+            _ => ("hard link", normalise(&h.link).map(|named| named.path)),
         };
-        target.map_err(|why| self.hostile(path.to_string(), format!("a {what} whose target {} {why}: not applied", shown(&h.link)))).ok()
+        target.map_err(|why| self.hostile(|| (path.to_string(), format!("a {what} whose target {} {why}: not applied", shown(&h.link))))).ok()
     }
 }
 

@@ -98,3 +98,72 @@ pub fn targz_tree(dir: &Path, prefix: &str, out: &Path) {
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(out)))
 }
+
+/// A finished `auditor` run and what it cost.
+pub struct Measured {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// Peak resident set size of the auditor process (Linux `ru_maxrss`), KiB.
+    pub max_rss_kib: u64,
+    pub elapsed: std::time::Duration,
+}
+
+impl Measured {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", self.stdout, self.stderr))
+    }
+}
+
+/// Run `auditor ARGS` in `cwd` with `HOME` and `TMPDIR` pointed at `home`,
+/// and measure the peak RSS of that one process, so tests can hold it to
+/// the documented memory ceiling. GNU time (installed by
+/// tests/services/start.sh) measures it: `wait4` here would also count the
+/// test process, whose memory a spawned child inherits in its `ru_maxrss`.
+/// Output goes through files outside `cwd` and `home`.
+pub fn auditor_measured(args: &[&str], cwd: &Path, home: &Path) -> Measured {
+    let outputs = tempfile::tempdir().unwrap();
+    let (out_path, err_path, rss_path) = (outputs.path().join("stdout"), outputs.path().join("stderr"), outputs.path().join("rss"));
+    let start = std::time::Instant::now();
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(&rss_path)
+        .arg(env!("CARGO_BIN_EXE_auditor"))
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("TMPDIR", home)
+        .env_remove("NO_COLOR")
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .status()
+        .expect("/usr/bin/time runs auditor (tests/services/start.sh installs it)");
+    let elapsed = start.elapsed();
+    let rss = std::fs::read_to_string(&rss_path).unwrap();
+    assert!(!rss.contains("terminated by signal"), "auditor {args:?}: {rss}");
+    Measured {
+        code: status.code().expect("exit code"),
+        stdout: std::fs::read_to_string(&out_path).unwrap(),
+        stderr: std::fs::read_to_string(&err_path).unwrap(),
+        max_rss_kib: rss.trim().lines().last().and_then(|l| l.parse().ok()).unwrap_or_else(|| panic!("GNU time wrote {rss:?}")),
+        elapsed,
+    }
+}
+
+/// Every path under `dir` (directories too) with its size and mtime: two
+/// snapshots differ if anything was created, removed or written there.
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path.clone());
+            }
+            out.insert(path, (meta.len(), meta.modified().unwrap()));
+        }
+    }
+    out
+}

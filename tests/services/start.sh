@@ -51,6 +51,7 @@ ensure_packages() {
       /bin/busybox:busybox-static \
       /usr/bin/python3:python3 \
       /usr/bin/zstd:zstd \
+      /usr/bin/time:time \
       ; do
     bin=${pair%%:*}; pkg=${pair##*:}
     if [ ! -x "$bin" ] || ! dpkg -s "$pkg" >/dev/null 2>&1; then
