@@ -684,6 +684,10 @@ fn a_layer_of_a_hundred_thousand_entries_is_indexed_in_bounded_memory() {
     let run = fresh.verify("entries-100k-limit-50k", "wide", &["--max-layer-entries", "50000"]);
     assert_eq!(run.code, 3, "{:#}", run.report);
     assert!(not_examined(&run.report).contains("more than 50000 entries, over --max-layer-entries: not read further"), "{:#}", run.report);
+    // the layer alone fits (100,100 entries), the image's merged index does not
+    let run = fresh.verify("entries-100k-merged-limit", "wide", &["--max-layer-entries", "100100"]);
+    assert_eq!(run.code, 3, "{:#}", run.report);
+    assert!(not_examined(&run.report).contains("layers 1 to 1 not applied: the merged index passes 100100 paths (--max-layer-entries)"), "{:#}", run.report);
 }
 
 #[test]

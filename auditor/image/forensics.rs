@@ -100,6 +100,7 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
             let [p, u] = <[Indexed; 2]>::try_from(indexed).map_err(|_| ImageError::Transport { reference: pinned.reference.clone(), detail: "indexing lost an image".into() })?;
             checks.push(compare(settings, (&pinned, &p), (&upstream, &u), &cache, config));
             checks.push(integrity_check(&[(&pinned, &p), (&upstream, &u)], &trouble));
+            cache.evict();
             not_examined.extend(trouble.not_examined);
         }
     }
@@ -137,6 +138,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
         };
         checks.push(check);
         checks.push(integrity_check(&[(&image, &indexed)], &trouble));
+        cache.evict();
         not_examined.extend(trouble.not_examined);
     }
     finish(policy, options, &image, inputs, checks, counts, not_examined)

@@ -26,6 +26,7 @@ pub mod forensics;
 mod index;
 pub(crate) mod indexer;
 pub mod integrity;
+mod layerfile;
 pub mod limits;
 mod links;
 pub mod manifest;

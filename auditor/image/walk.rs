@@ -1,10 +1,11 @@
 //! Walk one layer: its tar stream (decompressed and verified by the image
-//! source) becomes a [`LayerIndex`] in one pass. Every file is hashed
-//! while it streams by (a `.pyc` also without its header); small text
-//! files that later findings quote — Python sources, `.pth` hooks, patch
-//! files, dist-info metadata such as `RECORD` — are captured into the
-//! layer's text pack in the cache, never anywhere else. Memory is one
-//! read buffer plus at most one captured file, whatever the layer's size.
+//! source) becomes the layer's index in the cache, in one pass, each op
+//! written as it is found. Every file is hashed while it streams by (a
+//! `.pyc` also without its header); small text files that later findings
+//! quote — Python sources, `.pth` hooks, patch files, dist-info metadata
+//! such as `RECORD` — are captured into the layer's text pack in the
+//! cache, never anywhere else. Memory is one read buffer plus at most one
+//! captured file, whatever the layer's size or entry count.
 //!
 //! OCI layer semantics are recorded, not applied: `.wh.NAME` is a
 //! whiteout, `.wh..wh..opq` an opaque directory, hard links keep their
@@ -18,9 +19,9 @@
 //! its data is read; they stop the walk, so nothing cached depends on
 //! them (the path depth limit is the merge's).
 
-use super::cache::PackWriter;
+use super::cache::LayerWriter;
 use super::decompress::Compression;
-use super::index::{Kind, LayerIndex, Node, Op, MAX_LISTED};
+use super::index::{Kind, Node, Op, MAX_LISTED};
 use super::limits::{LayerLimits, Overrun};
 use super::noise::{is_pyc, PYC_HEADER};
 use super::paths::{join, normalise, shown, split, symlink_target};
@@ -34,10 +35,10 @@ pub const MAX_CAPTURE: u64 = 256 << 10;
 /// Largest dist-info `RECORD` captured (a torch RECORD is a few MiB).
 pub const MAX_RECORD: u64 = 16 << 20;
 
-/// Walk layer `index` of `image`, capturing texts into `pack`. The layer
-/// stream is read to its end, so its digest and diff-id are verified
-/// before the index is returned.
-pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLimits) -> Result<LayerIndex, ImageError> {
+/// Walk layer `index` of `image` into `out`; the count of hostile entries
+/// not listed. The layer stream is read to its end, so its digest and
+/// diff-id are verified before the walk succeeds (and the cache stores it).
+pub fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLimits) -> Result<u64, ImageError> {
     let context = format!("layer {index}");
     let io_err = |e: io::Error| ImageError::from_io(&image.reference, &context, e);
     let overrun = |overrun: Overrun| ImageError::Overrun { reference: image.reference.clone(), layer: index, overrun };
@@ -46,7 +47,7 @@ pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLi
     let budget = limits.budget(compressed);
     let stream = image.open_layer_tar(index)?;
     let mut tar = TarReader::new(BufReader::with_capacity(1 << 17, stream));
-    let mut found = Found::default();
+    let mut found = Found { out, hostile: 0, unlisted: 0 };
     let mut entries = 0u64;
     let mut buf = vec![0u8; 1 << 16];
     while let Some(h) = tar.next_header().map_err(io_err)? {
@@ -55,27 +56,28 @@ pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLi
             return Err(overrun(Overrun::Entries { max: limits.max_entries }));
         }
         budget.check(tar.entry_end(), || shown(&h.path)).map_err(overrun)?;
+        found.out.check().map_err(|e| ImageError::Io { reference: image.reference.clone(), context: format!("{context}: writing its index to the cache"), source: e })?;
         let Some((path, kind)) = found.admit(&h) else { continue };
         let (parent, name) = split(&path);
         if let Some(hidden) = name.strip_prefix(".wh.") {
             if hidden == ".wh..opq" {
-                found.ops.push(Op::Opaque(parent.into()));
+                found.out.op(&Op::Opaque(parent.into()));
             } else if !hidden.starts_with(".wh.") && !hidden.is_empty() {
-                found.ops.push(Op::Whiteout(join(parent, hidden).into()));
+                found.out.op(&Op::Whiteout(join(parent, hidden).into()));
             }
             continue;
         }
         let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         let mut node = Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, norm: None, link: None, text: None, layer: 0 };
         match kind {
-            Kind::File => hash_file(&mut tar, &path, &mut node, &mut buf, pack).map_err(io_err)?,
+            Kind::File => hash_file(&mut tar, &path, &mut node, &mut buf, found.out).map_err(io_err)?,
             Kind::Symlink | Kind::Hardlink => match found.link(&h, &path) {
                 Some(link) => node.link = Some(link.into()),
                 None => continue,
             },
             _ => {}
         }
-        found.ops.push(Op::Put(path.into(), node));
+        found.out.op(&Op::Put(path.into(), node));
     }
     // the end marker is not the end of the stream: drain it so the
     // verifying readers below check digest and diff-id — as far as the
@@ -84,26 +86,25 @@ pub fn walk(image: &Image, index: usize, pack: &mut PackWriter, limits: &LayerLi
     let allowed = budget.bytes.saturating_sub(end);
     let drained = io::copy(&mut tar.into_inner().take(allowed.saturating_add(1)), &mut io::sink()).map_err(io_err)?;
     budget.check(end + drained, || "(data after the end-of-archive marker)".into()).map_err(overrun)?;
-    Ok(LayerIndex { digest: layer.digest.clone(), diff_id: layer.diff_id.clone().unwrap_or_default(), ops: found.ops, unlisted: found.unlisted })
+    Ok(found.unlisted)
 }
 
-/// What the walk found so far: the layer's ops, and the hostile entries
-/// beyond those listed.
-#[derive(Default)]
-struct Found {
-    ops: Vec<Op>,
+/// Where the walk writes what it finds, and the count of hostile entries
+/// listed and beyond.
+struct Found<'a> {
+    out: &'a mut LayerWriter,
     hostile: usize,
     unlisted: u64,
 }
 
-impl Found {
+impl Found<'_> {
     /// A hostile entry: `report` gives its path and reason, asked for
     /// only while fewer than [`MAX_LISTED`] are listed.
     fn hostile(&mut self, report: impl FnOnce() -> (String, String)) {
         if self.hostile < MAX_LISTED {
             self.hostile += 1;
             let (path, reason) = report();
-            self.ops.push(Op::Hostile { path: path.into(), reason: reason.into() });
+            self.out.op(&Op::Hostile { path: path.into(), reason: reason.into() });
         } else {
             self.unlisted += 1;
         }
@@ -155,7 +156,7 @@ impl Found {
 
 /// Hash a file's data as it streams (and its `.pyc` body); capture it when
 /// it is a text later findings quote.
-fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, buf: &mut [u8], pack: &mut PackWriter) -> io::Result<()> {
+fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, buf: &mut [u8], pack: &mut LayerWriter) -> io::Result<()> {
     let mut full = Sha256::new();
     let mut body = is_pyc(path).then(Sha256::new);
     let mut captured = captures(path, node.size).then(|| Vec::with_capacity(node.size as usize));
@@ -179,7 +180,7 @@ fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, b
     node.digest = Some(full.finalize().into());
     node.norm = body.map(|b| Box::new(b.finalize().into()));
     if let Some(text) = captured {
-        node.text = Some(pack.add(&text)?);
+        node.text = Some(pack.text(&text)?);
     }
     Ok(())
 }
