@@ -368,10 +368,12 @@ impl Sandbox {
         self.run(case, &args)
     }
 
-    /// `image diff TAG --upstream base`.
-    fn diff(&self, case: &str, tag: &str) -> Run {
+    /// `image diff TAG --upstream base FLAGS`.
+    fn diff(&self, case: &str, tag: &str, flags: &[&str]) -> Run {
         let (pinned, upstream) = (self.reference(tag), self.reference("base"));
-        self.run(case, &["diff", &pinned, "--upstream", &upstream])
+        let mut args = vec!["diff", pinned.as_str(), "--upstream", upstream.as_str()];
+        args.extend_from_slice(flags);
+        self.run(case, &args)
     }
 }
 
@@ -428,7 +430,7 @@ fn an_ordinary_layer_passes_with_no_hostile_entry() {
     });
     sb.image("base", &[&b]);
     sb.image("ok", &[&b, &ordinary]);
-    let run = sb.diff("ordinary", "ok");
+    let run = sb.diff("ordinary", "ok", &[]);
     assert_eq!(run.code, 0, "{:#}", run.report);
     assert!(hostile_findings(&run.report).is_empty(), "{:#}", run.report);
     assert_eq!(check(&run.report, "image-integrity")["status"], "pass");
@@ -436,6 +438,13 @@ fn an_ordinary_layer_passes_with_no_hostile_entry() {
     assert!(change(&run.report, "/usr/bin/tool2").is_some());
     assert!(change(&run.report, "/usr/lib/python3/via-link.py").is_some(), "{:#}", run.report);
     assert!(change(&run.report, "/usr/lib/alias/via-link.py").is_none());
+    // a cache too small for one layer still gives the same answer (it is trimmed after the command)
+    let tiny = Sandbox::new();
+    tiny.image("base", &[&b]);
+    tiny.image("ok", &[&b, &ordinary]);
+    let again = tiny.diff("ordinary-cache-max-size-1", "ok", &["--cache-max-size", "1"]);
+    assert_eq!((again.code, &again.report["checks"]), (0, &run.report["checks"]));
+    assert!(snapshot(&tiny.path("cache/layers-v1")).is_empty(), "evicted after the command");
 }
 
 #[test]
@@ -450,7 +459,7 @@ fn dot_dot_and_absolute_names_are_reported_and_nothing_lands_outside() {
     });
     sb.image("base", &[&b]);
     let digests = sb.image("names", &[&b, &evil]);
-    let run = sb.diff("dotdot-absolute", "names");
+    let run = sb.diff("dotdot-absolute", "names", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
     let f = hostile(&run.report, &climb, &digests[1]);
     assert!(reason(f).contains("`..` component climbs out of its directory") && reason(f).ends_with("not applied"), "{f:#}");
@@ -478,7 +487,7 @@ fn a_symlink_out_of_the_root_and_entries_written_through_it_are_refused() {
     });
     sb.image("base", &[&b]);
     let digests = sb.image("links", &[&b, &evil, &later]);
-    let run = sb.diff("symlink-escape", "links");
+    let run = sb.diff("symlink-escape", "links", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
     let f = hostile(&run.report, "/usr/lib/evil/pwned.py", &digests[1]);
     assert_eq!(reason(f), format!("its directory goes through the symlink /usr/lib/evil -> {out}, which leaves the root (an extractor that follows it writes outside the image): not applied"));
@@ -504,7 +513,7 @@ fn hard_links_out_of_the_root_or_to_entries_not_yet_seen_are_refused_without_con
     });
     sb.image("base", &[&b]);
     let digests = sb.image("hard", &[&b, &evil]);
-    let run = sb.diff("hardlinks", "hard");
+    let run = sb.diff("hardlinks", "hard", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
     let f = hostile(&run.report, "/usr/bin/out", &digests[1]);
     assert!(reason(f).starts_with(&format!("a hard link whose target {climbing} a `..` component")), "{f:#}");
@@ -531,7 +540,7 @@ fn device_nodes_fifos_and_unknown_entry_types_are_reported() {
     });
     sb.image("base", &[&b]);
     let digests = sb.image("special", &[&b, &evil]);
-    let run = sb.diff("devices-fifos", "special");
+    let run = sb.diff("devices-fifos", "special", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
     for (path, kind) in [(format!("/{site}/evil.py"), "char device"), ("/usr/sda".to_string(), "block device"), (format!("/{site}/hang.py"), "fifo")] {
         let f = hostile(&run.report, &path, &digests[1]);
@@ -704,7 +713,7 @@ fn an_entry_written_twice_in_one_layer_is_reported_and_the_later_one_wins() {
     });
     sb.image("base", &[&b]);
     let digests = sb.image("twice", &[&b, &twice]);
-    let run = sb.diff("duplicates", "twice");
+    let run = sb.diff("duplicates", "twice", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
     let f = hostile(&run.report, &format!("/{site}/mod.py"), &digests[1]);
     assert!(reason(f).starts_with("written twice as a file with other content in one layer: the later one is indexed"), "{f:#}");
