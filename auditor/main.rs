@@ -9,7 +9,7 @@ use auditor::bundle::Limits;
 use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
 use auditor::policy::thresholds::Thresholds;
-use auditor::image::{self, forensics, ChangeKind, ImageRef, OpenOptions, Platform};
+use auditor::image::{self, forensics, limits, ChangeKind, ImageRef, OpenOptions, Platform};
 use auditor::policy::Policy;
 use auditor::report::{Format, Report};
 use auditor::scan;
@@ -249,6 +249,19 @@ struct ForensicArgs {
     /// Largest size of the layer cache; least recently used layers are evicted beyond it (e.g. 8G).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     cache_max_size: Option<u64>,
+    /// Most uncompressed bytes read from one layer; a larger layer is not examined.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64G")]
+    max_layer_size: u64,
+    /// Most uncompressed bytes per compressed byte of a layer (any layer may reach 256 MiB; 0: no limit). A layer
+    /// that expands more is a decompression bomb: a hostile entry, not examined further.
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_RATIO)]
+    max_layer_ratio: u64,
+    /// Most entries in one layer, and paths in one image's merged index; beyond, the rest is not examined.
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_ENTRIES)]
+    max_layer_entries: u64,
+    /// Most directory levels of a path in a layer; a deeper entry is a hostile entry, not applied.
+    #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_DEPTH)]
+    max_path_depth: usize,
     /// Policy file (TOML); default: the embedded `inferencex` policy.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -266,7 +279,8 @@ impl ForensicArgs {
             bail!("no cache directory: set HOME or XDG_CACHE_HOME, or pass --cache-dir DIR");
         };
         let today = self.today.clone().unwrap_or_else(auditor::policy::suppressions::today);
-        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, today })
+        let limits = limits::LayerLimits { max_size: self.max_layer_size, max_ratio: self.max_layer_ratio, max_entries: self.max_layer_entries, max_depth: self.max_path_depth };
+        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, limits, today })
     }
 }
 

@@ -13,7 +13,7 @@ use super::dist::{normalise_name, Distribution, Owners, TextSource};
 use super::index::{FsIndex, Node};
 use super::noise::{self, is_pyc};
 use super::textdiff;
-use super::walk::split;
+use super::paths::split;
 use super::Image;
 use crate::evidence::provenance::{clip, Provenance};
 use crate::finding::{Finding, Severity};

@@ -96,12 +96,12 @@ pub fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::tests::{dir, file};
-    use crate::image::index::{LayerIndex, Op};
+    use crate::image::index::tests::{apply, dir, file};
+    use crate::image::index::Op;
 
     fn fs(entries: Vec<(&str, Node)>) -> FsIndex {
         let mut f = FsIndex::default();
-        f.apply(0, &LayerIndex { digest: String::new(), diff_id: String::new(), ops: entries.into_iter().map(|(p, n)| Op::Put(p.into(), n)).collect() });
+        apply(&mut f, 0, entries.into_iter().map(|(p, n)| Op::Put(p.into(), n)).collect());
         f
     }
 

@@ -7,7 +7,7 @@
 //! and lets `image verify` check files against their own RECORD.
 
 use super::index::{FsIndex, Kind, Node};
-use super::walk::split;
+use super::paths::split;
 use base64::Engine as _;
 use std::collections::{BTreeMap, HashMap};
 

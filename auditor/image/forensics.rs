@@ -11,6 +11,7 @@ use super::classify::{Finder, Rules, Side};
 use super::dist::{self, Distribution, TextSource};
 use super::index::Node;
 use super::indexer::{index_images, Indexed, LayerCounts, Trouble};
+use super::limits::LayerLimits;
 use super::{configdiff, diff, integrity, open, record, Image, ImageError, ImageRef, OpenOptions};
 use crate::checks::{forbidden_env_in_image, suppress, CheckResult, Status};
 use crate::evidence::knobs::Catalog;
@@ -34,6 +35,8 @@ pub struct Options {
     pub cache_max_bytes: u64,
     /// Layers walked at once.
     pub jobs: usize,
+    /// What one layer may cost.
+    pub limits: LayerLimits,
     /// Suppression expiry is judged at this date (`YYYY-MM-DD`).
     pub today: String,
 }
@@ -57,7 +60,7 @@ fn open_or_report(reference: &ImageRef, options: &Options, policy: &Policy) -> R
     match open(reference, &options.open) {
         Ok(image) => Ok(Ok(image)),
         Err(ImageError::Tamper { reference: r, tamper }) => {
-            let check = integrity::result(vec![integrity::finding(&r, &tamper)], 0, 0);
+            let check = integrity::result(vec![integrity::finding(&r, &tamper)], 0, 0, 0);
             Ok(Err(Report::new(policy.name.clone(), vec![Input::Image(ImageInput::unresolved(&r))], vec![check], Vec::new(), Vec::new(), Vec::new())))
         }
         Err(e) => Err(e),
@@ -88,15 +91,16 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
         if same_manifest || same_content {
             let why = if same_manifest { "the same manifest digest" } else { "the same config and layer blobs" };
             checks.push(CheckResult::from_findings("engine-patch", settings, Vec::new(), format!("the pinned image is the upstream image ({why}): no layer read"), String::new()));
-            checks.push(integrity::result(Vec::new(), documents(&pinned) + documents(&upstream), 0));
+            checks.push(integrity::result(Vec::new(), documents(&pinned) + documents(&upstream), 0, 0));
         } else {
             let config = configdiff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
             let cache = open_cache(options, &pinned.reference)?;
-            let (indexed, trouble) = index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs);
+            let (indexed, trouble) = index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits);
             counts = indexed.iter().map(|i| i.counts.clone()).collect();
             let [p, u] = <[Indexed; 2]>::try_from(indexed).map_err(|_| ImageError::Transport { reference: pinned.reference.clone(), detail: "indexing lost an image".into() })?;
             checks.push(compare(settings, (&pinned, &p), (&upstream, &u), &cache, config));
             checks.push(integrity_check(&[(&pinned, &p), (&upstream, &u)], &trouble));
+            cache.evict();
             not_examined.extend(trouble.not_examined);
         }
     }
@@ -116,7 +120,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
     if let Some(settings) = policy.check("engine-patch") {
         let rules = Rules::new(settings);
         let cache = open_cache(options, &image.reference)?;
-        let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs);
+        let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs, &options.limits);
         counts = indexed.iter().map(|i| i.counts.clone()).collect();
         let Some(indexed) = indexed.into_iter().next() else { return Err(ImageError::Transport { reference: image.reference.clone(), detail: "indexing lost the image".into() }) };
         let config = configdiff::findings(&rules, &image.reference, &image.config, None);
@@ -134,6 +138,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
         };
         checks.push(check);
         checks.push(integrity_check(&[(&image, &indexed)], &trouble));
+        cache.evict();
         not_examined.extend(trouble.not_examined);
     }
     finish(policy, options, &image, inputs, checks, counts, not_examined)
@@ -207,18 +212,25 @@ fn engine_check(settings: &CheckPolicy, findings: Vec<Finding>, what: &str) -> C
     CheckResult::from_findings("engine-patch", settings, kept, pass, format!("{errors} engine patch finding(s): {what}{more}"))
 }
 
-/// Blob tampering found while reading layers, and hostile layer entries.
+/// Blob tampering found while reading layers, and hostile layer entries
+/// (at most [`MAX_PER_RULE`] listed; the summary counts the rest).
 fn integrity_check(images: &[(&Image, &Indexed)], trouble: &Trouble) -> CheckResult {
     let mut findings = trouble.findings.clone();
+    let mut hostile = 0u64;
     for (image, indexed) in images {
+        hostile += indexed.fs.hostile.len() as u64 + indexed.fs.unlisted;
         for h in &indexed.fs.hostile {
+            if findings.len() - trouble.findings.len() >= MAX_PER_RULE {
+                break;
+            }
             let layer = image.layers.get(usize::from(h.layer)).map(|l| l.digest.clone());
             let evidence = Provenance { file: h.path.clone(), artifact: None, line: None, span: None, layer, text: h.reason.clone() };
-            let message = format!("{}: a layer entry {} was not applied: {} ({})", image.reference, h.path, h.reason, "a crafted layer");
-            findings.push(Finding::new("image-integrity/hostile-entry", Severity::Error, message, None, vec![evidence]).in_image("hostile-entry", Some(&h.path)));
+            let message = format!("{}: layer {} entry {}: {} (a crafted layer)", image.reference, h.layer, h.path, h.reason);
+            findings.push(Finding::new(integrity::HOSTILE_RULE, Severity::Error, message, None, vec![evidence]).in_image("hostile-entry", Some(&h.path)));
         }
     }
     let read: usize = images.iter().map(|(i, x)| documents(i) + i.layers.len() - x.missing.len()).sum();
     let unread: usize = images.iter().map(|(_, x)| x.missing.len()).sum();
-    integrity::result(findings, read, unread)
+    let listed = (findings.len() - trouble.findings.len()) as u64;
+    integrity::result(findings, read, unread, hostile - listed)
 }

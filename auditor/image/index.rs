@@ -1,22 +1,22 @@
-//! File indexes. A layer's index ([`LayerIndex`]) is what walking its tar
-//! found, in order: entries put, whiteouts and opaque directories, and
-//! entries refused as hostile. An image's merged filesystem ([`FsIndex`])
-//! is its layers' indexes applied in order with OCI semantics, so two
-//! images compare path by path whatever their layer split.
-//!
-//! Layer indexes are cached on disk by blob digest; [`LayerIndex::write`]
-//! and [`LayerIndex::read`] are that format: a versioned binary stream
-//! ending in the SHA-256 of everything before it, so a truncated or
-//! corrupt cache file reads as a miss, never as a wrong index.
+//! File indexes. A layer's index is what walking its tar found, in order
+//! ([`Op`]s: entries put, whiteouts and opaque directories, and hostile
+//! entries, refused or applied and reported); it lives in the cache
+//! ([`super::layerfile`]). An image's merged filesystem ([`FsIndex`]) is
+//! its layers' indexes applied in order with OCI semantics, each entry
+//! where a runtime would put it, so two images compare path by path
+//! whatever their layer split — and a crafted layer cannot place a file
+//! where the index does not see it.
 
-use sha2::{Digest as _, Sha256};
+use super::diff::same_content;
+use super::limits::{DEFAULT_MAX_DEPTH, MAX_PATH};
+use super::links::{Links, Unresolved};
+use super::paths::{is_within, join, split};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::ops::Bound;
 
-const MAGIC: &[u8; 8] = b"AUDITIDX";
-const VERSION: u32 = 1;
-/// Longest path or link target read back from a cache file.
-const MAX_STR: u32 = 1 << 20;
+/// Most hostile entries listed per layer and per image; the rest are counted.
+pub const MAX_LISTED: usize = 1000;
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +44,11 @@ impl Kind {
         }
     }
 
-    fn code(self) -> u8 {
+    pub(super) fn code(self) -> u8 {
         self as u8
     }
 
-    fn from_code(c: u8) -> Option<Kind> {
+    pub(super) fn from_code(c: u8) -> Option<Kind> {
         [Kind::File, Kind::Dir, Kind::Symlink, Kind::Hardlink, Kind::Char, Kind::Block, Kind::Fifo].get(usize::from(c)).copied()
     }
 }
@@ -104,18 +104,10 @@ pub enum Op {
     Whiteout(Box<str>),
     /// `.wh..wh..opq`: everything under the directory, from lower layers.
     Opaque(Box<str>),
-    /// An entry that was not applied, and why (`..` escaping the root ...).
+    /// A hostile entry: what is wrong and what was done with it (a `..`
+    /// climbing out is not applied; an absolute name is applied inside
+    /// the root and reported).
     Hostile { path: Box<str>, reason: Box<str> },
-}
-
-/// What one layer's tar holds.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LayerIndex {
-    /// The blob digest (the cache key).
-    pub digest: String,
-    /// The uncompressed digest verified while walking, when the image names one.
-    pub diff_id: String,
-    pub ops: Vec<Op>,
 }
 
 /// A hostile entry of an image, with the layer that holds it.
@@ -123,70 +115,183 @@ pub struct LayerIndex {
 pub struct HostileEntry {
     pub layer: u16,
     pub path: String,
+    /// What is wrong and what was done with it (applied or not).
     pub reason: String,
 }
 
 /// An image's merged filesystem: path (absolute, normalised) -> entry.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FsIndex {
     pub entries: BTreeMap<Box<str>, Node>,
     pub hostile: Vec<HostileEntry>,
+    /// Hostile entries beyond [`MAX_LISTED`], counted, not listed.
+    pub unlisted: u64,
+    links: Links,
+    /// Entries deeper than this many directories are refused (`--max-path-depth`).
+    max_depth: usize,
+}
+
+impl Default for FsIndex {
+    fn default() -> Self {
+        FsIndex::new(DEFAULT_MAX_DEPTH)
+    }
 }
 
 impl FsIndex {
-    /// Apply layer `layer` on top: its whiteouts and opaque markers hide
-    /// lower entries (never its own), then its entries are put in order; a
-    /// non-directory replacing a directory hides what was under it; a hard
-    /// link takes its target's content.
-    pub fn apply(&mut self, layer: u16, index: &LayerIndex) {
-        for op in &index.ops {
-            match op {
-                Op::Whiteout(path) => {
-                    self.entries.remove(&**path);
-                    self.remove_below(path);
-                }
-                Op::Opaque(dir) => self.remove_below(dir),
-                Op::Hostile { path, reason } => self.hostile.push(HostileEntry { layer, path: path.to_string(), reason: reason.to_string() }),
-                Op::Put(..) => {}
-            }
-        }
-        for op in &index.ops {
-            let Op::Put(path, node) = op else { continue };
-            let mut node = node.clone();
-            node.layer = layer;
-            if let Some(t) = node.text.as_mut() {
-                t.layer = layer;
-            }
-            if node.kind == Kind::Hardlink {
-                if let Some(target) = node.link.as_deref().and_then(|t| self.entries.get(t)).filter(|t| t.kind == Kind::File) {
-                    node.kind = Kind::File;
-                    node.size = target.size;
-                    node.digest = target.digest;
-                    node.norm = target.norm.clone();
-                    node.text = target.text;
+    pub fn new(max_depth: usize) -> FsIndex {
+        FsIndex { entries: BTreeMap::new(), hostile: Vec::new(), unlisted: 0, links: Links::default(), max_depth }
+    }
+
+    /// Layer `layer` goes on top in two passes over its ops, in order:
+    /// first [`FsIndex::hide`] each, then [`FsIndex::add`] each. Its
+    /// whiteouts and opaque markers hide lower entries (never its own).
+    /// Each entry lands where a runtime puts it: symlinks among its parent
+    /// directories are followed inside the root, and an entry whose
+    /// directory resolves above the root, or that is deeper than
+    /// `max_depth`, is refused. A non-directory replacing a directory
+    /// hides what was under it; a hard link takes its target's content,
+    /// and one to a path no earlier entry wrote is refused. Entries
+    /// written twice in one layer with other content, and device nodes
+    /// and FIFOs outside `/dev`, are reported.
+    pub fn hide(&mut self, layer: u16, op: &Op) {
+        match op {
+            Op::Whiteout(path) => {
+                let (parent, name) = split(path);
+                match self.resolve(parent) {
+                    Ok(dir) => {
+                        let path = join(&dir, name);
+                        self.remove(&path);
+                        self.remove_below(&path);
+                    }
+                    Err(why) => self.report(layer, path, format!("a whiteout whose directory {why}: not applied")),
                 }
             }
-            if node.kind != Kind::Dir {
-                self.remove_below(path);
-            }
-            self.entries.insert(path.clone(), node);
+            Op::Opaque(dir) => match self.resolve(dir) {
+                Ok(resolved) => {
+                    let resolved = resolved.into_owned();
+                    self.remove_below(&resolved);
+                }
+                Err(why) => self.report(layer, dir, format!("an opaque-directory marker whose directory {why}: not applied")),
+            },
+            Op::Hostile { .. } | Op::Put(..) => {}
         }
     }
 
-    /// Remove everything strictly below directory `dir`.
+    /// The second pass of a layer (see [`FsIndex::hide`]): entries are
+    /// moved in, hostile ones listed in the layer's order.
+    pub fn add(&mut self, layer: u16, op: Op) {
+        match op {
+            Op::Put(path, node) => self.put(layer, path, node),
+            Op::Hostile { path, reason } => self.report(layer, &path, reason.into()),
+            Op::Whiteout(_) | Op::Opaque(_) => {}
+        }
+    }
+
+    fn put(&mut self, layer: u16, raw: Box<str>, mut node: Node) {
+        let depth = raw.matches('/').count();
+        if depth > self.max_depth {
+            return self.report(layer, &raw, format!("the path is {depth} directories deep, over --max-path-depth ({}): not applied", self.max_depth));
+        }
+        let (parent, name) = split(&raw);
+        // where a symlink among its directories takes it, if one does
+        let moved = match self.resolve(parent) {
+            Ok(Cow::Borrowed(_)) => None,
+            Ok(Cow::Owned(dir)) => Some(join(&dir, name)),
+            Err(why) => return self.report(layer, &raw, format!("its directory {why}: not applied")),
+        };
+        let landed = moved.as_ref().map_or(String::new(), |path| format!(" (at {path}, through a symlink)"));
+        let (path, moved_from): (Box<str>, Option<Box<str>>) = match moved {
+            Some(path) => (path.into(), Some(raw)),
+            None => (raw, None),
+        };
+        let raw = moved_from.as_deref().unwrap_or(&path);
+        node.layer = layer;
+        if let Some(t) = node.text.as_mut() {
+            t.layer = layer;
+        }
+        if node.kind == Kind::Hardlink {
+            if let Err(why) = self.take_link_content(&mut node) {
+                return self.report(layer, raw, why);
+            }
+        }
+        if matches!(node.kind, Kind::Char | Kind::Block | Kind::Fifo) && !is_within(&path, "/dev") {
+            self.report(layer, raw, format!("a {} outside /dev{landed}: indexed as one (no image builder ships one; code that opens it blocks or reaches a device)", node.kind.as_str()));
+        }
+        if let Some(old) = self.entries.get(&path).filter(|old| old.layer == layer && !(old.kind == Kind::Dir && node.kind == Kind::Dir) && !same_content(old, &node)) {
+            let what = if old.kind == node.kind { format!("twice as a {} with other content", old.kind.as_str()) } else { format!("as a {} and then as a {}", old.kind.as_str(), node.kind.as_str()) };
+            let reason = format!("written {what} in one layer{landed}: the later one is indexed, as a runtime extracts it (a tool that keeps the first sees other content)");
+            self.report(layer, raw, reason);
+        }
+        if node.kind != Kind::Dir {
+            self.remove_below(&path);
+        }
+        self.insert(path, node);
+    }
+
+    /// A hard link's content: its target's, when an earlier entry wrote it.
+    fn take_link_content(&self, node: &mut Node) -> Result<(), String> {
+        let target = node.link.clone().unwrap_or_default();
+        let (parent, name) = split(&target);
+        let dir = self.resolve(parent).map_err(|why| format!("a hard link to {target}, whose directory {why}: not applied"))?;
+        match self.entries.get(join(&dir, name).as_str()) {
+            None => Err(format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)")),
+            Some(t) if t.kind == Kind::Dir => Err(format!("a hard link to the directory {target}: not applied (no filesystem allows one)")),
+            Some(t) => {
+                node.kind = t.kind;
+                node.size = t.size;
+                node.digest = t.digest;
+                node.norm = t.norm.clone();
+                node.text = t.text;
+                node.link = t.link.clone();
+                Ok(())
+            }
+        }
+    }
+
+    fn resolve<'a>(&'a self, dir: &'a str) -> Result<Cow<'a, str>, Unresolved> {
+        self.links.resolve(&self.entries, dir, MAX_PATH)
+    }
+
+    /// A hostile entry of layer `layer` (listed up to [`MAX_LISTED`]).
+    pub fn report(&mut self, layer: u16, path: &str, reason: String) {
+        if self.hostile.len() < MAX_LISTED {
+            self.hostile.push(HostileEntry { layer, path: path.to_string(), reason });
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    fn insert(&mut self, path: Box<str>, node: Node) {
+        let was_link = self.entries.get(&path).is_some_and(|old| old.kind == Kind::Symlink);
+        match (was_link, node.kind == Kind::Symlink) {
+            (false, true) => self.links.insert(&path),
+            (true, false) => self.links.remove(&path),
+            _ => {}
+        }
+        self.entries.insert(path, node);
+    }
+
+    fn remove(&mut self, path: &str) {
+        if self.entries.remove(path).is_some_and(|old| old.kind == Kind::Symlink) {
+            self.links.remove(path);
+        }
+    }
+
+    /// Remove everything strictly below directory `dir`: one lookup when
+    /// there is nothing, whatever the index size.
     fn remove_below(&mut self, dir: &str) {
         let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
-        // The first string after every `prefix...`: '/' + 1 is '0'.
-        let mut end = prefix.clone();
-        end.pop();
-        end.push('0');
-        let mut below = self.entries.split_off(prefix.as_str());
-        let mut after = below.split_off(end.as_str());
-        if dir == "/" {
-            // the root's own entry sorts first among "/..."
-            below.remove("/").map(|root| self.entries.insert("/".into(), root));
+        let below: Vec<Box<str>> = self
+            .entries
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(&prefix))
+            .filter(|k| &***k != "/")
+            .cloned()
+            .collect();
+        for path in below {
+            self.remove(&path);
         }
-        self.entries.append(&mut after);
     }
 
     pub fn get(&self, path: &str) -> Option<&Node> {
@@ -196,168 +301,15 @@ impl FsIndex {
     /// Entries strictly below `dir`, in order.
     pub fn below<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
         let prefix = format!("{}/", dir.trim_end_matches('/'));
-        self.entries.range::<str, _>((std::ops::Bound::Included(prefix.as_str()), std::ops::Bound::Unbounded)).map(|(k, v)| (&**k, v)).take_while(move |(k, _)| k.starts_with(&prefix))
-    }
-}
-
-/// A writer that hashes what passes through.
-struct Hashing<W> {
-    inner: W,
-    hash: Sha256,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-struct Hashed<R> {
-    inner: R,
-    hash: Sha256,
-}
-
-impl<R: Read> Read for Hashed<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hash.update(&buf[..n]);
-        Ok(n)
-    }
-}
-
-fn put_str(w: &mut impl Write, s: &str) -> io::Result<()> {
-    w.write_all(&(s.len() as u32).to_le_bytes())?;
-    w.write_all(s.as_bytes())
-}
-
-fn bad(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("layer index: {what}"))
-}
-
-fn get<const N: usize>(r: &mut impl Read) -> io::Result<[u8; N]> {
-    let mut b = [0u8; N];
-    r.read_exact(&mut b)?;
-    Ok(b)
-}
-
-fn get_u32(r: &mut impl Read) -> io::Result<u32> {
-    get::<4>(r).map(u32::from_le_bytes)
-}
-
-fn get_u64(r: &mut impl Read) -> io::Result<u64> {
-    get::<8>(r).map(u64::from_le_bytes)
-}
-
-fn get_str(r: &mut impl Read) -> io::Result<Box<str>> {
-    let len = get_u32(r)?;
-    if len > MAX_STR {
-        return Err(bad("string too long"));
-    }
-    let mut b = vec![0u8; len as usize];
-    r.read_exact(&mut b)?;
-    String::from_utf8(b).map(String::into_boxed_str).map_err(|_| bad("string is not UTF-8"))
-}
-
-impl LayerIndex {
-    /// Serialise (uncompressed; the cache compresses around it).
-    pub fn write(&self, w: impl Write) -> io::Result<()> {
-        let mut w = Hashing { inner: w, hash: Sha256::new() };
-        w.write_all(MAGIC)?;
-        w.write_all(&VERSION.to_le_bytes())?;
-        put_str(&mut w, &self.digest)?;
-        put_str(&mut w, &self.diff_id)?;
-        w.write_all(&(self.ops.len() as u64).to_le_bytes())?;
-        for op in &self.ops {
-            match op {
-                Op::Put(path, n) => {
-                    w.write_all(&[0])?;
-                    put_str(&mut w, path)?;
-                    let flags = u8::from(n.digest.is_some()) | u8::from(n.norm.is_some()) << 1 | u8::from(n.link.is_some()) << 2 | u8::from(n.text.is_some()) << 3;
-                    w.write_all(&[n.kind.code(), flags])?;
-                    for v in [n.mode, n.uid, n.gid] {
-                        w.write_all(&v.to_le_bytes())?;
-                    }
-                    w.write_all(&n.size.to_le_bytes())?;
-                    if let Some(d) = &n.digest {
-                        w.write_all(d)?;
-                    }
-                    if let Some(d) = &n.norm {
-                        w.write_all(&d[..])?;
-                    }
-                    if let Some(l) = &n.link {
-                        put_str(&mut w, l)?;
-                    }
-                    if let Some(t) = &n.text {
-                        w.write_all(&t.offset.to_le_bytes())?;
-                        w.write_all(&t.len.to_le_bytes())?;
-                    }
-                }
-                Op::Whiteout(p) => {
-                    w.write_all(&[1])?;
-                    put_str(&mut w, p)?;
-                }
-                Op::Opaque(p) => {
-                    w.write_all(&[2])?;
-                    put_str(&mut w, p)?;
-                }
-                Op::Hostile { path, reason } => {
-                    w.write_all(&[3])?;
-                    put_str(&mut w, path)?;
-                    put_str(&mut w, reason)?;
-                }
-            }
-        }
-        let sum = w.hash.clone().finalize();
-        w.inner.write_all(&sum)?;
-        w.flush()
-    }
-
-    /// Read what [`LayerIndex::write`] wrote; any damage is an error.
-    pub fn read(r: impl Read) -> io::Result<LayerIndex> {
-        let mut r = Hashed { inner: r, hash: Sha256::new() };
-        if &get::<8>(&mut r)? != MAGIC || get_u32(&mut r)? != VERSION {
-            return Err(bad("not a layer index of this version"));
-        }
-        let digest = get_str(&mut r)?.into();
-        let diff_id = get_str(&mut r)?.into();
-        let count = get_u64(&mut r)?;
-        let mut ops = Vec::with_capacity(count.min(1 << 16) as usize);
-        for _ in 0..count {
-            let [tag] = get::<1>(&mut r)?;
-            ops.push(match tag {
-                0 => {
-                    let path = get_str(&mut r)?;
-                    let [kind, flags] = get::<2>(&mut r)?;
-                    let kind = Kind::from_code(kind).ok_or_else(|| bad("unknown entry kind"))?;
-                    let (mode, uid, gid, size) = (get_u32(&mut r)?, get_u32(&mut r)?, get_u32(&mut r)?, get_u64(&mut r)?);
-                    let digest = if flags & 1 != 0 { Some(get::<32>(&mut r)?) } else { None };
-                    let norm = if flags & 2 != 0 { Some(Box::new(get::<32>(&mut r)?)) } else { None };
-                    let link = if flags & 4 != 0 { Some(get_str(&mut r)?) } else { None };
-                    let text = if flags & 8 != 0 { Some(TextRef { layer: 0, offset: get_u64(&mut r)?, len: get_u32(&mut r)? }) } else { None };
-                    Op::Put(path, Node { kind, mode, uid, gid, size, digest, norm, link, text, layer: 0 })
-                }
-                1 => Op::Whiteout(get_str(&mut r)?),
-                2 => Op::Opaque(get_str(&mut r)?),
-                3 => Op::Hostile { path: get_str(&mut r)?, reason: get_str(&mut r)? },
-                _ => return Err(bad("unknown record")),
-            });
-        }
-        let expected = r.hash.clone().finalize();
-        if get::<32>(&mut r.inner)?[..] != expected[..] {
-            return Err(bad("checksum mismatch"));
-        }
-        Ok(LayerIndex { digest, diff_id, ops })
+        self.entries.range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded)).map(|(k, v)| (&**k, v)).take_while(move |(k, _)| k.starts_with(&prefix))
     }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    use sha2::{Digest as _, Sha256};
 
     pub fn file(content: &[u8]) -> Node {
         Node { kind: Kind::File, mode: 0o644, uid: 0, gid: 0, size: content.len() as u64, digest: Some(Sha256::digest(content).into()), norm: None, link: None, text: None, layer: 0 }
@@ -367,8 +319,14 @@ pub(crate) mod tests {
         Node { kind: Kind::Dir, mode: 0o755, digest: None, size: 0, ..file(b"") }
     }
 
-    fn layer(ops: Vec<Op>) -> LayerIndex {
-        LayerIndex { digest: "sha256:x".into(), diff_id: String::new(), ops }
+    /// A layer applied as the cache applies one: hides first, then entries.
+    pub fn apply(fs: &mut FsIndex, layer: u16, ops: Vec<Op>) {
+        for op in &ops {
+            fs.hide(layer, op);
+        }
+        for op in ops {
+            fs.add(layer, op);
+        }
     }
 
     fn put(p: &str, n: Node) -> Op {
@@ -382,52 +340,104 @@ pub(crate) mod tests {
     #[test]
     fn whiteouts_opaque_dirs_and_replacements() {
         let mut fs = FsIndex::default();
-        fs.apply(0, &layer(vec![put("/", dir()), put("/a", dir()), put("/a/x", file(b"x")), put("/a/y", file(b"y")), put("/a0", file(b"")), put("/b", dir()), put("/b/z", file(b"z"))]));
-        fs.apply(1, &layer(vec![Op::Whiteout("/a/x".into()), Op::Opaque("/b".into()), put("/b/new", file(b"n")), put("/a/y", file(b"y2"))]));
+        apply(&mut fs, 0, vec![put("/", dir()), put("/a", dir()), put("/a/x", file(b"x")), put("/a/y", file(b"y")), put("/a0", file(b"")), put("/b", dir()), put("/b/z", file(b"z"))]);
+        apply(&mut fs, 1, vec![Op::Whiteout("/a/x".into()), Op::Opaque("/b".into()), put("/b/new", file(b"n")), put("/a/y", file(b"y2"))]);
         assert_eq!(paths(&fs), ["/", "/a", "/a/y", "/a0", "/b", "/b/new"]);
         assert_eq!(fs.get("/a/y").unwrap().layer, 1);
         // a file replacing a directory hides its children; a whiteout of a dir removes the subtree
-        fs.apply(2, &layer(vec![put("/b", file(b"now a file")), Op::Whiteout("/a".into())]));
+        apply(&mut fs, 2, vec![put("/b", file(b"now a file")), Op::Whiteout("/a".into())]);
         assert_eq!(paths(&fs), ["/", "/a0", "/b"]);
-        fs.apply(3, &layer(vec![Op::Opaque("/".into())]));
+        apply(&mut fs, 3, vec![Op::Opaque("/".into())]);
         assert_eq!(paths(&fs), ["/"]);
     }
 
+    fn link(target: &str) -> Node {
+        Node { kind: Kind::Symlink, link: Some(target.into()), digest: None, ..file(b"") }
+    }
+
+    fn reasons(fs: &FsIndex) -> Vec<(&str, &str)> {
+        fs.hostile.iter().map(|h| (h.path.as_str(), h.reason.as_str())).collect()
+    }
+
     #[test]
-    fn hardlinks_take_their_targets_content() {
+    fn hardlinks_take_their_targets_content_and_dangling_ones_are_refused() {
         let mut fs = FsIndex::default();
-        let link = Node { kind: Kind::Hardlink, link: Some("/bin/busybox".into()), mode: 0o755, ..file(b"") };
-        fs.apply(0, &layer(vec![put("/bin/busybox", file(b"elf")), put("/usr/bin/env", link.clone()), put("/dangling", Node { link: Some("/nope".into()), ..link })]));
+        let hard = |target: &str| Node { kind: Kind::Hardlink, link: Some(target.into()), mode: 0o755, digest: None, ..file(b"") };
+        apply(&mut fs, 0, vec![put("/bin/busybox", file(b"elf")), put("/usr/bin/env", hard("/bin/busybox")), put("/dangling", hard("/nope")), put("/d", dir()), put("/to-dir", hard("/d"))]);
         let env = fs.get("/usr/bin/env").unwrap();
-        assert_eq!((env.kind, env.digest, env.size), (Kind::File, file(b"elf").digest, 3));
-        assert_eq!(fs.get("/dangling").unwrap().kind, Kind::Hardlink);
+        assert_eq!((env.kind, env.digest, env.size, env.mode), (Kind::File, file(b"elf").digest, 3, 0o755));
+        assert!(fs.get("/dangling").is_none() && fs.get("/to-dir").is_none());
+        let r = reasons(&fs);
+        assert_eq!(r.len(), 2);
+        assert!(r[0].0 == "/dangling" && r[0].1.contains("no earlier entry of the image wrote: not applied"), "{r:?}");
+        assert!(r[1].1.contains("hard link to the directory /d"), "{r:?}");
         assert_eq!(fs.below("/bin").count(), 1);
     }
 
     #[test]
-    fn serialisation_round_trips_and_detects_damage() {
-        let mut n = file(b"code");
-        n.norm = Some(Box::new([7; 32]));
-        n.text = Some(TextRef { layer: 0, offset: 9, len: 4 });
-        let idx = LayerIndex {
-            digest: "sha256:ab".into(),
-            diff_id: "sha256:cd".into(),
-            ops: vec![
-                put("/x.pyc", n),
-                put("/l", Node { kind: Kind::Symlink, link: Some("x".into()), digest: None, ..file(b"") }),
-                Op::Whiteout("/w".into()),
-                Op::Opaque("/o".into()),
-                Op::Hostile { path: "/../etc".into(), reason: "escapes".into() },
-            ],
-        };
-        let mut bytes = Vec::new();
-        idx.write(&mut bytes).unwrap();
-        assert_eq!(LayerIndex::read(&bytes[..]).unwrap(), idx);
-        for cut in [0, 10, bytes.len() - 1] {
-            assert!(LayerIndex::read(&bytes[..cut]).is_err());
-        }
-        let mut flipped = bytes.clone();
-        flipped[30] ^= 1;
-        assert!(LayerIndex::read(&flipped[..]).is_err());
+    fn entries_land_where_symlinks_take_them_and_escapes_are_refused() {
+        let mut fs = FsIndex::default();
+        apply(&mut fs, 0, vec![put("/usr/lib", dir()), put("/lib", link("usr/lib")), put("/lib/libc.so", file(b"c")), put("/usr/lib/up", link("../../../../tmp/host")), put("/usr/lib/up/pwned", file(b"x"))]);
+        assert_eq!(fs.get("/usr/lib/libc.so").unwrap().digest, file(b"c").digest);
+        assert!(fs.get("/lib/libc.so").is_none());
+        assert!(fs.entries.keys().all(|k| !k.contains("pwned")), "{:?}", fs.entries.keys().collect::<Vec<_>>());
+        assert_eq!(reasons(&fs), [("/usr/lib/up/pwned", "its directory goes through the symlink /usr/lib/up -> ../../../../tmp/host, which leaves the root (an extractor that follows it writes outside the image): not applied")]);
+        // a later layer: the symlink from below still counts; a whiteout through it is refused too
+        apply(&mut fs, 1, vec![Op::Whiteout("/usr/lib/up/x".into()), put("/usr/lib/up/later", file(b"y"))]);
+        assert_eq!(fs.hostile.len(), 3);
+        assert!(fs.hostile[1].reason.starts_with("a whiteout whose directory goes through the symlink /usr/lib/up"));
+        // replacing the link with a directory makes the path ordinary again
+        apply(&mut fs, 2, vec![put("/usr/lib/up", dir()), put("/usr/lib/up/now", file(b"z"))]);
+        assert!(fs.get("/usr/lib/up/now").is_some());
+        assert_eq!(fs.hostile.len(), 3);
+        // a whiteout through an in-root link removes the target
+        apply(&mut fs, 3, vec![Op::Whiteout("/lib/libc.so".into())]);
+        assert!(fs.get("/usr/lib/libc.so").is_none());
+    }
+
+    #[test]
+    fn duplicates_and_special_files_are_reported_and_kept() {
+        let mut fs = FsIndex::default();
+        let fifo = Node { kind: Kind::Fifo, digest: None, size: 0, ..file(b"") };
+        let dev = Node { kind: Kind::Char, ..fifo.clone() };
+        apply(&mut fs, 0, vec![put("/a", dir()), put("/a", dir()), put("/f", file(b"1")), put("/f", file(b"1")), put("/g", file(b"1")), put("/g", link("/etc/passwd")), put("/dev/null", dev.clone()), put("/usr/lib/python3/site.py", fifo), put("/usr/sda", dev)]);
+        let r = reasons(&fs);
+        assert_eq!(r.iter().map(|(p, _)| *p).collect::<Vec<_>>(), ["/g", "/usr/lib/python3/site.py", "/usr/sda"], "{r:?}");
+        assert!(r[0].1.starts_with("written as a file and then as a symlink in one layer: the later one is indexed"), "{r:?}");
+        assert!(r[1].1.starts_with("a fifo outside /dev"), "{r:?}");
+        assert_eq!(fs.get("/g").unwrap().kind, Kind::Symlink);
+        assert_eq!(fs.get("/usr/sda").unwrap().kind, Kind::Char);
+        // the same path in a later layer is an ordinary replacement
+        apply(&mut fs, 1, vec![put("/f", file(b"2"))]);
+        assert_eq!(fs.hostile.len(), 3);
+    }
+
+    #[test]
+    fn entries_deeper_than_the_limit_are_refused() {
+        let mut fs = FsIndex::new(2);
+        apply(&mut fs, 0, vec![put("/a", dir()), put("/a/b", dir()), put("/a/b/c", file(b""))]);
+        assert_eq!(paths(&fs), ["/a", "/a/b"]);
+        assert_eq!(reasons(&fs), [("/a/b/c", "the path is 3 directories deep, over --max-path-depth (2): not applied")]);
+    }
+
+    #[test]
+    fn hostile_entries_beyond_the_listed_are_counted() {
+        let mut fs = FsIndex::default();
+        let ops = (0..MAX_LISTED + 5).map(|i| put(&format!("/h{i}"), Node { kind: Kind::Hardlink, link: Some("/none".into()), digest: None, ..file(b"") })).collect();
+        apply(&mut fs, 0, ops);
+        assert_eq!((fs.hostile.len(), fs.unlisted), (MAX_LISTED, 5));
+    }
+
+    #[test]
+    fn a_shuffled_layer_of_many_files_merges_without_moving_the_index() {
+        // each put used to split the index at its path and append the rest
+        // back (BTreeMap::append rebuilds the tree): quadratic out of order
+        let n: u64 = 100_000;
+        let ops: Vec<Op> = (0..n).map(|i| put(&format!("/d/{:07}", i * 7919 % n), file(b""))).collect();
+        let start = std::time::Instant::now();
+        let mut fs = FsIndex::default();
+        apply(&mut fs, 0, ops);
+        assert_eq!(fs.entries.len() as u64, n);
+        assert!(start.elapsed() < std::time::Duration::from_secs(10), "{:?}", start.elapsed());
     }
 }

@@ -2,13 +2,18 @@
 //! most once: a layer cached by an earlier run comes from the cache; a
 //! layer two images share (same blob digest) is walked once, from the
 //! first image that has it (the pinned one, so an upstream shared with it
-//! is not read again); the rest are walked in parallel. Each image's
-//! layers are then applied in order, one cached index in memory at a time.
+//! is not read again); the rest are walked in parallel, each streaming its
+//! index into the cache. Each image's layers are then applied in order,
+//! streamed back out of the cache.
 //! The counts of what was read, cached and shared go into the report, so
-//! a warm run can show it read no upstream layer.
+//! a warm run can show it read no upstream layer. A layer that goes over
+//! a limit of the walk is not examined (a decompression bomb is also a
+//! hostile entry), and an image whose merged index passes the entry limit
+//! is not applied further, so memory stays bounded.
 
-use super::cache::Cache;
-use super::index::{FsIndex, LayerIndex};
+use super::cache::{Applied, Cache};
+use super::index::FsIndex;
+use super::limits::LayerLimits;
 use super::{integrity, walk, Image, ImageError};
 use crate::finding::Finding;
 use rayon::prelude::*;
@@ -51,7 +56,7 @@ pub struct Trouble {
 
 /// Index every image (in order, with its role), walking at most `jobs`
 /// layers at once.
-pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (Vec<Indexed>, Trouble) {
+pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits) -> (Vec<Indexed>, Trouble) {
     let mut counts: Vec<LayerCounts> = images
         .iter()
         .map(|(img, role)| LayerCounts { reference: img.reference.clone(), role: role.to_string(), layers: img.layers.len(), ..LayerCounts::default() })
@@ -74,58 +79,53 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
             }
         }
     }
-    let walked: Mutex<BTreeMap<String, Result<Option<LayerIndex>, ImageError>>> = Mutex::new(BTreeMap::new());
+    let failures: Mutex<BTreeMap<String, ImageError>> = Mutex::new(BTreeMap::new());
     let run = |&(i, l): &(usize, usize)| {
-        let outcome = walk_and_store(images[i].0, l, cache);
-        if let Ok(mut w) = walked.lock() {
-            w.insert(images[i].0.layers[l].digest.clone(), outcome);
+        if let Err(e) = walk_and_store(images[i].0, l, cache, limits) {
+            if let Ok(mut f) = failures.lock() {
+                f.insert(images[i].0.layers[l].digest.clone(), e);
+            }
         }
     };
     match rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1)).build() {
         Ok(pool) => pool.install(|| to_walk.par_iter().for_each(run)),
         Err(_) => to_walk.iter().for_each(run),
     }
-    let (mut kept, mut failed) = (BTreeMap::new(), BTreeMap::new());
-    for (digest, outcome) in walked.into_inner().unwrap_or_default() {
-        match outcome {
-            Ok(Some(index)) => {
-                kept.insert(digest, index);
-            }
-            Ok(None) => {}
-            Err(e) => {
-                failed.insert(digest, e);
-            }
-        }
-    }
+    let mut failed = failures.into_inner().unwrap_or_default();
     let mut trouble = Trouble::default();
     let mut unreadable = BTreeSet::new();
     let mut out = Vec::new();
     for ((img, _), mut counts) in images.iter().zip(counts) {
-        let mut fs = FsIndex::default();
+        let mut fs = FsIndex::new(limits.max_depth);
         let mut missing = Vec::new();
         for (l, layer) in img.layers.iter().enumerate() {
             let digest = layer.digest.as_str();
-            let index = if let Some(e) = failed.remove(digest) {
+            let applied = if let Some(e) = failed.remove(digest) {
                 Err(Some(e))
             } else if unreadable.contains(digest) {
                 Err(None)
-            } else if let Some(index) = kept.get(digest) {
-                Ok(index.clone())
-            } else if let Some(index) = cache.load(digest) {
-                Ok(index)
             } else {
-                // evicted or damaged since it was counted: walk it now
-                counts.read += 1;
-                counts.cached = counts.cached.saturating_sub(1);
-                walk_and_store(img, l, cache).map(|kept| kept.or_else(|| cache.load(digest)).unwrap_or_default()).map_err(Some)
+                apply_layer(img, l, cache, limits, &mut fs, &mut counts).map_err(Some)
             };
-            match index {
-                Ok(index) => fs.apply(l as u16, &index),
+            match applied {
+                Ok(Applied::Full) => {
+                    let last = img.layers.len() - 1;
+                    trouble.not_examined.push(format!("{}: layers {l} to {last} not applied: the merged index passes {} paths (--max-layer-entries)", img.reference, limits.max_entries));
+                    missing.extend(l..=last);
+                    break;
+                }
+                Ok(_) => {}
                 Err(e) => {
                     missing.push(l);
                     unreadable.insert(digest.to_string());
                     match e {
                         Some(ImageError::Tamper { reference, tamper }) => trouble.findings.push(integrity::finding(&reference, &tamper)),
+                        Some(ImageError::Overrun { reference, overrun, .. }) => {
+                            if let Some(path) = overrun.bomb() {
+                                fs.report(l as u16, path, format!("{overrun}; the layer is not examined"));
+                            }
+                            trouble.not_examined.push(format!("{reference}: layer {l} ({digest}): {overrun}"));
+                        }
                         Some(e) => trouble.not_examined.push(format!("{}: layer {l} ({digest}): {e}", img.reference)),
                         None => trouble.not_examined.push(format!("{}: layer {l} ({digest}) could not be read (see above)", img.reference)),
                     }
@@ -137,12 +137,34 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize) -> (V
     (out, trouble)
 }
 
+/// Apply layer `l` of `img` from the cache, walking it first when it is
+/// not there (any more: evicted or damaged since it was counted).
+fn apply_layer(img: &Image, l: usize, cache: &Cache, limits: &LayerLimits, fs: &mut FsIndex, counts: &mut LayerCounts) -> Result<Applied, ImageError> {
+    let digest = &img.layers[l].digest;
+    let cache_err = |source| ImageError::Io { reference: img.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source };
+    let mut apply = || cache.apply(digest, l as u16, fs, limits.max_entries).map_err(cache_err);
+    match apply()? {
+        Applied::Missing => {
+            counts.read += 1;
+            counts.cached = counts.cached.saturating_sub(1);
+            walk_and_store(img, l, cache, limits)?;
+            match apply()? {
+                Applied::Missing => Err(cache_err(std::io::Error::other("the layer's index could not be read back"))),
+                done_or_full => Ok(done_or_full),
+            }
+        }
+        done_or_full => Ok(done_or_full),
+    }
+}
+
 /// A layer that fails to decompress or parse may be a corrupted blob: the
 /// decoder stops before the digest check at EOF could. Read the raw blob
 /// once more to tell tampering (an `image-integrity` finding) from a layer
-/// that is intact but unreadable (not examined).
+/// that is intact but unreadable (not examined). A layer stopped at a
+/// limit is not re-read: it decoded fine, and re-reading a layer over
+/// `--max-layer-size` would cost what the limit saves.
 fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
-    if matches!(error, ImageError::Tamper { .. }) {
+    if matches!(error, ImageError::Tamper { .. } | ImageError::Overrun { .. }) {
         return error;
     }
     let raw = image.open_layer(l).and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
@@ -152,14 +174,11 @@ fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
     }
 }
 
-/// Walk a layer into the cache. The index comes back only when the cache
-/// could not store it (then it is kept in memory for this run).
-fn walk_and_store(image: &Image, l: usize, cache: &Cache) -> Result<Option<LayerIndex>, ImageError> {
-    let digest = &image.layers[l].digest;
-    let mut pack = cache.begin(digest).map_err(|e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e })?;
-    let index = walk::walk(image, l, &mut pack).map_err(|e| tampered_instead(image, l, e))?;
-    match cache.store(&index, pack) {
-        Ok(()) => Ok(None),
-        Err(_) => Ok(Some(index)),
-    }
+/// Walk a layer into the cache.
+fn walk_and_store(image: &Image, l: usize, cache: &Cache, limits: &LayerLimits) -> Result<(), ImageError> {
+    let layer = &image.layers[l];
+    let cache_err = |e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e };
+    let mut out = cache.begin(&layer.digest, layer.diff_id.as_deref().unwrap_or_default()).map_err(cache_err)?;
+    let unlisted = walk::walk(image, l, &mut out, limits).map_err(|e| tampered_instead(image, l, e))?;
+    cache.store(out, unlisted).map_err(cache_err)
 }

@@ -24,14 +24,14 @@ pub fn inspect(reference: &ImageRef, options: &OpenOptions, verify_layers: bool)
         Ok(image) => image,
         Err(ImageError::Tamper { reference: r, tamper }) => {
             let input = Input::Image(ImageInput::unresolved(&r));
-            let check = integrity::result(vec![integrity::finding(&r, &tamper)], 0, 0);
+            let check = integrity::result(vec![integrity::finding(&r, &tamper)], 0, 0, 0);
             return Ok(Inspection { report: Report::new("none".into(), vec![input], vec![check], Vec::new(), Vec::new(), Vec::new()), image: None });
         }
         Err(e) => return Err(e),
     };
     let documents = usize::from(image.manifest.is_some()) + 1;
     let (findings, verified, not_examined) = if verify_layers { verify_all(&image, options.max_concurrent_fetches) } else { (Vec::new(), 0, Vec::new()) };
-    let mut check = integrity::result(findings, documents + verified, not_examined.len());
+    let mut check = integrity::result(findings, documents + verified, not_examined.len(), 0);
     if !verify_layers {
         check.summary = format!("{documents} blob(s) verified (manifest and config); layers not read (--verify-layers reads them)");
     }

@@ -1,7 +1,10 @@
 //! The `image-integrity` check: a blob (manifest, config or layer) whose
 //! bytes do not match its digest or size is tampered with or corrupt.
 //! Sources detect it ([`super::Tamper`]); this turns it into a finding that
-//! names the blob digest, so a report shows it instead of a crash.
+//! names the blob digest, so a report shows it instead of a crash. Layer
+//! entries no image builder writes (climbing out of the root, through an
+//! escaping symlink, device nodes, decompression bombs, ...) are
+//! `hostile-entry` findings of the same check.
 
 use super::Tamper;
 use crate::checks::{CheckResult, Status};
@@ -10,6 +13,8 @@ use crate::finding::{Finding, Severity};
 
 pub const ID: &str = "image-integrity";
 pub const TITLE: &str = "Image blobs match their digests and sizes";
+/// The rule of a hostile layer entry.
+pub const HOSTILE_RULE: &str = "image-integrity/hostile-entry";
 
 /// The finding for one tampered blob of image `reference`.
 pub fn finding(reference: &str, tamper: &Tamper) -> Finding {
@@ -19,10 +24,24 @@ pub fn finding(reference: &str, tamper: &Tamper) -> Finding {
 }
 
 /// The check's result: `verified` blobs checked, `findings` for those that
-/// failed, `unexamined` layers that could not be read at all.
-pub fn result(findings: Vec<Finding>, verified: usize, unexamined: usize) -> CheckResult {
-    let (status, summary) = if !findings.is_empty() {
-        (Status::Fail, format!("{} blob(s) do not match their digest or size", findings.len()))
+/// failed and for hostile entries (`unlisted` more of those not listed),
+/// `unexamined` layers that could not be read at all.
+pub fn result(findings: Vec<Finding>, verified: usize, unexamined: usize, unlisted: u64) -> CheckResult {
+    let hostile = findings.iter().filter(|f| f.rule == HOSTILE_RULE).count() as u64 + unlisted;
+    let blobs = findings.iter().filter(|f| f.rule != HOSTILE_RULE).count();
+    let (status, summary) = if !findings.is_empty() || hostile > 0 {
+        let mut parts = Vec::new();
+        if blobs > 0 {
+            parts.push(format!("{blobs} blob(s) do not match their digest or size"));
+        }
+        if hostile > 0 {
+            let more = if unlisted > 0 { format!(" ({unlisted} not listed)") } else { String::new() };
+            parts.push(format!("{hostile} hostile layer entr{}{more}", if hostile == 1 { "y" } else { "ies" }));
+        }
+        if unexamined > 0 {
+            parts.push(format!("{unexamined} layer(s) could not be read"));
+        }
+        (Status::Fail, parts.join("; "))
     } else if unexamined > 0 {
         (Status::Error, format!("{unexamined} layer(s) could not be read; {verified} blob(s) verified"))
     } else {
@@ -50,8 +69,10 @@ mod tests {
         let f = finding("docker://r/x:1", &t);
         assert_eq!(f.rule, "image-integrity/size-mismatch");
         assert_eq!(f.evidence[0].layer.as_deref(), Some("sha256:ab"));
-        assert_eq!(result(vec![f], 2, 0).status, Status::Fail);
-        assert_eq!(result(Vec::new(), 2, 1).status, Status::Error);
-        assert_eq!(result(Vec::new(), 5, 0).status, Status::Pass);
+        let hostile = Finding::new(HOSTILE_RULE, Severity::Error, "x".into(), None, Vec::new());
+        let failed = result(vec![f, hostile], 2, 1, 3);
+        assert_eq!((failed.status, failed.summary.as_str()), (Status::Fail, "1 blob(s) do not match their digest or size; 4 hostile layer entries (3 not listed); 1 layer(s) could not be read"));
+        assert_eq!(result(Vec::new(), 2, 1, 0).status, Status::Error);
+        assert_eq!(result(Vec::new(), 5, 0, 0).status, Status::Pass);
     }
 }

@@ -8,7 +8,7 @@
 
 use super::classify::{describe, is_customize, is_patch_file, pth_imports, Rules, Side};
 use super::index::{Kind, Node};
-use super::walk::split;
+use super::paths::split;
 use crate::finding::{Finding, Severity};
 use std::collections::BTreeSet;
 

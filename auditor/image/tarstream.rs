@@ -5,7 +5,12 @@
 //! ever handed out through a caller-sized buffer. It knows what layer tars
 //! use: ustar/GNU/PAX headers, base-256 numbers, `L`/`K` long names and
 //! `x` records for path, linkpath, size, uid and gid. GNU sparse files are
-//! refused (no image builder writes them).
+//! refused (no image builder writes them). PAX times are checked the way
+//! Go's `archive/tar` (what Docker and containerd extract with) checks
+//! them: a layer with a time that is not a number is refused by a runtime,
+//! and here it is an error. Errors name the byte offset of the header, and
+//! [`TarReader::entry_end`] says how far into the stream the current
+//! entry's data reaches, so a caller can refuse an entry before reading it.
 
 use std::io::{self, Read};
 
@@ -22,6 +27,9 @@ pub enum EntryType {
     Block,
     Dir,
     Fifo,
+    /// A type flag no layer uses (GNU volume labels, vendor types, ...):
+    /// its data is skipped.
+    Other(u8),
 }
 
 /// One entry's header, with PAX and GNU extensions applied.
@@ -45,6 +53,8 @@ pub struct TarReader<R> {
     remaining: u64,
     /// Padding after the current entry's data.
     padding: u64,
+    /// Bytes consumed from `inner` so far.
+    position: u64,
 }
 
 fn invalid(msg: String) -> io::Error {
@@ -53,7 +63,7 @@ fn invalid(msg: String) -> io::Error {
 
 impl<R: Read> TarReader<R> {
     pub fn new(inner: R) -> Self {
-        TarReader { inner, remaining: 0, padding: 0 }
+        TarReader { inner, remaining: 0, padding: 0, position: 0 }
     }
 
     /// The next entry's header; `None` at the end-of-archive marker (or a
@@ -63,29 +73,33 @@ impl<R: Read> TarReader<R> {
         let mut long_path: Option<Vec<u8>> = None;
         let mut long_link: Option<Vec<u8>> = None;
         let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
+        // where the entry starts: its first extension header, if any
+        let start = self.position;
         loop {
+            let at = self.position;
             let Some(block) = self.read_block()? else { return Ok(None) };
             if block.iter().all(|&b| b == 0) {
                 return Ok(None);
             }
-            verify_checksum(&block)?;
-            let size = number(&block[124..136]).ok_or_else(|| invalid("tar header: bad size field".into()))?;
+            let invalid = |msg: String| invalid(format!("tar header at byte {at}: {msg}"));
+            verify_checksum(&block).map_err(invalid)?;
+            let size = number(&block[124..136]).ok_or_else(|| invalid("bad size field".into()))?;
             let flag = block[156];
             match flag {
                 b'x' | b'g' | b'L' | b'K' => {
                     if size > MAX_EXTENSION {
-                        return Err(invalid(format!("tar extension header of {size} bytes (at most {MAX_EXTENSION} accepted)")));
+                        return Err(invalid(format!("extension header of {size} bytes (at most {MAX_EXTENSION} accepted)")));
                     }
                     let data = self.read_exact_vec(size)?;
                     match flag {
-                        b'x' => pax = parse_pax(&data)?,
+                        b'x' => pax = parse_pax(&data).map_err(invalid)?,
                         b'L' => long_path = Some(trim_nul(&data).to_vec()),
                         b'K' => long_link = Some(trim_nul(&data).to_vec()),
                         _ => {} // global PAX records set nothing a layer walk reads
                     }
                     continue;
                 }
-                b'S' => return Err(invalid("GNU sparse tar entries are not supported".into())),
+                b'S' => return Err(invalid("GNU sparse entries are not supported".into())),
                 _ => {}
             }
             let kind = match flag {
@@ -96,7 +110,7 @@ impl<R: Read> TarReader<R> {
                 b'4' => EntryType::Block,
                 b'5' => EntryType::Dir,
                 b'6' => EntryType::Fifo,
-                other => return Err(invalid(format!("tar entry type {:?} is not supported", other as char))),
+                other => EntryType::Other(other),
             };
             let mut header = Header {
                 path: ustar_path(&block),
@@ -114,13 +128,16 @@ impl<R: Read> TarReader<R> {
                 header.link = l;
             }
             for (key, value) in pax {
-                let num = || std::str::from_utf8(&value).ok().and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| invalid(format!("PAX record {key}: not a number")));
+                let text = String::from_utf8_lossy(&value);
+                let bad = || self::invalid(format!("tar entry at byte {start}: PAX record {}={:?} is not a number", clip(&key), clip(&text)));
+                let num = || text.parse::<u64>().map_err(|_| bad());
                 match key.as_str() {
                     "path" => header.path = value,
                     "linkpath" => header.link = value,
                     "size" => header.size = num()?,
                     "uid" => header.uid = num()?,
                     "gid" => header.gid = num()?,
+                    "mtime" | "atime" | "ctime" if !is_pax_time(&text) => return Err(bad()),
                     _ => {}
                 }
             }
@@ -146,7 +163,19 @@ impl<R: Read> TarReader<R> {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar entry data cut short"));
         }
         self.remaining -= n as u64;
+        self.position += n as u64;
         Ok(n)
+    }
+
+    /// Bytes read from the stream so far.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Where the current entry's data (and its padding) ends in the
+    /// stream: reading or skipping it consumes the stream up to here.
+    pub fn entry_end(&self) -> u64 {
+        self.position.saturating_add(self.remaining).saturating_add(self.padding)
     }
 
     /// The underlying stream, once the end marker was read: drain it so a
@@ -159,6 +188,7 @@ impl<R: Read> TarReader<R> {
         let n = self.remaining + self.padding;
         if n > 0 {
             let copied = io::copy(&mut (&mut self.inner).take(n), &mut io::sink())?;
+            self.position += copied;
             if copied < n {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar entry data cut short"));
             }
@@ -180,12 +210,14 @@ impl<R: Read> TarReader<R> {
                 Err(e) => return Err(e),
             }
         }
+        self.position += 512;
         Ok(Some(block))
     }
 
     fn read_exact_vec(&mut self, size: u64) -> io::Result<Vec<u8>> {
         let mut data = Vec::with_capacity(size as usize);
         (&mut self.inner).take(size).read_to_end(&mut data)?;
+        self.position += data.len() as u64;
         if (data.len() as u64) < size {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar extension header cut short"));
         }
@@ -236,28 +268,44 @@ fn number(field: &[u8]) -> Option<u64> {
     Some(n)
 }
 
-fn verify_checksum(block: &[u8; 512]) -> io::Result<()> {
-    let stored = number(&block[148..156]).ok_or_else(|| invalid("tar header: bad checksum field".into()))?;
+fn verify_checksum(block: &[u8; 512]) -> Result<(), String> {
+    let stored = number(&block[148..156]).ok_or_else(|| "bad checksum field".to_string())?;
     let sum: u64 = block.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { u64::from(b' ') } else { u64::from(b) }).sum();
     if sum != stored {
-        return Err(invalid(format!("tar header checksum {stored} does not match {sum}: not a tar stream or corrupt")));
+        return Err(format!("checksum {stored} does not match {sum}: not a tar stream or corrupt"));
     }
     Ok(())
 }
 
+/// At most 64 characters of a bogus value, for an error message.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(64).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// A PAX time as Go's `archive/tar` accepts it: seconds that fit an i64,
+/// optionally negative, optionally with a decimal fraction.
+fn is_pax_time(text: &str) -> bool {
+    let (secs, frac) = text.split_once('.').unwrap_or((text, ""));
+    secs.parse::<i64>().is_ok() && !secs.starts_with('+') && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// PAX records: `<len> <key>=<value>\n`.
-fn parse_pax(data: &[u8]) -> io::Result<Vec<(String, Vec<u8>)>> {
+fn parse_pax(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut records = Vec::new();
     let mut rest = data;
     while !rest.is_empty() {
-        let space = rest.iter().position(|&b| b == b' ').ok_or_else(|| invalid("PAX record without a length".into()))?;
-        let len: usize = std::str::from_utf8(&rest[..space]).ok().and_then(|s| s.parse().ok()).ok_or_else(|| invalid("PAX record length is not a number".into()))?;
+        let space = rest.iter().position(|&b| b == b' ').ok_or("PAX record without a length")?;
+        let len: usize = std::str::from_utf8(&rest[..space]).ok().and_then(|s| s.parse().ok()).ok_or("PAX record length is not a number")?;
         if len <= space + 1 || len > rest.len() {
-            return Err(invalid("PAX record length out of range".into()));
+            return Err("PAX record length out of range".into());
         }
         let record = &rest[space + 1..len];
         let record = record.strip_suffix(b"\n").unwrap_or(record);
-        let eq = record.iter().position(|&b| b == b'=').ok_or_else(|| invalid("PAX record without '='".into()))?;
+        let eq = record.iter().position(|&b| b == b'=').ok_or("PAX record without '='")?;
         records.push((String::from_utf8_lossy(&record[..eq]).into_owned(), record[eq + 1..].to_vec()));
         rest = &rest[len..];
     }
