@@ -28,18 +28,11 @@ if [ ! -f "$DIR/a/index.json" ] || [ ! -f "$DIR/b/index.json" ]; then
 fi
 du -sh "$DIR/a" "$DIR/b" >&2
 
-measure() { # measure NAME CMD... : wall seconds and max RSS KiB from /usr/bin/time -v
-  local name=$1; shift
-  /usr/bin/time -v -o "$DIR/$name.time" "$@" > "$DIR/$name.out" 2> "$DIR/$name.err" || true
-  local wall rss
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$DIR/$name.time")
-  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$DIR/$name.time")
-  printf '%-16s wall %-10s peak RSS %8s KiB\n' "$name" "$wall" "$rss"
-}
+. "$HERE/bench_lib.sh"
 
 CACHE="$DIR/cache"
 rm -rf "$CACHE"
-sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+drop_caches
 measure cold "$BIN" image diff "oci:$DIR/b:v1" --upstream "oci:$DIR/a:v1" --cache-dir "$CACHE" --format json
 measure warm "$BIN" image diff "oci:$DIR/b:v1" --upstream "oci:$DIR/a:v1" --cache-dir "$CACHE" --format json
 # a new submission on the same upstream: drop the pinned image's layers from the cache
@@ -80,6 +73,6 @@ baseline() {
 }
 export -f baseline
 export DIR
-sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
+drop_caches
 measure baseline bash -c baseline
 echo "  baseline diff -r output:"; sed 's/^/    /' "$DIR/baseline.out" | head -12
