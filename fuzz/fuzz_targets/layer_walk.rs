@@ -15,6 +15,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use std::sync::OnceLock;
 
 const TAR: &str = "application/vnd.oci.image.layer.v1.tar";
 
@@ -62,9 +63,10 @@ fuzz_target!(|data: &[u8]| {
     let reference: ImageRef = format!("oci:{}:t", layout.display()).parse().unwrap();
     let limits = LayerLimits { max_size: 64 << 20, max_entries: 20_000, ..LayerLimits::default() };
     let options = Options { open: OpenOptions::default(), cache_dir: root.join("cache"), cache_max_bytes: 256 << 20, jobs: 1, limits, today: "2026-11-30".into() };
-    let policy = Policy::embedded();
-    let walked = report(&reference, &options, &policy);
-    let cached = report(&reference, &options, &policy);
+    static POLICY: OnceLock<Policy> = OnceLock::new();
+    let policy = POLICY.get_or_init(Policy::embedded);
+    let walked = report(&reference, &options, policy);
+    let cached = report(&reference, &options, policy);
     assert_eq!(walked, cached, "a layer read back from the cache reports differently");
     std::fs::remove_dir_all(&root).unwrap();
 });
