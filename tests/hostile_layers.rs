@@ -804,3 +804,26 @@ fn pax_headers_with_huge_or_bogus_values_are_clear_errors_or_bombs() {
     let size = pax_record("comment", &vec![b'c'; 2 << 20]).len();
     assert!(not_examined(&run.report).contains(&format!("tar header at byte 0: extension header of {size} bytes (at most 1048576 accepted)")), "{:#}", run.report);
 }
+
+#[test]
+fn a_config_that_lies_about_a_diff_id_fails_inspect_verify_layers_and_not_the_walk() {
+    let sb = Sandbox::new();
+    let mut liar = base();
+    liar.diff_id = format!("sha256:{}", "0".repeat(64));
+    sb.image("liar", &[&liar]);
+    sb.image("honest", &[&base()]);
+    let inspect = |tag: &str| {
+        let m = auditor_measured(&["image", "inspect", &sb.reference(tag), "--verify-layers", "--format", "json"], sb.root.path(), &sb.path("home"));
+        (m.code, m.json())
+    };
+    let (code, report) = inspect("liar");
+    assert_eq!(code, 1, "{report:#}");
+    let finding = &report["checks"][0]["findings"][0];
+    assert_eq!(finding["rule"], "image-integrity/digest-mismatch", "{report:#}");
+    assert!(finding["message"].as_str().unwrap().contains("uncompressed"), "{finding:#}");
+    assert_eq!(inspect("honest").0, 0);
+    // the walk authenticates the layer by its blob digest and trusts the diff-id for nothing
+    let run = sb.verify("diff-id-lie", "liar", &[]);
+    assert_eq!(run.code, 0, "{:#}", run.report);
+    assert_eq!(check(&run.report, "image-integrity")["status"], "pass");
+}

@@ -44,6 +44,9 @@ pub struct LayerWriter {
     index_tmp: PathBuf,
     pack: BufWriter<File>,
     pack_tmp: PathBuf,
+    /// One compression context for every text of the layer (a context per
+    /// text cost more than compressing a small source file).
+    packer: zstd::bulk::Compressor<'static>,
     offset: u64,
     /// The first write error: the walk stops at its next entry.
     failed: Option<io::Error>,
@@ -68,7 +71,7 @@ impl LayerWriter {
 
     /// Append one text to the pack; where to find it again.
     pub fn text(&mut self, data: &[u8]) -> io::Result<TextRef> {
-        let frame = zstd::bulk::compress(data, 3)?;
+        let frame = self.packer.compress(data)?;
         self.pack.write_all(&frame)?;
         let at = TextRef { layer: 0, offset: self.offset, len: frame.len() as u32 };
         self.offset += frame.len() as u64;
@@ -174,7 +177,7 @@ impl Cache {
         };
         let (index_tmp, pack_tmp) = (tmp("idx")?, tmp("pack")?);
         let pack = BufWriter::new(File::create(&pack_tmp)?);
-        let mut writer = LayerWriter { digest: digest.to_string(), index: None, index_tmp, pack, pack_tmp, offset: 0, failed: None };
+        let mut writer = LayerWriter { digest: digest.to_string(), index: None, index_tmp, pack, pack_tmp, packer: zstd::bulk::Compressor::new(3)?, offset: 0, failed: None };
         let encoder = zstd::stream::write::Encoder::new(BufWriter::new(File::create(&writer.index_tmp)?), 3)?;
         writer.index = Some(IndexWriter::new(encoder, digest, diff_id)?);
         Ok(writer)

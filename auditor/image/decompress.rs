@@ -40,12 +40,12 @@ impl Compression {
 }
 
 /// Wrap a (verified) layer blob stream so it yields the uncompressed tar.
-pub fn tar_stream(reference: &str, media_type: &str, blob: Box<dyn Read + Send>) -> Result<Box<dyn Read + Send>, ImageError> {
+pub fn tar_stream<'a>(reference: &str, media_type: &str, blob: Box<dyn Read + Send + 'a>) -> Result<Box<dyn Read + Send + 'a>, ImageError> {
     match Compression::of_media_type(media_type) {
         Some(Compression::None) => Ok(blob),
         Some(Compression::Gzip) => Ok(Box::new(flate2::read::MultiGzDecoder::new(blob))),
         Some(Compression::Zstd) => zstd::stream::read::Decoder::new(blob)
-            .map(|d| Box::new(d) as Box<dyn Read + Send>)
+            .map(|d| Box::new(d) as Box<dyn Read + Send + 'a>)
             .map_err(|e| ImageError::Io { reference: reference.to_string(), context: "starting the zstd decoder".into(), source: e }),
         None => Err(ImageError::Unsupported { reference: reference.to_string(), what: format!("layer media type {media_type}") }),
     }

@@ -31,7 +31,7 @@ use sha2::{Digest as _, Sha256};
 use std::io::{self, BufReader, Read};
 
 /// Largest source or hook file captured for quoting.
-pub const MAX_CAPTURE: u64 = 256 << 10;
+pub const MAX_CAPTURE: u64 = 1 << 20;
 /// Largest dist-info `RECORD` captured (a torch RECORD is a few MiB).
 pub const MAX_RECORD: u64 = 16 << 20;
 
