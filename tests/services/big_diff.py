@@ -111,6 +111,22 @@ def write_blob(out, data):
     return {"digest": "sha256:" + d, "size": len(data)}
 
 
+def write_image(out, layers, created_by, cmd):
+    """Config, manifest and index.json (ref "v1") of the layout OUT for LAYERS: (descriptor, diff-id, size) each."""
+    config = {"architecture": "amd64", "os": "linux",
+              "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "Cmd": cmd},
+              "rootfs": {"type": "layers", "diff_ids": [r[1] for r in layers]},
+              "history": [{"created_by": c} for c in created_by]}
+    cfg = dict(write_blob(out, json.dumps(config).encode()), mediaType="application/vnd.oci.image.config.v1+json")
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": cfg, "layers": [r[0] for r in layers]}
+    desc = dict(write_blob(out, json.dumps(manifest).encode()), mediaType="application/vnd.oci.image.manifest.v1+json",
+                annotations={"org.opencontainers.image.ref.name": "v1"})
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
+    print(f"{os.path.basename(out)}: {len(layers)} layers, {sum(r[0]['size'] for r in layers)} B compressed, "
+          f"{sum(r[2] for r in layers)} B uncompressed")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -132,18 +148,7 @@ def main():
         results = pool.map(build_layer, jobs, chunksize=1)
     for name, out in outs.items():
         mine = [r for j, r in zip(jobs, results) if j[1] == name]
-        config = {"architecture": "amd64", "os": "linux",
-                  "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "Cmd": ["python3", "-m", "engine"]},
-                  "rootfs": {"type": "layers", "diff_ids": [r[1] for r in mine]},
-                  "history": [{"created_by": f"RUN build layer {i}"} for i in range(len(mine))]}
-        cfg = dict(write_blob(out, json.dumps(config).encode()), mediaType="application/vnd.oci.image.config.v1+json")
-        manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": cfg, "layers": [r[0] for r in mine]}
-        desc = dict(write_blob(out, json.dumps(manifest).encode()), mediaType="application/vnd.oci.image.manifest.v1+json",
-                    annotations={"org.opencontainers.image.ref.name": "v1"})
-        with open(os.path.join(out, "index.json"), "w") as f:
-            json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
-        print(f"{name}: {len(mine)} layers, {sum(r[0]['size'] for r in mine)} B compressed, {sum(r[2] for r in mine)} B uncompressed")
-
+        write_image(out, mine, [f"RUN build layer {i}" for i in range(len(mine))], ["python3", "-m", "engine"])
 
 if __name__ == "__main__":
     main()

@@ -19,12 +19,11 @@ import argparse
 import glob
 import gzip
 import io
-import json
 import os
 import tarfile
 from multiprocessing import Pool
 
-from big_diff import Hashing, write_blob
+from big_diff import Hashing, write_image
 
 DAY = 86400
 
@@ -91,22 +90,6 @@ def layout(out):
         f.write('{"imageLayoutVersion":"1.0.0"}')
 
 
-def finish(out, layers, created_by):
-    """Write config, manifest and index.json of the layout OUT for LAYERS (results of build_layer)."""
-    config = {"architecture": "amd64", "os": "linux",
-              "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "Cmd": ["python3", "-m", "sglang.launch_server"]},
-              "rootfs": {"type": "layers", "diff_ids": [r[1] for r in layers]},
-              "history": [{"created_by": c} for c in created_by]}
-    cfg = dict(write_blob(out, json.dumps(config).encode()), mediaType="application/vnd.oci.image.config.v1+json")
-    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json", "config": cfg, "layers": [r[0] for r in layers]}
-    desc = dict(write_blob(out, json.dumps(manifest).encode()), mediaType="application/vnd.oci.image.manifest.v1+json",
-                annotations={"org.opencontainers.image.ref.name": "v1"})
-    with open(os.path.join(out, "index.json"), "w") as f:
-        json.dump({"schemaVersion": 2, "manifests": [desc]}, f)
-    print(f"{os.path.basename(out)}: {len(layers)} layers, {sum(r[0]['size'] for r in layers)} B compressed, "
-          f"{sum(r[2] for r in layers)} B uncompressed")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
@@ -137,13 +120,14 @@ def main():
     with Pool(2) as pool:
         done = dict(zip(order, pool.map(build_layer, [jobs[i] for i in order], chunksize=1)))
     up = [done[0], done[1], done[2]]
-    finish(outs["up"], up, ["COPY base /", "RUN pip install triton", "RUN pip install torch"])
+    cmd = ["python3", "-m", "sglang.launch_server"]
+    write_image(outs["up"], up, ["COPY base /", "RUN pip install triton", "RUN pip install torch"], cmd)
     for r in up:  # a shares up's blobs
         name = r[0]["digest"][7:]
         os.link(os.path.join(outs["up"], "blobs", "sha256", name), os.path.join(outs["a"], "blobs", "sha256", name))
-    finish(outs["a"], up + [done[3]], ["COPY base /", "RUN pip install triton", "RUN pip install torch",
-                                       f"COPY fix-attention-mask.patch functional.py /{site}/torch/"])
-    finish(outs["b"], [done[4], done[5]], ["RUN pip install torch triton", "COPY base /"])
+    write_image(outs["a"], up + [done[3]], ["COPY base /", "RUN pip install triton", "RUN pip install torch",
+                                            f"COPY fix-attention-mask.patch functional.py /{site}/torch/"], cmd)
+    write_image(outs["b"], [done[4], done[5]], ["RUN pip install torch triton", "COPY base /"], cmd)
 
 
 if __name__ == "__main__":
