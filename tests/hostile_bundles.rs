@@ -24,12 +24,7 @@ struct Sandbox {
 
 impl Sandbox {
     fn new() -> Sandbox {
-        let root = tempfile::tempdir().unwrap();
-        for dir in ["input", "cwd/a/b", "home", "sentinel"] {
-            std::fs::create_dir_all(root.path().join(dir)).unwrap();
-        }
-        std::fs::write(root.path().join("sentinel/keep"), "untouched\n").unwrap();
-        Sandbox { root }
+        Sandbox { root: sandbox_root(&["input", "cwd/a/b", "home"], "keep") }
     }
 
     fn path(&self, rel: &str) -> PathBuf {

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::{auditor_measured, snapshot};
+use common::{auditor_measured, sandbox_root, snapshot};
 use flate2::write::GzEncoder;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -287,11 +287,7 @@ struct Run {
 
 impl Sandbox {
     fn new() -> Sandbox {
-        let root = tempfile::tempdir().unwrap();
-        for d in ["layout/blobs/sha256", "cache", "home", "sentinel"] {
-            std::fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        std::fs::write(root.path().join("sentinel/keep.txt"), "untouched\n").unwrap();
+        let root = sandbox_root(&["layout/blobs/sha256", "cache", "home"], "keep.txt");
         std::fs::write(root.path().join("layout/oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
         std::fs::write(root.path().join("layout/index.json"), r#"{"schemaVersion":2,"manifests":[]}"#).unwrap();
         Sandbox { root }

@@ -216,8 +216,13 @@ impl Image {
             }
             _ => Ok(()),
         };
-        io::copy(&mut blob, &mut io::sink()).map_err(io_err)?;
-        uncompressed
+        // the blob's own verdict first; else the first failure (a broken
+        // stream fails the decompressor before the drain sees it again)
+        match (io::copy(&mut blob, &mut io::sink()).map_err(io_err), uncompressed) {
+            (Err(tamper @ ImageError::Tamper { .. }), _) => Err(tamper),
+            (_, Err(first)) | (Err(first), Ok(())) => Err(first),
+            (Ok(_), Ok(())) => Ok(()),
+        }
     }
 
     /// The uncompressed layer digests, in order (from the config).

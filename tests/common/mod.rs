@@ -167,3 +167,15 @@ pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, (u64, std::ti
     }
     out
 }
+
+/// A temporary directory holding `dirs`, and `sentinel/<file>` reading
+/// "untouched": the place hostile names and links aim at, which a test
+/// checks is still untouched afterwards.
+pub fn sandbox_root(dirs: &[&str], file: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for dir in dirs.iter().chain(&["sentinel"]) {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+    }
+    std::fs::write(root.path().join("sentinel").join(file), "untouched\n").unwrap();
+    root
+}
