@@ -9,7 +9,7 @@ use crate::policy::Policy;
 use crate::signatures::Engine;
 use crate::report::{FileEntry, Input, JobEntry, Report};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -35,7 +35,7 @@ pub struct ReadBundle {
 /// job artifact form the pseudo-job `run`), by recipe role, launch script
 /// and master-config entry for a repository checkout (other files form the
 /// pseudo-job `repository`), else one job `bundle`.
-pub fn read(path: &PathBuf, limits: &Limits, signatures: &Engine) -> Result<ReadBundle, AuditError> {
+pub fn read(path: &Path, limits: &Limits, signatures: &Engine) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
     let bundle = bundle::read_bundle(path, limits, &mut extractor)?;
     let artifacts: BTreeSet<String> = bundle

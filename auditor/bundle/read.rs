@@ -345,8 +345,7 @@ impl Walker<'_> {
             Ok(entries) => entries,
             Err(e) => return self.not_examined.push(format!("{label}: not a readable tar archive: {e}")),
         };
-        let mut seen = 0u64;
-        for entry in entries {
+        for (seen, entry) in entries.enumerate() {
             let mut entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
@@ -355,7 +354,6 @@ impl Walker<'_> {
                     return;
                 }
             };
-            seen += 1;
             let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
             let path = join(prefix, &name);
             let kind = entry.header().entry_type();

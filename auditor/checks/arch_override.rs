@@ -88,7 +88,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             for found in file.signatures.iter().filter(|f| f.rule.starts_with("arch-override/")) {
                 let flag_rule = matches!(found.rule.as_str(), "arch-override/hf-overrides" | "arch-override/json-model-override-args");
                 let seen = findings.iter().any(|f| f.fingerprint == found.fingerprint);
-                if !(flag_rule && judged_args) && !seen {
+                if !(flag_rule && judged_args || seen) {
                     findings.push(Finding { job: job.id().map(str::to_string), ..found.clone() });
                 }
             }

@@ -67,7 +67,7 @@ pub fn clip(text: &str) -> String {
 /// `AWS_SECRET_ACCESS_KEY`; not `SGLANG_SIMULATE_ACC_TOKEN_MODE`).
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    let words: Vec<&str> = upper.split(|c: char| c == '_' || c == '-').filter(|w| !w.is_empty()).collect();
+    let words: Vec<&str> = upper.split(['_', '-']).filter(|w| !w.is_empty()).collect();
     let Some(last) = words.last() else { return false };
     let before = words.len().checked_sub(2).map(|i| words[i]);
     matches!(*last, "TOKEN" | "SECRET" | "PASSWORD" | "PASSWD" | "APIKEY" | "CREDENTIAL" | "CREDENTIALS" | "AUTH" | "AUTHORIZATION")
