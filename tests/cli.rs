@@ -254,3 +254,54 @@ fn rules_list_and_explain() {
     assert!(text.contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE") && text.contains("To fix"), "{text}");
     assert_eq!(code(&auditor(&["rules", "explain", "no-such-check"])), 2);
 }
+
+/// `auditor image ARGS --format json` with a fresh cache, from the repository root.
+fn image_json(args: &[&str]) -> (i32, serde_json::Value) {
+    let cache = tempfile::tempdir().unwrap();
+    let mut all = vec!["image"];
+    all.extend_from_slice(args);
+    let cache_arg = cache.path().display().to_string();
+    all.extend_from_slice(&["--format", "json", "--cache-dir", &cache_arg]);
+    let out = auditor(&all);
+    (code(&out), json(&out))
+}
+
+fn rules(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut rules: Vec<(String, String)> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap().iter())
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["path"].as_str().unwrap_or("").to_string()))
+        .collect();
+    rules.sort();
+    rules
+}
+
+#[test]
+fn the_sample_images_show_each_patch_the_readme_shows() {
+    let site = "/usr/local/lib/python3.12/dist-packages";
+    let moe = format!("{site}/sglang/srt/layers/moe/fused_moe.py");
+    let (code, report) = image_json(&["diff", "oci:samples/images/patched:v1", "--upstream", "oci:samples/images/upstream:v1"]);
+    assert_eq!(code, 1, "{report:#}");
+    let expected: Vec<(String, String)> = [
+        ("engine-patch/config", ""),
+        ("engine-patch/distribution-file", moe.as_str()),
+        ("engine-patch/hook", &format!("{site}/sitecustomize.py")),
+        ("engine-patch/injection-env", ""),
+        ("engine-patch/patch-file", &format!("{moe}.patch")),
+        ("forbidden-env/enabled", ""),
+    ]
+    .iter()
+    .map(|(r, p)| (r.to_string(), p.to_string()))
+    .collect();
+    assert_eq!(rules(&report), expected, "{report:#}");
+    let modified = report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap()).find(|f| f["path"] == moe.as_str()).unwrap();
+    assert!(modified["diff"].as_str().unwrap().contains("+    return scores.topk(min(top_k, 4), dim=-1)\n"), "{modified:#}");
+
+    let (code, report) = image_json(&["verify", "oci:samples/images/patched:v1"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert!(rules(&report).contains(&("engine-patch/record-mismatch".into(), moe.clone())), "{report:#}");
+    let (code, report) = image_json(&["verify", "oci:samples/images/upstream:v1"]);
+    assert_eq!((code, rules(&report)), (0, vec![]), "{report:#}");
+}

@@ -111,10 +111,10 @@ def write_blob(out, data):
     return {"digest": "sha256:" + d, "size": len(data)}
 
 
-def write_image(out, layers, created_by, cmd):
+def write_image(out, layers, created_by, cmd, env=("PATH=/usr/local/bin:/usr/bin:/bin",)):
     """Config, manifest and index.json (ref "v1") of the layout OUT for LAYERS: (descriptor, diff-id, size) each."""
     config = {"architecture": "amd64", "os": "linux",
-              "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "Cmd": cmd},
+              "config": {"Env": list(env), "Cmd": cmd},
               "rootfs": {"type": "layers", "diff_ids": [r[1] for r in layers]},
               "history": [{"created_by": c} for c in created_by]}
     cfg = dict(write_blob(out, json.dumps(config).encode()), mediaType="application/vnd.oci.image.config.v1+json")
