@@ -296,6 +296,8 @@ fn the_sample_images_show_each_patch_the_readme_shows() {
     .map(|(r, p)| (r.to_string(), p.to_string()))
     .collect();
     assert_eq!(rules(&report), expected, "{report:#}");
+    let engine = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    assert!(engine["summary"].as_str().unwrap().starts_with("4 engine patch error(s) and 1 warning(s): "), "{engine:#}");
     let modified = report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap()).find(|f| f["path"] == moe.as_str()).unwrap();
     assert!(modified["diff"].as_str().unwrap().contains("+    return scores.topk(min(top_k, 4), dim=-1)\n"), "{modified:#}");
 

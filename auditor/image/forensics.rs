@@ -209,7 +209,8 @@ fn engine_check(settings: &CheckPolicy, findings: Vec<Finding>, what: &str) -> C
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
     let more = if dropped > 0 { format!(" ({dropped} more finding(s) beyond {MAX_PER_RULE} per rule not listed)") } else { String::new() };
     let pass = if warnings > 0 { format!("no engine patch; {warnings} warning(s): {what}{more}") } else { format!("no engine patch: {what}{more}") };
-    CheckResult::from_findings("engine-patch", settings, kept, pass, format!("{errors} engine patch finding(s): {what}{more}"))
+    let also = if warnings > 0 { format!(" and {warnings} warning(s)") } else { String::new() };
+    CheckResult::from_findings("engine-patch", settings, kept, pass, format!("{errors} engine patch error(s){also}: {what}{more}"))
 }
 
 /// Blob tampering found while reading layers, and hostile layer entries
