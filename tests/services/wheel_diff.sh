@@ -9,6 +9,8 @@
 #   decompression limit  gzip -dc of every layer the diff must read, to /dev/null, summed
 #   a-cold / a-warm      auditor image diff a --upstream up, empty cache, then again
 #   b-cold / b-warm      auditor image diff b --upstream up, empty cache, then again
+#   b-cold-registry      b-cold with both images pushed to and pulled from the loopback registry
+#                        (only when tests/services runs: . /tmp/auditor-services/env.sh first)
 #   a-baseline / b-baseline  skopeo copy of both images to OCI layouts, tar -xzf of every layer
 #                        in order, diff -r of the two trees
 # The data is deleted at the end (the wheels are kept).
@@ -88,6 +90,18 @@ EOF
 }
 diff_run a
 diff_run b
+
+# the same diff with both images pulled from the loopback registry of tests/services (when it runs)
+if [ -n "${AUDITOR_TEST_REGISTRY:-}" ]; then
+  for x in up b; do
+    skopeo copy -q --dest-tls-verify=false "oci:$DIR/$x:v1" "docker://$AUDITOR_TEST_REGISTRY/wheel-diff/$x:v1"
+  done
+  rm -rf "$DIR/cache-registry"
+  drop_caches
+  measure b-cold-registry "$BIN" image diff "$AUDITOR_TEST_REGISTRY/wheel-diff/b:v1" --upstream "$AUDITOR_TEST_REGISTRY/wheel-diff/up:v1" \
+    --cache-dir "$DIR/cache-registry" --format json
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("  b-cold-registry: verdict", r["verdict"], [(c["role"], c["read"]) for c in r["layer_cache"]])' "$DIR/b-cold-registry.out"
+fi
 
 baseline() { # the by-hand way: copy both images out, extract every layer, diff the trees
   set -e
