@@ -267,11 +267,7 @@ fn image_json(args: &[&str]) -> (i32, serde_json::Value) {
 }
 
 fn rules(report: &serde_json::Value) -> Vec<(String, String)> {
-    let mut rules: Vec<(String, String)> = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|c| c["findings"].as_array().unwrap().iter())
+    let mut rules: Vec<(String, String)> = findings(report)
         .map(|f| (f["rule"].as_str().unwrap().to_string(), f["path"].as_str().unwrap_or("").to_string()))
         .collect();
     rules.sort();
@@ -296,9 +292,9 @@ fn the_sample_images_show_each_patch_the_readme_shows() {
     .map(|(r, p)| (r.to_string(), p.to_string()))
     .collect();
     assert_eq!(rules(&report), expected, "{report:#}");
-    let engine = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    let engine = check(&report, "engine-patch");
     assert!(engine["summary"].as_str().unwrap().starts_with("4 engine patch error(s) and 1 warning(s): "), "{engine:#}");
-    let modified = report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap()).find(|f| f["path"] == moe.as_str()).unwrap();
+    let modified = findings(&report).find(|f| f["path"] == moe.as_str()).unwrap();
     assert!(modified["diff"].as_str().unwrap().contains("+    return scores.topk(min(top_k, 4), dim=-1)\n"), "{modified:#}");
 
     let (code, report) = image_json(&["verify", "oci:samples/images/patched:v1"]);

@@ -18,7 +18,7 @@
 
 mod common;
 
-use common::{auditor_measured, sandbox_root, snapshot};
+use common::{auditor_measured, check, findings, sandbox_root, snapshot};
 use flate2::write::GzEncoder;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -376,13 +376,6 @@ impl Sandbox {
 
 // ------------------------------------------------------------ report views
 
-fn findings(report: &Value) -> impl Iterator<Item = &Value> {
-    report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap())
-}
-
-fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}: {report:#}"))
-}
 
 fn hostile_findings(report: &Value) -> Vec<&Value> {
     findings(report).filter(|f| f["rule"] == "image-integrity/hostile-entry").collect()

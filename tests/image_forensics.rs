@@ -60,9 +60,6 @@ fn diff(pinned: &str, upstream: &str, cache: &Path) -> (i32, Value) {
     run(&["image", "diff", pinned, "--upstream", upstream], cache)
 }
 
-fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}: {report:#}"))
-}
 
 /// The finding of `rule` at `path`.
 fn finding<'a>(report: &'a Value, rule: &str, path: &str) -> &'a Value {

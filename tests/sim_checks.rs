@@ -6,9 +6,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"))
-}
 
 fn errors(check: &Value) -> Vec<&Value> {
     check["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect()

@@ -17,9 +17,6 @@ fn audit_json(input: &str) -> (i32, Value) {
     (code(&out), json(&out))
 }
 
-fn check<'a>(report: &'a Value, id: &str) -> &'a Value {
-    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"))
-}
 
 fn findings<'a>(report: &'a Value, id: &str, job: &str) -> Vec<&'a Value> {
     check(report, id)["findings"].as_array().unwrap().iter().filter(|f| f["job"] == job).collect()

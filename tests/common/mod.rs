@@ -179,3 +179,13 @@ pub fn sandbox_root(dirs: &[&str], file: &str) -> tempfile::TempDir {
     std::fs::write(root.path().join("sentinel").join(file), "untouched\n").unwrap();
     root
 }
+
+/// The check `id` of a JSON report.
+pub fn check<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}: {report:#}"))
+}
+
+/// Every finding of every check of a JSON report.
+pub fn findings(report: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
+    report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap())
+}
