@@ -24,8 +24,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "services"))
-from big_diff import write_image  # noqa: E402
-from wheel_images import build_layer, layout  # noqa: E402
+from big_diff import layout, write_image  # noqa: E402
+from wheel_images import build_layer  # noqa: E402
 
 SITE = "usr/local/lib/python3.12/dist-packages"
 DIST = f"{SITE}/sglang-0.5.16.dist-info"

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import tarfile
+import tempfile
 from multiprocessing import Pool
 
 SITE = "usr/local/lib/python3.12/dist-packages"
@@ -66,42 +67,59 @@ def module(i, changed):
     return f'"""module {i}"""\n\n{body}'.encode()
 
 
-def build_layer(job):
-    out, name, kind, index, mtime, files, blobs, blob_mb, changed = job
-    tmp = os.path.join(out, "blobs", "sha256", f"tmp-{name}-{index}")
-    with open(tmp, "wb") as f:
+def write_layer(out, level, fill):
+    """Stream a gzip (LEVEL) tar layer whose entries FILL(tar) adds into the layout OUT, both
+    digests computed while writing; returns (descriptor, diff-id, uncompressed size)."""
+    fd, tmp = tempfile.mkstemp(prefix="tmp-", dir=os.path.join(out, "blobs", "sha256"))
+    with os.fdopen(fd, "wb") as f:
         outer = Hashing(f)
-        gz = gzip.GzipFile(fileobj=outer, mode="wb", compresslevel=1, mtime=0)
+        gz = gzip.GzipFile(fileobj=outer, mode="wb", compresslevel=level, mtime=0)
         inner = Hashing(gz)
         with tarfile.open(fileobj=inner, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            def add(path, data=None, size=0, mode=0o644, stream=None):
-                ti = tarfile.TarInfo(path)
-                ti.mtime, ti.mode = mtime, mode
-                if data is None and stream is None:
-                    ti.type, ti.mode = tarfile.DIRTYPE, 0o755
-                else:
-                    ti.size = len(data) if data is not None else size
-                tar.addfile(ti, io.BytesIO(data) if data is not None else stream)
-            if kind == "py":
-                for d in ["usr", "usr/local", "usr/local/lib", "usr/local/lib/python3.12", SITE]:
-                    add(d)
-                for i in range(files):
-                    pkg = f"{SITE}/benchpkg_{i // 1000:03d}"
-                    if i % 1000 == 0:
-                        add(pkg)
-                    path = f"{pkg}/mod_{i}.py"
-                    add(path, module(i, changed and path == CHANGED))
-            else:
-                lib = f"opt/engine/lib{index}"
-                for d in ["opt", "opt/engine", lib]:
-                    add(d)
-                for j in range(blobs):
-                    size = blob_mb << 20
-                    add(f"{lib}/libkernels_{j}.so", size=size, mode=0o755, stream=Blob(size, index * 1000 + j))
+            fill(tar)
         gz.close()
     digest, diff_id = "sha256:" + outer.h.hexdigest(), "sha256:" + inner.h.hexdigest()
+    os.chmod(tmp, 0o644)  # mkstemp makes it 0600
     os.rename(tmp, os.path.join(out, "blobs", "sha256", digest[7:]))
     return {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest, "size": outer.n}, diff_id, inner.n
+
+
+def layout(out):
+    """An empty OCI layout at OUT."""
+    os.makedirs(os.path.join(out, "blobs", "sha256"), exist_ok=True)
+    with open(os.path.join(out, "oci-layout"), "w") as f:
+        f.write('{"imageLayoutVersion":"1.0.0"}')
+
+
+def build_layer(job):
+    out, name, kind, index, mtime, files, blobs, blob_mb, changed = job
+
+    def fill(tar):
+        def add(path, data=None, size=0, mode=0o644, stream=None):
+            ti = tarfile.TarInfo(path)
+            ti.mtime, ti.mode = mtime, mode
+            if data is None and stream is None:
+                ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+            else:
+                ti.size = len(data) if data is not None else size
+            tar.addfile(ti, io.BytesIO(data) if data is not None else stream)
+        if kind == "py":
+            for d in ["usr", "usr/local", "usr/local/lib", "usr/local/lib/python3.12", SITE]:
+                add(d)
+            for i in range(files):
+                pkg = f"{SITE}/benchpkg_{i // 1000:03d}"
+                if i % 1000 == 0:
+                    add(pkg)
+                path = f"{pkg}/mod_{i}.py"
+                add(path, module(i, changed and path == CHANGED))
+        else:
+            lib = f"opt/engine/lib{index}"
+            for d in ["opt", "opt/engine", lib]:
+                add(d)
+            for j in range(blobs):
+                size = blob_mb << 20
+                add(f"{lib}/libkernels_{j}.so", size=size, mode=0o755, stream=Blob(size, index * 1000 + j))
+    return write_layer(out, 1, fill)
 
 
 def write_blob(out, data):
@@ -138,9 +156,7 @@ def main():
     jobs, outs = [], {}
     for name, mtime, changed in [("a", 1700000000, False), ("b", 1700086400, True)]:
         out = os.path.join(a.out, name)
-        os.makedirs(os.path.join(out, "blobs", "sha256"), exist_ok=True)
-        with open(os.path.join(out, "oci-layout"), "w") as f:
-            f.write('{"imageLayoutVersion":"1.0.0"}')
+        layout(out)
         outs[name] = out
         jobs.append((out, name, "py", 0, mtime, a.files, 0, 0, changed))
         jobs += [(out, name, "lib", i, mtime, 0, a.blobs_per_layer, a.blob_mb, changed) for i in range(1, a.layers + 1)]

@@ -51,12 +51,13 @@ du -sh --apparent-size "$DIR/root" "$DIR/up" "$DIR/a" "$DIR/b" >&2
 layers() {
   python3 - "$@" <<'EOF'
 import json, os, sys
-seen = []
+blobs = {}  # digest -> path of its first holder, in order
 for layout in sys.argv[1:]:
     idx = json.load(open(os.path.join(layout, "index.json")))
     m = json.load(open(os.path.join(layout, "blobs", "sha256", idx["manifests"][0]["digest"][7:])))
-    seen += [os.path.join(layout, "blobs", "sha256", l["digest"][7:]) for l in m["layers"] if l["digest"][7:] not in [os.path.basename(s) for s in seen]]
-print("\n".join(seen))
+    for l in m["layers"]:
+        blobs.setdefault(l["digest"], os.path.join(layout, "blobs", "sha256", l["digest"][7:]))
+print("\n".join(blobs.values()))
 EOF
 }
 decompress_limit() { # NAME IMAGE... : gzip -dc of every layer, summed; divided by the cores

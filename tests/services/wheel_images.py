@@ -17,13 +17,12 @@ Writes DIR/up, DIR/a, DIR/b (OCI layouts, ref "v1") and prints their sizes.
 """
 import argparse
 import glob
-import gzip
 import io
 import os
 import tarfile
 from multiprocessing import Pool
 
-from big_diff import Hashing, write_image
+from big_diff import layout, write_image, write_layer
 
 DAY = 86400
 
@@ -53,41 +52,28 @@ def groups(root, site):
 def build_layer(job):
     """Write one gzip tar layer of PATHS (from ROOT, mtimes shifted by SHIFT) into the layout OUT."""
     out, root, paths, shift, level, extra = job
-    tmp = os.path.join(out, "blobs", "sha256", f"tmp-{os.getpid()}-{id(paths)}")
-    with open(tmp, "wb") as f:
-        outer = Hashing(f)
-        gz = gzip.GzipFile(fileobj=outer, mode="wb", compresslevel=level, mtime=0)
-        inner = Hashing(gz)
-        with tarfile.open(fileobj=inner, mode="w|", format=tarfile.PAX_FORMAT) as tar:
-            for rel in paths:
-                ti = tar.gettarinfo(os.path.join(root, rel), arcname=rel)
-                ti.uid = ti.gid = 0
-                ti.uname = ti.gname = "root"
-                ti.mtime = int(ti.mtime) + shift
-                if rel in extra:
-                    data = extra[rel]
-                    ti.size = len(data)
-                    tar.addfile(ti, io.BytesIO(data))
-                elif ti.isreg():
-                    with open(os.path.join(root, rel), "rb") as src:
-                        tar.addfile(ti, src)
-                else:
-                    tar.addfile(ti)
-            for rel, data in extra.items():
-                if rel not in paths:
-                    ti = tarfile.TarInfo(rel)
-                    ti.size, ti.mode, ti.mtime = len(data), 0o644, 1700000000
-                    tar.addfile(ti, io.BytesIO(data))
-        gz.close()
-    digest, diff_id = "sha256:" + outer.h.hexdigest(), "sha256:" + inner.h.hexdigest()
-    os.rename(tmp, os.path.join(out, "blobs", "sha256", digest[7:]))
-    return {"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest, "size": outer.n}, diff_id, inner.n
 
-
-def layout(out):
-    os.makedirs(os.path.join(out, "blobs", "sha256"), exist_ok=True)
-    with open(os.path.join(out, "oci-layout"), "w") as f:
-        f.write('{"imageLayoutVersion":"1.0.0"}')
+    def fill(tar):
+        for rel in paths:
+            ti = tar.gettarinfo(os.path.join(root, rel), arcname=rel)
+            ti.uid = ti.gid = 0
+            ti.uname = ti.gname = "root"
+            ti.mtime = int(ti.mtime) + shift
+            if rel in extra:
+                data = extra[rel]
+                ti.size = len(data)
+                tar.addfile(ti, io.BytesIO(data))
+            elif ti.isreg():
+                with open(os.path.join(root, rel), "rb") as src:
+                    tar.addfile(ti, src)
+            else:
+                tar.addfile(ti)
+        for rel, data in extra.items():
+            if rel not in paths:
+                ti = tarfile.TarInfo(rel)
+                ti.size, ti.mode, ti.mtime = len(data), 0o644, 1700000000
+                tar.addfile(ti, io.BytesIO(data))
+    return write_layer(out, level, fill)
 
 
 def main():
