@@ -20,6 +20,23 @@ pub enum AuditError {
     Policy(String),
 }
 
+/// What of a bundle is audited beyond its defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    /// Audit retired configs too (`configs/deprecated/`, any `deprecated/`
+    /// directory of a repository checkout): by default they are listed as
+    /// skipped, since no sweep runs them and their findings are history.
+    pub include_deprecated: bool,
+}
+
+/// Whether a repository path lies in a retired tree (a `deprecated`
+/// directory anywhere above the file).
+pub fn is_retired(path: &str) -> bool {
+    let mut dirs = path.split('/');
+    dirs.next_back();
+    dirs.any(|d| d == "deprecated")
+}
+
 /// A bundle read and split into jobs.
 pub struct ReadBundle {
     pub bundle: Bundle,
@@ -35,18 +52,33 @@ pub struct ReadBundle {
 /// job artifact form the pseudo-job `run`), by recipe role, launch script
 /// and master-config entry for a repository checkout (other files form the
 /// pseudo-job `repository`), else one job `bundle`.
-pub fn read(path: &Path, limits: &Limits, signatures: &Engine) -> Result<ReadBundle, AuditError> {
+pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOptions) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
-    let bundle = bundle::read_bundle(path, limits, &mut extractor)?;
+    let mut bundle = bundle::read_bundle(path, limits, &mut extractor)?;
     let artifacts: BTreeSet<String> = bundle
         .files
         .iter()
         .filter_map(|f| layout::artifact_of(&f.path).map(str::to_string))
         .collect();
     let (jobs, assignment) = layout::group(&artifacts);
-    let (mut jobs, sources) = match repository::group(&extractor.files) {
-        Some(repo) if jobs.is_empty() => (from_repository(&bundle, repo, &extractor.files), extractor.files),
-        _ => (by_artifact(&bundle, jobs, &assignment, extractor.files), Vec::new()),
+    let (mut retired, mut active): (Vec<FileEvidence>, Vec<FileEvidence>) =
+        extractor.files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
+    if !retired.is_empty() {
+        let only_retired = repository::run_only_by_retired(&active, &retired);
+        let (more, rest): (Vec<FileEvidence>, Vec<FileEvidence>) = active.into_iter().partition(|f| only_retired.contains(&f.path));
+        retired.extend(more);
+        active = rest;
+    }
+    let (mut jobs, sources) = match repository::group(&active) {
+        Some(repo) if jobs.is_empty() => {
+            skip_retired(&mut bundle, &retired);
+            (from_repository(&bundle, repo, &active), active)
+        }
+        _ => {
+            let mut files = active;
+            files.extend(retired);
+            (by_artifact(&bundle, jobs, &assignment, files), Vec::new())
+        }
     };
     for job in &mut jobs {
         let hints = hints(&job.files);
@@ -54,6 +86,15 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine) -> Result<ReadBun
         job.facts = facts::derive(&job.files, Catalog::embedded());
     }
     Ok(ReadBundle { bundle, jobs, sources })
+}
+
+/// Marks the retired files of a checkout as skipped, with the reason.
+fn skip_retired(bundle: &mut Bundle, retired: &[FileEvidence]) {
+    let paths: BTreeSet<&str> = retired.iter().map(|f| f.path.as_str()).collect();
+    for file in bundle.files.iter_mut().filter(|f| paths.contains(f.path.as_str()) && f.status == FileStatus::Read) {
+        let why = if is_retired(&file.path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };
+        file.status = FileStatus::Skipped(format!("retired ({why}): no sweep runs it; --include-deprecated audits it"));
+    }
 }
 
 /// Jobs of a `gh run download` layout (or the one job of an unrecognised bundle).
@@ -127,13 +168,13 @@ fn hints(files: &[FileEvidence]) -> layout::ContentHints {
 }
 
 /// Audit bundles under a policy, against reference `inputs` (golden tables, ...).
-pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs) -> Result<Report, AuditError> {
+pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, options: &ReadOptions, inputs: &Inputs) -> Result<Report, AuditError> {
     checks::validate(policy).map_err(AuditError::Policy)?;
     let signatures = Engine::embedded().map_err(|e| AuditError::Policy(e.to_string()))?;
     let mut bundles = Vec::new();
     let mut jobs = Vec::new();
     for path in paths {
-        let read = read(path, limits, &signatures)?;
+        let read = read(path, limits, &signatures, options)?;
         bundles.push(read.bundle);
         jobs.extend(read.jobs);
     }

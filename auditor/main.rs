@@ -57,6 +57,10 @@ enum Command {
         /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
         #[arg(long, value_name = "DATE")]
         today: Option<String>,
+        /// Also audit retired configs of a checkout (files under a `deprecated/` directory);
+        /// by default they are listed as skipped.
+        #[arg(long)]
+        include_deprecated: bool,
         #[command(flatten)]
         output: OutputArgs,
         #[command(flatten)]
@@ -358,7 +362,7 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, golden, thresholds, checkpoint, waivers, today, output, limits } => {
+        Command::Audit { bundles, policy, golden, thresholds, checkpoint, waivers, today, include_deprecated, output, limits } => {
             let policy = load_policy(policy.as_ref())?;
             let mut inputs = Inputs::default();
             if let Some(path) = &thresholds {
@@ -376,7 +380,7 @@ fn run(cli: Cli) -> Result<u8> {
             for dir in &golden {
                 inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;
             }
-            let report = match audit::audit(&bundles, &policy, &limits.limits(), &inputs) {
+            let report = match audit::audit(&bundles, &policy, &limits.limits(), &audit::ReadOptions { include_deprecated }, &inputs) {
                 Ok(report) => report,
                 Err(AuditError::Bundle(e)) => bail!("{e}"),
                 Err(e) => return Err(e.into()),
@@ -386,7 +390,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Evidence { path, format, limits } => {
             let engine = auditor::signatures::Engine::embedded()?;
-            let read = audit::read(&path, &limits.limits(), &engine).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let read = audit::read(&path, &limits.limits(), &engine, &audit::ReadOptions::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
             let catalog = Catalog::embedded();
             let single = path.is_file() && read.bundle.files.len() == 1;
             let value = if single {

@@ -61,7 +61,12 @@ struct EntryGroup<'f> {
     /// The `additional-settings` of these points, one scope per point.
     settings: Vec<EnvAssignment>,
     config_file: Option<String>,
+    /// The recipe its eval-only jobs run instead (`EVAL_CONFIG_FILE`).
+    eval_config_file: Option<String>,
+    /// The `spec-decoding` label of these points.
+    spec_decoding: String,
     link: Option<Link<'f>>,
+    eval_link: Option<Link<'f>>,
 }
 
 /// What an entry runs.
@@ -87,15 +92,22 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
         return None;
     }
     for group in &mut groups {
-        group.link = link(group, &recipes, &scripts);
+        group.link = link(group, group.config_file.as_deref(), &recipes, &scripts);
+        group.eval_link = group.eval_config_file.as_deref().and_then(|c| link(group, Some(c), &recipes, &[]));
     }
     let mut jobs = Vec::new();
     for recipe in &recipes {
         let (selections, left_out) = selections(recipe);
         for selection in selections {
-            let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Recipe(f, s, _)) if std::ptr::eq(*f, *recipe) && *s == selection));
+            let runs = |link: &Option<Link>| matches!(link, Some(Link::Recipe(f, s, _)) if std::ptr::eq(*f, *recipe) && *s == selection);
+            let runner = groups.iter().find(|g| runs(&g.link));
+            // A recipe that entries run only for their eval-only jobs (EVAL_CONFIG_FILE).
+            let eval_runner = groups.iter().find(|g| runs(&g.eval_link)).filter(|_| runner.is_none());
             for role in roles(recipe, &selection) {
-                let mut job = recipe_job(recipe, &selection, &role, runner);
+                let mut job = match eval_runner {
+                    Some(g) => eval_recipe_job(recipe, &selection, &role, g),
+                    None => recipe_job(recipe, &selection, &role, runner),
+                };
                 job.unexamined.extend(left_out.iter().cloned());
                 jobs.push(job);
             }
@@ -108,7 +120,9 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     let multi = |g: &EntryGroup| {
         let same_entry = groups.iter().filter(|o| std::ptr::eq(o.entry, g.entry));
         let scenarios: BTreeSet<_> = same_entry.clone().map(|o| o.scenario.scenario).collect();
-        (scenarios.len() > 1, same_entry.filter(|o| o.scenario.scenario == g.scenario.scenario).count() > 1)
+        let same_scenario: Vec<&EntryGroup> = same_entry.filter(|o| o.scenario.scenario == g.scenario.scenario).collect();
+        let same_config = same_scenario.iter().filter(|o| o.config_file == g.config_file).count();
+        (scenarios.len() > 1, same_scenario.len() > 1, same_config > 1)
     };
     for group in &groups {
         jobs.push(entry_job(group, multi(group)));
@@ -279,6 +293,16 @@ fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Op
     RepoJob { job, files, unexamined }
 }
 
+/// A recipe that master-config entries run only for their eval-only jobs
+/// (`EVAL_CONFIG_FILE`): its roles are eval-only jobs, which must not
+/// simulate acceptance, and it needs no simulated acceptance either.
+fn eval_recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: &EntryGroup) -> RepoJob {
+    let mut job = recipe_job(file, selection, role, Some(runner));
+    job.job.kind = JobKind::EvalOnly;
+    job.job.kind_reason = format!("srt-slurm recipe, {role} role; the eval-only recipe of master-config entry {} (EVAL_CONFIG_FILE)", runner.entry.key);
+    job
+}
+
 /// What one path of a launch script runs.
 fn script_view(file: &FileEvidence, run: Run) -> FileEvidence {
     let env = file.env.iter().filter(|a| a.gate.runs_in(run)).cloned().collect();
@@ -333,7 +357,7 @@ fn script_name_meta(path: &str) -> JobMeta {
 /// What an entry says about the jobs that run its recipe or script: the
 /// model and its labels, not the image (the entry's own job judges that).
 fn linked_meta(group: &EntryGroup) -> JobMeta {
-    JobMeta { image: None, runner: None, hw: None, spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() }
+    JobMeta { image: None, runner: None, hw: None, spec_decoding: Some(group.spec_decoding.clone()), ..group.entry.meta.clone() }
 }
 
 /// The master config as one group of an entry sees it: its settings.
@@ -341,9 +365,9 @@ fn settings_view(group: &EntryGroup) -> FileEvidence {
     group.file.part(group.settings.clone(), Vec::new())
 }
 
-fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
+fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) -> RepoJob {
     let mut entry_view = settings_view(group);
-    let meta = JobMeta { spec_decoding: Some(group.scenario.spec_decoding.clone()), ..group.entry.meta.clone() };
+    let meta = JobMeta { spec_decoding: Some(group.spec_decoding.clone()), ..group.entry.meta.clone() };
     entry_view.metadata = Some(Box::new(Metadata { meta: meta.clone(), scenario: group.scenario.scenario, image_at: Some(group.entry.image_at.clone()) }));
     let mut files = vec![entry_view];
     let (reason, unexamined) = match &group.link {
@@ -368,8 +392,15 @@ fn entry_job(group: &EntryGroup, (scenarios, runs): (bool, bool)) -> RepoJob {
         id.push('/');
         id.push_str(group.scenario.scenario.map_or("unknown", scenario_name));
     }
+    let mut tags: Vec<String> = Vec::new();
     if let (true, Some(config)) = (runs, &group.config_file) {
-        id.push_str(&format!(" [{config}]"));
+        tags.push(config.clone());
+    }
+    if runs && (labels || group.config_file.is_none()) {
+        tags.push(format!("spec-decoding {}", group.spec_decoding));
+    }
+    if !tags.is_empty() {
+        id.push_str(&format!(" [{}]", tags.join(", ")));
     }
     let job = Job {
         id,
@@ -401,7 +432,10 @@ fn point_of(scope: &str) -> &str {
     &scope[..end]
 }
 
-/// Every (entry, scenario) of every master config, split by the recipe its points run.
+/// Every (entry, scenario) of every master config, split by what its
+/// points run: the recipe (`CONFIG_FILE`), the eval recipe
+/// (`EVAL_CONFIG_FILE`) and the point's own `spec-decoding` label (which
+/// picks the `_mtp` script of a single-node entry).
 fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
     let mut out = Vec::new();
     for file in files.iter().filter(|f| !f.master.is_empty()) {
@@ -417,22 +451,22 @@ fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
                     .take_while(|a| a.scope.starts_with(prefix))
                     .map(|a| EnvAssignment { scope: point_of(&a.scope).to_string(), ..(*a).clone() })
                     .collect();
-                let points: BTreeSet<&str> = settings.iter().map(|a| a.scope.as_str()).collect();
-                let config_of = |point: &str| settings.iter().filter(|a| a.scope == point && a.name == "CONFIG_FILE").filter_map(|a| a.value.clone()).next_back();
-                let mut by_config: Vec<(Option<String>, Vec<&str>)> = Vec::new();
-                for point in &points {
-                    let config = config_of(point);
-                    match by_config.iter_mut().find(|(c, _)| *c == config) {
-                        Some((_, list)) => list.push(point),
-                        None => by_config.push((config, vec![point])),
+                let value_of = |point: &str, name: &str| settings.iter().filter(|a| a.scope == point && a.name == name).filter_map(|a| a.value.clone()).next_back();
+                type Key = (Option<String>, Option<String>, String);
+                let mut by_run: Vec<(Key, Vec<&str>)> = Vec::new();
+                for point in &scenario.points {
+                    let key = (value_of(&point.scope, "CONFIG_FILE"), value_of(&point.scope, "EVAL_CONFIG_FILE"), point.spec_decoding.clone());
+                    match by_run.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, list)) => list.push(point.scope.as_str()),
+                        None => by_run.push((key, vec![point.scope.as_str()])),
                     }
                 }
-                if by_config.is_empty() {
-                    by_config.push((None, Vec::new()));
+                if by_run.is_empty() {
+                    by_run.push(((None, None, "none".to_string()), Vec::new()));
                 }
-                for (config_file, points) in by_config {
+                for ((config_file, eval_config_file, spec_decoding), points) in by_run {
                     let settings = settings.iter().filter(|a| points.contains(&a.scope.as_str())).cloned().collect();
-                    out.push(EntryGroup { file, entry, scenario, settings, config_file, link: None });
+                    out.push(EntryGroup { file, entry, scenario, settings, config_file, eval_config_file, spec_decoding, link: None, eval_link: None });
                 }
             }
         }
@@ -440,10 +474,29 @@ fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
     out
 }
 
+/// Recipes that only retired master configs run (their `CONFIG_FILE` or
+/// `EVAL_CONFIG_FILE` names them, no active entry does): retired with them.
+pub fn run_only_by_retired(active: &[FileEvidence], retired: &[FileEvidence]) -> BTreeSet<String> {
+    let recipes: Vec<&FileEvidence> = active.iter().filter(|f| !roles(f, &Selection::Base).is_empty()).collect();
+    let named = |files: &[FileEvidence]| -> BTreeSet<String> {
+        files
+            .iter()
+            .filter(|f| !f.master.is_empty())
+            .flat_map(|f| f.env.iter())
+            .filter(|a| a.name == "CONFIG_FILE" || a.name == "EVAL_CONFIG_FILE")
+            .filter_map(|a| a.value.as_deref())
+            .filter_map(|v| find_by_path(&recipes, split_selector(v).0))
+            .map(|f| f.path.clone())
+            .collect()
+    };
+    let by_active = named(active);
+    named(retired).into_iter().filter(|p| !by_active.contains(p)).collect()
+}
+
 /// What an entry group runs: the recipe its `CONFIG_FILE` names, or the
 /// launch script its fields name.
-fn link<'f>(group: &EntryGroup<'f>, recipes: &[&'f FileEvidence], scripts: &[&'f FileEvidence]) -> Option<Link<'f>> {
-    match &group.config_file {
+fn link<'f>(group: &EntryGroup<'f>, config_file: Option<&str>, recipes: &[&'f FileEvidence], scripts: &[&'f FileEvidence]) -> Option<Link<'f>> {
+    match config_file {
         Some(config) => {
             let (path, selector) = split_selector(config);
             let recipe = find_by_path(recipes, path)?;
@@ -486,7 +539,7 @@ fn find_by_path<'f>(recipes: &[&'f FileEvidence], path: &str) -> Option<&'f File
 fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'f FileEvidence> {
     let meta = &group.entry.meta;
     let (Some(prefix), Some(precision), Some(sku), Some(framework)) = (&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework) else { return None };
-    let spec = if group.scenario.spec_decoding == "mtp" { "_mtp" } else { "" };
+    let spec = if group.spec_decoding == "mtp" { "_mtp" } else { "" };
     let legacy = if framework == "trt" { "_trt" } else { "" };
     let names = [format!("{prefix}_{precision}_{sku}_{framework}{spec}.sh"), format!("{prefix}_{precision}_{sku}{legacy}{spec}.sh")];
     let dir = match group.scenario.scenario {
@@ -567,6 +620,38 @@ mod tests {
         let eval = job(&jobs, "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh (eval-only)");
         assert_eq!((eval.job.kind, eval.files[0].env.len(), eval.files[0].commands.len()), (JobKind::EvalOnly, 0, 1));
         assert_eq!(eval.job.scenario, Some(Scenario::FixedSeqLen));
+    }
+
+    #[test]
+    fn each_point_keeps_its_own_label_and_eval_recipes_are_eval_only() {
+        let master = "q-fp8-h200-sglang:\n  image: lmsysorg/sglang:v1\n  model-prefix: q\n  precision: fp8\n  framework: sglang\n  runner: h200\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - { tp: 8 }\n      - { tp: 8, spec-decoding: mtp }\nm-fp4-gb300-dynamo-vllm:\n  image: vllm/vllm-openai:v1\n  model-prefix: m\n  framework: dynamo-vllm\n  runner: gb300\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/m/tput.yaml\", \"EVAL_CONFIG_FILE=recipes/m/eval.yaml\"]\n";
+        let recipe = "backend:\n  type: vllm\n  vllm_config:\n    decode: {tensor-parallel-size: 4}\n";
+        let jobs = group_of(&[
+            ("configs/nvidia-master.yaml", master),
+            ("benchmarks/single_node/agentic/q_fp8_h200.sh", "python3 -m sglang.launch_server --tp 8\n"),
+            ("benchmarks/single_node/agentic/q_fp8_h200_mtp.sh", "python3 -m sglang.launch_server --tp 8 --speculative-num-steps 3\n"),
+            ("benchmarks/multi_node/srt-slurm-recipes/m/tput.yaml", recipe),
+            ("benchmarks/multi_node/srt-slurm-recipes/m/eval.yaml", recipe),
+        ]);
+        let plain = job(&jobs, "configs/nvidia-master.yaml#q-fp8-h200-sglang [spec-decoding none]");
+        assert!(plain.job.kind_reason.ends_with("q_fp8_h200.sh (by the launch-script name grammar)"), "{}", plain.job.kind_reason);
+        assert_eq!(plain.job.meta.spec_decoding.as_deref(), Some("none"), "not borrowed from the mtp sibling");
+        let mtp = job(&jobs, "configs/nvidia-master.yaml#q-fp8-h200-sglang [spec-decoding mtp]");
+        assert!(mtp.job.kind_reason.contains("q_fp8_h200_mtp.sh"));
+        let eval = job(&jobs, "benchmarks/multi_node/srt-slurm-recipes/m/eval.yaml#decode");
+        assert_eq!(eval.job.kind, JobKind::EvalOnly, "{}", eval.job.kind_reason);
+        assert_eq!(job(&jobs, "benchmarks/multi_node/srt-slurm-recipes/m/tput.yaml#decode").job.kind, JobKind::Throughput);
+    }
+
+    #[test]
+    fn recipes_only_retired_configs_run_are_retired() {
+        let ex = Extractor::new(1 << 20);
+        let file = |path: &str, text: &str| ex.extract(path, crate::evidence::classify(path).unwrap(), &mut text.as_bytes()).0;
+        let recipe = "backend:\n  type: sglang\n  sglang_config:\n    decode: {tp-size: 8}\n";
+        let master = |config: &str| format!("k:\n  image: lmsysorg/sglang:v1\n  framework: dynamo-sglang\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - additional-settings: [\"CONFIG_FILE=recipes/{config}\"]\n");
+        let active = [file("configs/nvidia-master.yaml", &master("a.yaml")), file("r/a.yaml", recipe), file("r/b.yaml", recipe), file("r/c.yaml", recipe)];
+        let retired = [file("configs/deprecated/old.yaml", &master("b.yaml"))];
+        assert_eq!(run_only_by_retired(&active, &retired), BTreeSet::from(["r/b.yaml".to_string()]));
     }
 
     #[test]

@@ -18,11 +18,21 @@ pub struct ScenarioEntry {
     /// `None` for an entry whose `scenarios` name none this auditor knows:
     /// it is still a config (its image is still judged).
     pub scenario: Option<Scenario>,
-    /// The first `spec-decoding` of its search space other than `none`
-    /// (`none` when every item says none or omits it).
-    pub spec_decoding: String,
+    /// Its search-space items, each with its own `spec-decoding` label.
+    pub points: Vec<SearchPoint>,
     /// Every `additional-settings` assignment of this scenario has a scope starting with this.
     pub settings_scope: String,
+}
+
+/// One item of a scenario's search space.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchPoint {
+    /// The scope prefix of this item's `additional-settings` (its
+    /// `prefill`/`decode` blocks' settings too).
+    pub scope: String,
+    /// Its own `spec-decoding` label (`none` when it omits it): the runner
+    /// picks the `_mtp` script and the label per item, never from a sibling.
+    pub spec_decoding: String,
 }
 
 /// One config key of a master config.
@@ -62,7 +72,7 @@ pub(super) fn read<'y>(file: &FileRef, lines: &LineIndex, docs: &'y [MarkedYaml<
             let mut scenarios = get("scenarios").map(|s| scenarios(&key, s)).unwrap_or_default();
             if scenarios.is_empty() {
                 let settings_scope = settings_scope(std::slice::from_ref(&key)) + ".";
-                scenarios.push(ScenarioEntry { scenario: None, spec_decoding: "none".to_string(), settings_scope });
+                scenarios.push(ScenarioEntry { scenario: None, points: Vec::new(), settings_scope });
             }
             out.push(MasterEntry { key, meta, scenarios, image_at: Provenance::at_line(file, line as u64, offset, text.trim()) });
         }
@@ -81,13 +91,17 @@ fn scenarios(key: &str, node: &MarkedYaml) -> Vec<ScenarioEntry> {
         .into_iter()
         .filter_map(|(name, items)| {
             let scenario = Scenario::parse(&name)?;
-            let labels: Vec<String> = sequence(items)
-                .flat_map(|item| entries(item, 0).into_iter().filter(|(k, _)| k == "search-space").flat_map(|(_, space)| sequence(space)))
-                .filter_map(|point| entries(point, 0).into_iter().find(|(k, _)| k == "spec-decoding").and_then(|(_, v)| scalar_text(v)))
-                .collect();
-            let spec_decoding = labels.iter().find(|l| l.as_str() != "none").cloned().unwrap_or_else(|| "none".to_string());
             let settings_scope = settings_scope(&[key.to_string(), "scenarios".to_string(), name.clone()]) + ".";
-            Some(ScenarioEntry { scenario: Some(scenario), spec_decoding, settings_scope })
+            let mut points = Vec::new();
+            for (i, item) in sequence(items).enumerate() {
+                for (_, space) in entries(item, 0).into_iter().filter(|(k, _)| k == "search-space") {
+                    for (j, point) in sequence(space).enumerate() {
+                        let label = entries(point, 0).into_iter().find(|(k, _)| k == "spec-decoding").and_then(|(_, v)| scalar_text(v));
+                        points.push(SearchPoint { scope: format!("{settings_scope}{i}.search-space.{j}"), spec_decoding: label.unwrap_or_else(|| "none".to_string()) });
+                    }
+                }
+            }
+            Some(ScenarioEntry { scenario: Some(scenario), points, settings_scope })
         })
         .collect()
 }
@@ -138,7 +152,9 @@ no-scenarios:
         assert_eq!((e.meta.hw.as_deref(), e.meta.multinode, e.meta.model_prefix.as_deref()), (Some("gb200"), Some(true), Some("dsv4")));
         assert_eq!(e.image_at.line, Some(3));
         assert_eq!(e.scenarios.len(), 1);
-        assert_eq!((e.scenarios[0].scenario, e.scenarios[0].spec_decoding.as_str()), (Some(Scenario::AgenticCoding), "mtp"));
+        assert_eq!(e.scenarios[0].scenario, Some(Scenario::AgenticCoding));
+        let labels: Vec<&str> = e.scenarios[0].points.iter().map(|p| p.spec_decoding.as_str()).collect();
+        assert_eq!(labels, ["none", "mtp"], "each item keeps its own label");
         let settings: Vec<_> = y.env.iter().filter(|a| a.scope.starts_with(&e.scenarios[0].settings_scope)).map(|a| a.name.as_str()).collect();
         assert_eq!(settings, ["CONFIG_FILE", "SYNTHETIC_ACCEPTANCE"]);
     }
