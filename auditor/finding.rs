@@ -31,9 +31,13 @@ pub struct Finding {
     pub rule: String,
     pub severity: Severity,
     pub message: String,
-    /// The job it concerns, when it concerns one.
+    /// The job it concerns, when it concerns one (the first, when it concerns several).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<String>,
+    /// Every job it concerns, when one cause (the same rule at the same
+    /// file and line) concerns several: one finding, not one per job.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<String>,
     pub evidence: Vec<Provenance>,
     /// Hash of the rule id and the normalised evidence (paths and matched
     /// text, not line numbers): stable across unrelated edits.
@@ -56,7 +60,7 @@ pub struct Finding {
 impl Finding {
     pub fn new(rule: &str, severity: Severity, message: String, job: Option<&str>, evidence: Vec<Provenance>) -> Self {
         let fingerprint = fingerprint(rule, &evidence);
-        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), evidence, fingerprint, suppressed: None, kind: None, path: None, diff: None }
+        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), jobs: Vec::new(), evidence, fingerprint, suppressed: None, kind: None, path: None, diff: None }
     }
 
     /// An image finding: its kind and the path inside the image it concerns.
@@ -78,10 +82,71 @@ impl Finding {
         self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none()
     }
 
+    /// The jobs it concerns, for people: `job X`, or `N jobs: X, Y, …`
+    /// (the first three named).
+    pub fn jobs_label(&self) -> Option<String> {
+        match self.jobs.len() {
+            0 | 1 => self.job.as_ref().map(|j| format!("job {j}")),
+            n => {
+                let named: Vec<&str> = self.jobs.iter().take(3).map(String::as_str).collect();
+                Some(format!("{n} jobs: {}{}", named.join(", "), if n > 3 { ", …" } else { "" }))
+            }
+        }
+    }
+
     /// The first evidence location, for reports that show one.
     pub fn primary(&self) -> Option<&Provenance> {
         self.evidence.first()
     }
+}
+
+/// One finding per cause: findings of one rule and severity whose first
+/// evidence is the same file and line (the same recipe line seen by every
+/// variant and role that inherits it) become one, listing the jobs and
+/// keeping every distinct piece of evidence. Order is kept (first seen).
+pub fn group_by_place(findings: Vec<Finding>) -> Vec<Finding> {
+    type Place = (String, Severity, String, Option<String>, Option<u64>);
+    let place = |f: &Finding| -> Option<Place> {
+        let e = f.primary()?;
+        Some((f.rule.clone(), f.severity, e.file.clone(), e.artifact.clone(), e.line))
+    };
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    let mut index: std::collections::HashMap<Place, usize> = std::collections::HashMap::new();
+    for finding in findings {
+        let Some(key) = place(&finding) else {
+            out.push(finding);
+            continue;
+        };
+        match index.get(&key) {
+            Some(&i) => {
+                let kept = &mut out[i];
+                if let Some(job) = finding.job {
+                    if kept.jobs.is_empty() {
+                        kept.jobs.extend(kept.job.clone());
+                    }
+                    if !kept.jobs.contains(&job) {
+                        kept.jobs.push(job);
+                    }
+                }
+                for e in finding.evidence {
+                    if !kept.evidence.contains(&e) {
+                        kept.evidence.push(e);
+                    }
+                }
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(finding);
+            }
+        }
+    }
+    // A single job needs no list.
+    for f in &mut out {
+        if f.jobs.len() == 1 {
+            f.jobs.clear();
+        }
+    }
+    out
 }
 
 fn fingerprint(rule: &str, evidence: &[Provenance]) -> String {
@@ -119,5 +184,15 @@ mod tests {
         assert_ne!(a.fingerprint, c.fingerprint);
         assert_ne!(a.fingerprint, d.fingerprint);
         assert_eq!(a.fingerprint.len(), 32);
+    }
+
+    #[test]
+    fn one_cause_at_one_place_is_one_finding_listing_its_jobs() {
+        let f = |job: &str, line: u64, rule: &str| Finding::new(rule, Severity::Error, format!("m {job}"), Some(job), vec![at(line, "X=1")]);
+        let grouped = group_by_place(vec![f("a#decode", 3, "r/x"), f("b#decode", 3, "r/x"), f("a#decode", 4, "r/x"), f("c", 3, "r/y"), f("b#decode", 3, "r/x")]);
+        assert_eq!(grouped.len(), 3);
+        assert_eq!((grouped[0].job.as_deref(), grouped[0].jobs.clone()), (Some("a#decode"), vec!["a#decode".to_string(), "b#decode".to_string()]));
+        assert_eq!(grouped[0].evidence.len(), 1, "the same evidence is kept once");
+        assert!(grouped[1].jobs.is_empty() && grouped[2].jobs.is_empty());
     }
 }

@@ -18,8 +18,10 @@ fn audit_json(input: &str) -> (i32, Value) {
 }
 
 
+/// The findings of check `id` that concern `job` (alone, or among the jobs one finding groups).
 fn findings<'a>(report: &'a Value, id: &str, job: &str) -> Vec<&'a Value> {
-    check(report, id)["findings"].as_array().unwrap().iter().filter(|f| f["job"] == job).collect()
+    let concerns = |f: &Value| f["job"] == job || f["jobs"].as_array().is_some_and(|jobs| jobs.iter().any(|j| j == job));
+    check(report, id)["findings"].as_array().unwrap().iter().filter(|f| concerns(f)).collect()
 }
 
 fn job<'a>(report: &'a Value, id: &str) -> &'a Value {

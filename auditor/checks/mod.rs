@@ -44,6 +44,18 @@ impl AuditedJob {
         Some(self.job.id.as_str())
     }
 
+    /// Where the job is defined, for a finding about what its files do not
+    /// show: the master-config entry's `image:` line, else the first
+    /// command of its first file, else that file's first line.
+    pub fn anchor(&self) -> Option<crate::evidence::provenance::Provenance> {
+        if let Some(at) = self.files.iter().find_map(|f| f.metadata.as_ref().and_then(|m| m.image_at.clone())) {
+            return Some(at);
+        }
+        let file = self.files.first()?;
+        let first_command = file.commands.iter().map(|c| c.provenance.clone()).min_by_key(|p| p.line);
+        Some(first_command.unwrap_or_else(|| crate::evidence::provenance::Provenance { file: file.path.clone(), artifact: file.artifact.clone(), line: Some(1), span: None, layer: None, text: String::new() }))
+    }
+
     /// A conclusion from absence ("X is not set") is only sound when every
     /// file of the job was examined; this says which were not.
     pub fn absence_caveat(&self) -> Option<String> {
@@ -196,6 +208,9 @@ pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> 
         .iter()
         .filter_map(|info| policy.check(info.id).map(|settings| (info.run)(ctx, settings)))
         .collect();
+    for result in &mut results {
+        result.findings = crate::finding::group_by_place(std::mem::take(&mut result.findings));
+    }
     suppress(&mut results, policy, today);
     results
 }

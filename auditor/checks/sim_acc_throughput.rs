@@ -55,9 +55,13 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let labelled = job.job.meta.spec_decoding.as_deref().is_some_and(|s| s != "none");
     let drafting = spec.contains_key("algorithm") || spec.contains_key("draft_length");
     let id = job.id();
-    let push = |findings: &mut Vec<Finding>, rule: &str, severity, message: String, evidence| {
+    let push = |findings: &mut Vec<Finding>, rule: &str, severity, message: String, evidence: Vec<_>| {
+        let evidence = if evidence.is_empty() { job.anchor().into_iter().collect() } else { evidence };
         findings.push(Finding::new(rule, severity, message, id, evidence));
     };
+    // What static sources leave open (a launch the reader cannot follow, a
+    // recipe no entry runs) is for a reviewer to look at, not a violation.
+    let open_severity = if job.job.from_sources { Severity::Warning } else { Severity::Error };
     if !drafting && !labelled {
         return false;
     }
@@ -71,7 +75,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     if !drafting {
         let label = job.job.meta.spec_decoding.clone().unwrap_or_default();
         if facts.server_args.is_empty() {
-            push(findings, "sim-acc-throughput/undetermined", Severity::Error, format!("labelled spec-decoding {label}, but the bundle shows no server arguments or launch command to tell what runs"), vec![]);
+            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but the input shows no server arguments or launch command to tell what runs"), vec![]);
         } else {
             let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance { layer: None,
                 file: s.file.clone(),
@@ -87,7 +91,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     match job.job.scenario {
         Some(Scenario::FixedSeqLen) => return true,
         None => {
-            push(findings, "sim-acc-throughput/undetermined", Severity::Error, "runs speculative decoding, but neither names nor metadata say whether the job is agentic or fixed-seq".to_string(), vec![]);
+            push(findings, "sim-acc-throughput/undetermined", open_severity, "runs speculative decoding, but neither names nor metadata say whether the job is agentic or fixed-seq".to_string(), vec![]);
             return true;
         }
         Some(Scenario::AgenticCoding) => {}
@@ -109,7 +113,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             Some(c) => ("sim-acc-throughput/undetermined", format!(" — but {c}, so the settings may be there")),
             None => ("sim-acc-throughput/not-simulated", String::new()),
         };
-        push(findings, rule, Severity::Error, format!("agentic throughput job runs {engine} {method} speculative decoding with no simulated-acceptance setting in the bundle; it must simulate acceptance at the golden AL: {expected}{caveat}"), evidence);
+        let severity = if rule.ends_with("/undetermined") { open_severity } else { Severity::Error };
+        push(findings, rule, severity, format!("agentic throughput job runs {engine} {method} speculative decoding with no simulated-acceptance setting in the bundle; it must simulate acceptance at the golden AL: {expected}{caveat}"), evidence);
         return true;
     }
     if facts.engine == Some("sglang") {
@@ -121,7 +126,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let (mode, mode_default) = get("simulate_token_mode", "fixed");
         if mode != "real-draft-token" && mode_default && job.absence_caveat().is_some() {
             let caveat = job.absence_caveat().unwrap_or_default();
-            push(findings, "sim-acc-throughput/undetermined", Severity::Error, format!("SGLANG_SIMULATE_ACC_TOKEN_MODE is not in the examined files, but {caveat}"), vec![]);
+            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("SGLANG_SIMULATE_ACC_TOKEN_MODE is not in the examined files, but {caveat}"), vec![]);
         } else if mode != "real-draft-token" {
             let why = if mode_default {
                 "SGLANG_SIMULATE_ACC_TOKEN_MODE is not set: SGLang's default is fixed (a fixed token id at accepted positions), and images before v0.5.16 ignore the variable".to_string()

@@ -82,7 +82,7 @@ pub fn render(report: &Report) -> String {
                 result["ruleIndex"] = json!(index);
             }
             if let Some(job) = &f.job {
-                result["properties"] = json!({ "job": job });
+                result["properties"] = if f.jobs.is_empty() { json!({ "job": job }) } else { json!({ "job": job, "jobs": f.jobs }) };
             }
             result
         })

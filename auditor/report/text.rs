@@ -75,7 +75,7 @@ pub fn render(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "      ({info} info finding(s) with the evidence of what was judged: --format json shows them)");
         }
         for finding in check.findings.iter().filter(|f| f.severity != Severity::Info) {
-            let job = finding.job.as_deref().map(|j| format!("  [job {j}]")).unwrap_or_default();
+            let job = finding.jobs_label().map(|j| format!("  [{j}]")).unwrap_or_default();
             let _ = writeln!(out, "  {} {}{job}", paint.severity(finding.severity), finding.rule);
             let _ = writeln!(out, "      {}", finding.message);
             for e in &finding.evidence {
