@@ -178,7 +178,7 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, options: &Read
         bundles.push(read.bundle);
         jobs.extend(read.jobs);
     }
-    let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), inputs };
+    let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), inputs, policy };
     let results = checks::run_all(&ctx, policy, &inputs.today);
     Ok(report(&bundles, &jobs, results, policy))
 }

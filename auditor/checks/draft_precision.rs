@@ -117,7 +117,9 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         if let Some(first) = enabled.first() {
             let doc = ctx.catalog.var(name).map(|v| v.doc.clone()).unwrap_or_default();
             let message = format!("{}={} is in effect: {doc}", first.name, first.value.as_deref().unwrap_or_default());
-            push("draft-precision/load-time-cast", Severity::Error, message, enabled.iter().map(|a| a.provenance.clone()).collect());
+            // One variable, one report: when forbidden-env forbids it, that check fails it.
+            let (severity, message) = if ctx.forbids(name) { (Severity::Info, format!("{message} (failed by forbidden-env)")) } else { (Severity::Error, message) };
+            push("draft-precision/load-time-cast", severity, message, enabled.iter().map(|a| a.provenance.clone()).collect());
             effective.push(format!("{name} cast"));
         }
     }

@@ -87,9 +87,17 @@ pub struct Context<'a> {
     pub jobs: &'a [AuditedJob],
     pub catalog: &'a Catalog,
     pub inputs: &'a Inputs,
+    /// The whole policy, so a check can leave to another check what that one owns.
+    pub policy: &'a Policy,
 }
 
 impl Context<'_> {
+    /// Whether `forbidden-env` is enabled and forbids variable `name`: its
+    /// failure is then the one report of that variable.
+    pub fn forbids(&self, name: &str) -> bool {
+        self.policy.check("forbidden-env").is_some_and(|p| p.forbid.iter().any(|f| f.name == name))
+    }
+
     /// How many real jobs there are (the run-level pseudo-job is not one).
     pub fn job_count(&self) -> usize {
         self.jobs.iter().filter(|j| j.job.kind != JobKind::RunLevel).count()
