@@ -1,7 +1,11 @@
 //! `upstream-image`: the image of a job comes from its framework's upstream
-//! organisation (`lmsysorg/` for SGLang, `vllm/` for vLLM; `#` written for
-//! `/` means the same; digest pins are fine). A vendor fork fails on an
-//! established SKU unless the policy lists an exception with a reason.
+//! organisation (`lmsysorg/` for SGLang, `vllm/` for vLLM, NVIDIA's registry
+//! for TensorRT-LLM, ...; `#` written for `/` means the same; digest pins
+//! are fine). A framework is judged by the engine it names: `dynamo-sglang`,
+//! `sglang-disagg` and `llmd-vllm` run SGLang or vLLM. A vendor fork fails
+//! on an established SKU unless the policy lists an exception with a
+//! reason; a framework the policy does not know fails too, naming it, since
+//! an image nobody judged must not pass unseen.
 
 use super::{CheckResult, Context};
 use crate::bundle::JobKind;
@@ -16,7 +20,25 @@ pub const RULES: &[(&str, &str)] = &[
     ("upstream-image/exception", "a non-upstream image allowed by a policy exception"),
     ("upstream-image/upstream", "the image comes from the framework's upstream organisation"),
     ("upstream-image/new-hardware", "a non-upstream image on hardware that is not an established SKU: needs a documented exception"),
+    ("upstream-image/unknown-framework", "a framework whose upstream organisation the policy does not name: its image cannot be judged"),
 ];
+
+/// Whether `framework` runs the engine a policy entry names: the name
+/// itself or one of its dash-separated parts (`dynamo-trt` runs `trt`).
+fn runs(framework: &str, name: &str) -> bool {
+    framework.eq_ignore_ascii_case(name) || framework.split('-').any(|part| part.eq_ignore_ascii_case(name))
+}
+
+/// Whether a normalised image is under an upstream location: `org` (an
+/// organisation or registry path, `nvcr.io/nvidia`), or `org/repo*` (any
+/// repository whose name starts so, `rocm/atom*`).
+fn under(normalised: &str, org: &str) -> bool {
+    let org = normalise(org.trim_end_matches('/'));
+    match org.strip_suffix('*') {
+        Some(prefix) => normalised.starts_with(prefix),
+        None => normalised.starts_with(&format!("{org}/")),
+    }
+}
 
 /// `registry/org/repo:tag@digest` normalised: `#` as `/`, Docker Hub's
 /// registry and `library/` dropped, lower-cased registry and path.
@@ -41,7 +63,6 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     for job in ctx.jobs.iter().filter(|j| j.job.kind != JobKind::RunLevel) {
         let meta = &job.job.meta;
         let (Some(image), Some(framework)) = (meta.image.as_deref(), meta.framework.as_deref()) else { continue };
-        let Some(rule) = settings.upstream_orgs.iter().find(|r| r.frameworks.iter().any(|f| framework == f || framework.ends_with(&format!("-{f}")))) else { continue };
         judged += 1;
         let normalised = normalise(image);
         // The file that recorded the image (AgentX aggregate, fixed-seq agg, meta_env, a master-config entry).
@@ -50,7 +71,18 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             .map(|(f, m)| m.image_at.clone().unwrap_or_else(|| Provenance { layer: None, file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") }))
             .into_iter()
             .collect();
-        if rule.orgs.iter().any(|org| normalised.starts_with(&format!("{}/", org.trim_end_matches('/')))) {
+        let Some(rule) = settings.upstream_orgs.iter().find(|r| r.frameworks.iter().any(|f| runs(framework, f))) else {
+            let known: Vec<&str> = settings.upstream_orgs.iter().flat_map(|r| r.frameworks.iter().map(String::as_str)).collect();
+            findings.push(Finding::new(
+                "upstream-image/unknown-framework",
+                Severity::Error,
+                format!("framework {framework:?} (image {image}) names no engine the policy knows ({}): add its upstream organisation to the policy's upstream_orgs", known.join(", ")),
+                job.id(),
+                evidence,
+            ));
+            continue;
+        };
+        if rule.orgs.iter().any(|org| under(&normalised, org)) {
             findings.push(Finding::new("upstream-image/upstream", Severity::Info, format!("{image} is from {}'s upstream organisation", framework), job.id(), evidence));
             continue;
         }
@@ -96,5 +128,14 @@ mod tests {
         assert_eq!(normalise("vllm/vllm-openai@sha256:abc"), "vllm/vllm-openai@sha256:abc");
         assert_eq!(sku_of(None, Some("cluster:gb300-nv_0")).as_deref(), Some("gb300"));
         assert_eq!(sku_of(Some("h200"), Some("x")).as_deref(), Some("h200"));
+    }
+
+    #[test]
+    fn frameworks_and_upstream_locations() {
+        assert!(runs("dynamo-trt", "trt") && runs("sglang-disagg", "sglang") && runs("llmd-vllm", "vllm") && runs("atom", "atom"));
+        assert!(!runs("atom-disagg", "sglang") && !runs("trtx", "trt"));
+        assert!(under(&normalise("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc14"), "nvcr.io/nvidia"));
+        assert!(under(&normalise("rocm/atom-dev:nightly"), "rocm/atom*") && !under(&normalise("rocm/sgl-dev:x"), "rocm/atom*"));
+        assert!(!under(&normalise("lmsysorgx/sglang:v1"), "lmsysorg"));
     }
 }
