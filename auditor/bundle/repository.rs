@@ -535,7 +535,7 @@ fn find_by_path<'f>(recipes: &[&'f FileEvidence], path: &str) -> Option<&'f File
 /// The single-node script an entry runs:
 /// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (framework-tagged
 /// name first; legacy names use `_trt` for TRT-LLM and nothing otherwise),
-/// preferring the scenario's own directory.
+/// in the scenario's own directory.
 fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'f FileEvidence> {
     let meta = &group.entry.meta;
     let (Some(prefix), Some(precision), Some(sku), Some(framework)) = (&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework) else { return None };
@@ -547,9 +547,14 @@ fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'
         Some(Scenario::FixedSeqLen) => "fixed_seq_len",
         None => "",
     };
+    // The runner runs `benchmarks/single_node/${SCENARIO_SUBDIR}<name>`: a
+    // script of the same name in another scenario's directory is not it.
     names.iter().find_map(|name| {
         let matching: Vec<&&FileEvidence> = scripts.iter().filter(|s| s.path.rsplit('/').next() == Some(name.as_str())).collect();
-        matching.iter().find(|s| s.path.split('/').any(|d| d == dir)).or(matching.first()).map(|s| **s)
+        if dir.is_empty() {
+            return matching.first().map(|s| **s);
+        }
+        matching.iter().find(|s| s.path.split('/').any(|d| d == dir)).map(|s| **s)
     })
 }
 

@@ -48,6 +48,10 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     CheckResult::judged(ID, settings, findings, pass, fail, open)
 }
 
+/// Launch arguments that name a configuration file the engine reads its
+/// other settings from.
+const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
+
 /// Judge one job; false when it does not run (or claim) speculative decoding.
 fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
     let facts = &job.facts;
@@ -74,8 +78,13 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     }
     if !drafting {
         let label = job.job.meta.spec_decoding.clone().unwrap_or_default();
+        // A launch that reads its settings from a file (TRT-LLM's
+        // --extra_llm_api_options / --config YAML) may draft from there.
+        let config_file = CONFIG_FILE_ARGS.iter().find_map(|k| facts.server_args.get(*k)).map(|v| text(v));
         if facts.server_args.is_empty() {
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but the input shows no server arguments or launch command to tell what runs"), vec![]);
+        } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == "trtllm")) {
+            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}; the {engine} launch reads its speculative settings from {file}, which the input does not show parsed"), vec![]);
         } else {
             let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance { layer: None,
                 file: s.file.clone(),
