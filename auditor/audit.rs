@@ -178,9 +178,62 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, options: &Read
         bundles.push(read.bundle);
         jobs.extend(read.jobs);
     }
+    let inputs = &with_tree_references(inputs, &mut bundles);
     let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), inputs, policy };
     let results = checks::run_all(&ctx, policy, &inputs.today);
     Ok(report(&bundles, &jobs, results, policy))
+}
+
+/// The references a checkout carries for itself: its golden-AL tables (any
+/// `golden_al_distribution/*.yaml`) and its model list (`MODELS.md`). A
+/// tree is judged against its own tables, which replace the embedded ones
+/// (tables given with `--golden` still apply on top); a table that does not
+/// parse is listed as not examined. Only directory inputs are read so.
+fn with_tree_references(inputs: &Inputs, bundles: &mut [Bundle]) -> Inputs {
+    let mut out = inputs.clone();
+    let mut tree = crate::policy::golden::GoldenSet::default();
+    for bundle in bundles.iter_mut() {
+        let root = Path::new(&bundle.path);
+        if !root.is_dir() {
+            continue;
+        }
+        let mut problems = Vec::new();
+        for file in bundle.files.iter().filter(|f| f.status == FileStatus::Read) {
+            let path = file.path.as_str();
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let golden = path.split('/').any(|d| d == "golden_al_distribution") && (name.ends_with(".yaml") || name.ends_with(".yml"));
+            if !golden && name != "MODELS.md" {
+                continue;
+            }
+            let text = match std::fs::read_to_string(root.join(path)) {
+                Ok(text) => text,
+                Err(e) => {
+                    problems.push(format!("{path}: {e}"));
+                    continue;
+                }
+            };
+            if name == "MODELS.md" {
+                out.known_drafts.extend(crate::policy::models::agreed_drafts(path, &text));
+                continue;
+            }
+            let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+            match crate::policy::golden::parse(stem, path, &text) {
+                Ok(table) => {
+                    tree.tables.insert(stem.to_string(), table);
+                }
+                Err(e) => problems.push(format!("{e}: the embedded tables do not stand in for it")),
+            }
+        }
+        bundle.not_examined.extend(problems);
+    }
+    if !tree.tables.is_empty() {
+        // Tables from --golden DIR (not embedded) still apply on top of the tree's.
+        for (name, table) in inputs.golden.tables.iter().filter(|(_, t)| !t.source.starts_with(crate::policy::golden::EMBEDDED_SOURCE)) {
+            tree.tables.insert(name.clone(), table.clone());
+        }
+        out.golden = tree;
+    }
+    out
 }
 
 fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {

@@ -197,3 +197,27 @@ fn a_recipe_no_entry_runs_is_undetermined_not_failed() {
     assert_eq!(open[0]["rule"], "sim-acc-throughput/undetermined", "{}", open[0]["message"]);
     assert!(open[0]["message"].as_str().unwrap().contains("master-config entry"));
 }
+
+/// A checkout that carries its own golden tables is judged against them, not
+/// the embedded copies: the same recipe that matches the embedded dsv4 table
+/// fails against a tree whose table says otherwise, and the finding cites the
+/// tree's file and cell.
+#[test]
+fn a_tree_is_judged_against_its_own_golden_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let status = std::process::Command::new("cp").args(["-r", PASS_TREE, tree.to_str().unwrap()]).status().unwrap();
+    assert!(status.success());
+    let embedded = std::fs::read_to_string("policies/golden/dsv4_mtp.yaml").unwrap();
+    assert!(embedded.contains("    3: 2.49\n"));
+    std::fs::create_dir_all(tree.join("golden_al_distribution")).unwrap();
+    std::fs::write(tree.join("golden_al_distribution/dsv4_mtp.yaml"), embedded.replace("    3: 2.49\n", "    3: 2.61\n")).unwrap();
+    let (code, report) = audit_json(tree.to_str().unwrap());
+    assert_eq!(code, 1, "{report}");
+    let golden = check(&report, "golden-al");
+    let mismatch = golden["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "golden-al/mismatch").expect("mismatch against the tree's table");
+    let message = mismatch["message"].as_str().unwrap();
+    assert!(message.contains("2.61"), "{message}");
+    let cited: Vec<(String, u64)> = places(mismatch);
+    assert!(cited.contains(&("golden_al_distribution/dsv4_mtp.yaml".to_string(), 13)), "the tree's cell is cited: {cited:?}");
+}

@@ -25,6 +25,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("draft-precision/kv-dtype", "the draft's KV-cache dtype differs from the target's"),
     ("draft-precision/dtype", "the draft's dtype is overridden"),
     ("draft-precision/substituted-draft", "the draft checkpoint is not the shipped head or an agreed draft"),
+    ("draft-precision/known-draft", "the draft checkpoint is one the benchmark's own model list (MODELS.md) agrees for the target"),
     ("draft-precision/load-time-cast", "an engine variable casts the draft's weights at load time"),
     ("draft-precision/online-quant", "ATOM online quantization does not exclude the draft"),
     ("draft-precision/shipped-vs-effective", "the draft's shipped and effective precision side by side"),
@@ -97,7 +98,18 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let draft = text(&fact.value);
         let bundled = normalise_path(&draft) == normalise_path(&model);
         let agreed = settings.agreed_drafts.get(&prefix).into_iter().flatten().any(|repo| same_checkpoint(&draft, repo));
-        if !bundled && !agreed {
+        // The benchmark's own model list names it for this target (by prefix, or by the target's name when no entry gives the prefix).
+        let listed = ctx.inputs.known_drafts.iter().find(|row| {
+            let for_target = match (&row.prefix, prefix.is_empty()) {
+                (Some(p), false) => *p == prefix,
+                _ => row.names_target(&model) || facts.summary.get("served_model_name").is_some_and(|f| row.names_target(&text(&f.value))),
+            };
+            for_target && row.drafts.iter().any(|repo| same_checkpoint(&draft, repo))
+        });
+        if let (Some(row), false) = (listed, bundled || agreed) {
+            push("draft-precision/known-draft", Severity::Info, format!("draft checkpoint {draft} is the agreed draft for {} in the model list", row.model), vec![row.provenance.clone()]);
+        }
+        if !bundled && !agreed && listed.is_none() {
             let allowed: Vec<&str> = settings.agreed_drafts.get(&prefix).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
             let expected = if allowed.is_empty() { "the model's own draft head (the model path)".to_string() } else { format!("the model path or an agreed draft ({})", allowed.join(", ")) };
             push("draft-precision/substituted-draft", Severity::Error, format!("draft checkpoint {draft} ({}) is not {expected}", fact.from), fact.provenance.clone().into_iter().collect());

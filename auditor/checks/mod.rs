@@ -74,11 +74,13 @@ pub struct Inputs {
     pub today: String,
     /// Engine-patch waivers given with `--waivers DIR` (those inside the input are found there).
     pub waivers: Vec<Waiver>,
+    /// Agreed drafts per target, from the audited tree's own model list (`MODELS.md`).
+    pub known_drafts: Vec<crate::policy::models::DraftRow>,
 }
 
 impl Default for Inputs {
     fn default() -> Self {
-        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None, today: crate::policy::suppressions::today(), waivers: Vec::new() }
+        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None, today: crate::policy::suppressions::today(), waivers: Vec::new(), known_drafts: Vec::new() }
     }
 }
 

@@ -52,6 +52,9 @@ impl Table {
     }
 }
 
+/// Where embedded tables say they come from (the repository's copy).
+pub const EMBEDDED_SOURCE: &str = "policies/golden/";
+
 /// A set of golden tables by name.
 #[derive(Debug, Clone, Default)]
 pub struct GoldenSet {
@@ -63,7 +66,7 @@ impl GoldenSet {
     pub fn embedded() -> GoldenSet {
         let mut set = GoldenSet::default();
         for (name, text) in EMBEDDED {
-            let source = format!("policies/golden/{name}.yaml");
+            let source = format!("{EMBEDDED_SOURCE}{name}.yaml");
             let table = parse(name, &source, text).expect("embedded golden table is valid");
             set.tables.insert(name.to_string(), table);
         }

@@ -3,6 +3,7 @@
 //! replaces it, or extends it with `extends = "inferencex"`.
 
 pub mod golden;
+pub mod models;
 pub mod suppressions;
 pub mod thresholds;
 
