@@ -80,7 +80,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let label = job.job.meta.spec_decoding.clone().unwrap_or_default();
         // A launch that reads its settings from a file (TRT-LLM's
         // --extra_llm_api_options / --config YAML) may draft from there.
-        let config_file = CONFIG_FILE_ARGS.iter().find_map(|k| facts.server_args.get(*k)).map(|v| text(v));
+        let config_file = CONFIG_FILE_ARGS.iter().find_map(|k| facts.server_args.get(*k)).map(text);
         if facts.server_args.is_empty() {
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but the input shows no server arguments or launch command to tell what runs"), vec![]);
         } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == "trtllm")) {
