@@ -150,8 +150,14 @@ fn sourced(script: &str, text: &str) -> Vec<String> {
     for line in text.lines() {
         let line = line.trim_start();
         let Some(rest) = line.strip_prefix("source ").or_else(|| line.strip_prefix(". ")) else { continue };
-        let arg: String = rest.trim().split_whitespace().next().unwrap_or("").chars().filter(|c| *c != '"' && *c != '\'').collect();
+        let unquoted: String = rest.trim().chars().filter(|c| *c != '"' && *c != '\'').collect();
         let here = ["$(dirname $0)", "$(dirname ${BASH_SOURCE[0]})", "$(dirname $BASH_SOURCE)", "${SCRIPT_DIR}", "$SCRIPT_DIR", "$HERE", "${HERE}", "$DIR", "${DIR}"];
+        // The directory substitutions hold spaces: the argument ends at the first space after them.
+        let (prefix, tail) = match here.iter().find(|p| unquoted.starts_with(**p)) {
+            Some(p) => unquoted.split_at(p.len()),
+            None => ("", unquoted.as_str()),
+        };
+        let arg = format!("{prefix}{}", tail.split_whitespace().next().unwrap_or(""));
         let root = ["/workspace", "$INFERENCEX_ROOT", "${INFERENCEX_ROOT}", "$INFMAX_CONTAINER_WORKSPACE", "${INFMAX_CONTAINER_WORKSPACE}", "$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}"];
         let joined = if let Some(rest) = here.iter().find_map(|p| arg.strip_prefix(p)) {
             dir.join(rest.trim_start_matches('/'))
