@@ -495,7 +495,26 @@ fn run(cli: Cli) -> Result<u8> {
 /// Render a report as `--format` asks, to `--output` or standard output.
 fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
     let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
-    emit(&report.render(output.format, color), output.output.as_ref())
+    emit(&report.render(output.format, color), output.output.as_ref())?;
+    if output.format == Format::Github {
+        step_summary(report);
+    }
+    Ok(())
+}
+
+/// In a GitHub Actions step (`GITHUB_STEP_SUMMARY` set), append the
+/// Markdown report to the job summary. A summary that cannot be written is
+/// a warning: it must not change the verdict.
+fn step_summary(report: &Report) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else { return };
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{}\n", report.render(Format::Markdown, false)).as_bytes()));
+    if let Err(e) = written {
+        eprintln!("auditor: warning: cannot append the report to GITHUB_STEP_SUMMARY ({}): {e}", PathBuf::from(path).display());
+    }
 }
 
 /// `rules test`: every example of every rule; exit 1 and name each failure.
