@@ -1,13 +1,14 @@
 //! The audit pipeline: bundles -> evidence -> jobs -> checks -> report.
 
 use crate::bundle::{self, layout, repository, Bundle, BundleError, FileStatus, Limits};
+use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Inputs};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
 use crate::policy::Policy;
 use crate::signatures::Engine;
-use crate::report::{FileEntry, Input, JobEntry, Report};
+use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -18,6 +19,17 @@ pub enum AuditError {
     Bundle(#[from] BundleError),
     #[error("{0}")]
     Policy(String),
+    #[error(transparent)]
+    Changes(#[from] ChangesError),
+}
+
+/// How much of the input to judge.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Judge only the jobs of a git checkout that changed since this ref.
+    pub changed_since: Option<String>,
+    /// Audit retired configs too (see [`ReadOptions`]).
+    pub include_deprecated: bool,
 }
 
 /// What of a bundle is audited beyond its defaults.
@@ -168,20 +180,59 @@ fn hints(files: &[FileEvidence]) -> layout::ContentHints {
 }
 
 /// Audit bundles under a policy, against reference `inputs` (golden tables, ...).
-pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, options: &ReadOptions, inputs: &Inputs) -> Result<Report, AuditError> {
+pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs) -> Result<Report, AuditError> {
+    audit_with(paths, policy, limits, inputs, &Options::default())
+}
+
+/// [`audit`], judging only what `options` selects.
+pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs, options: &Options) -> Result<Report, AuditError> {
     checks::validate(policy).map_err(AuditError::Policy)?;
     let signatures = Engine::embedded().map_err(|e| AuditError::Policy(e.to_string()))?;
+    // A bad ref or a path outside git is a usage error: found before any reading.
+    let changes = match &options.changed_since {
+        Some(reference) => paths.iter().map(|p| Changes::read(p, reference)).collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
     let mut bundles = Vec::new();
     let mut jobs = Vec::new();
-    for path in paths {
-        let read = read(path, limits, &signatures, options)?;
-        bundles.push(read.bundle);
-        jobs.extend(read.jobs);
+    let mut skipped = Vec::new();
+    let mut reference_only = Vec::new();
+    let mut changed_files = 0;
+    for (n, path) in paths.iter().enumerate() {
+        let ReadBundle { bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated })?;
+        bundles.push(bundle);
+        let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
+            jobs.extend(read_jobs);
+            continue;
+        };
+        let changes = changes.with_lines(path, reference, &sources)?;
+        changed_files += changes.files.len();
+        let selection = changes::select(path, &read_jobs, &sources, &changes);
+        for (i, job) in read_jobs.into_iter().enumerate() {
+            if selection.selected.contains_key(&i) {
+                jobs.push(job);
+                continue;
+            }
+            // Waivers are reference data for the jobs judged: kept, even in an unchanged job.
+            let waivers: Vec<FileEvidence> = job.files.iter().filter(|f| f.waiver.is_some()).cloned().collect();
+            if !waivers.is_empty() {
+                reference_only.push(AuditedJob { files: waivers, unexamined: Vec::new(), ..job.clone() });
+            }
+            skipped.push((job, format!("unchanged since {reference}: none of its files, sourced files or master-config lines changed")));
+        }
     }
+    let judged = jobs.len();
+    let mut seen = jobs;
+    seen.extend(reference_only);
     let inputs = &with_tree_references(inputs, &mut bundles);
-    let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), inputs, policy };
+    let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), inputs, policy };
     let results = checks::run_all(&ctx, policy, &inputs.today);
-    Ok(report(&bundles, &jobs, results, policy))
+    seen.truncate(judged);
+    let mut report = report(&bundles, &seen, &skipped, results, policy);
+    if let Some(reference) = &options.changed_since {
+        report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len() });
+    }
+    Ok(report)
 }
 
 /// The references a checkout carries for itself: its golden-AL tables (any
@@ -236,19 +287,18 @@ fn with_tree_references(inputs: &Inputs, bundles: &mut [Bundle]) -> Inputs {
     out
 }
 
-fn report(bundles: &[Bundle], jobs: &[AuditedJob], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {
+fn report(bundles: &[Bundle], jobs: &[AuditedJob], skipped: &[(AuditedJob, String)], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {
     // A repository file can be seen by several jobs (a recipe's roles, the
     // entry that runs it): it is listed under the first.
+    let all = || jobs.iter().chain(skipped.iter().map(|(j, _)| j));
     let mut file_job: BTreeMap<(&str, &str), &str> = BTreeMap::new();
-    for (key, id) in jobs.iter().flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str()))) {
+    for (key, id) in all().flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str()))) {
         file_job.entry(key).or_insert(id);
     }
     let (inputs, files, not_examined) =
         account(bundles, |bundle, path| file_job.get(&(bundle, path)).map(|j| j.to_string()));
-    let jobs = jobs
-        .iter()
-        .map(|j| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len() })
-        .collect();
+    let entry = |j: &AuditedJob, skipped: Option<&String>| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len(), skipped: skipped.cloned() };
+    let jobs = jobs.iter().map(|j| entry(j, None)).chain(skipped.iter().map(|(j, why)| entry(j, Some(why)))).collect();
     Report::new(policy.name.clone(), inputs, checks, jobs, files, not_examined)
 }
 

@@ -45,6 +45,10 @@ pub struct Finding {
     /// The policy suppression that accepts this finding, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suppressed: Option<Suppression>,
+    /// In the `--baseline` the audit was given: known before, not counted
+    /// against the verdict.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub baselined: bool,
     /// Image findings: what the change is (`added`, `modified`, `hook`,
     /// `record-mismatch`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,7 +64,7 @@ pub struct Finding {
 impl Finding {
     pub fn new(rule: &str, severity: Severity, message: String, job: Option<&str>, evidence: Vec<Provenance>) -> Self {
         let fingerprint = fingerprint(rule, &evidence);
-        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), jobs: Vec::new(), evidence, fingerprint, suppressed: None, kind: None, path: None, diff: None }
+        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), jobs: Vec::new(), evidence, fingerprint, suppressed: None, baselined: false, kind: None, path: None, diff: None }
     }
 
     /// An image finding: its kind and the path inside the image it concerns.
@@ -76,10 +80,10 @@ impl Finding {
         self.rule.ends_with("/undetermined")
     }
 
-    /// An error that counts against the verdict: not suppressed, and a
-    /// violation rather than an undetermined result.
+    /// An error that counts against the verdict: not suppressed nor
+    /// baselined, and a violation rather than an undetermined result.
     pub fn is_violation(&self) -> bool {
-        self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none()
+        self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none() && !self.baselined
     }
 
     /// The jobs it concerns, for people: `job X`, or `N jobs: X, Y, …`

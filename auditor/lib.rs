@@ -4,6 +4,8 @@
 //! ([`evidence`]) -> [`checks`] -> [`finding`]s -> [`report`].
 
 pub mod audit;
+pub mod baseline;
+pub mod changes;
 pub mod bundle;
 pub mod checks;
 pub mod evidence;

@@ -4,6 +4,7 @@
 
 use anyhow::{bail, Context as _, Result};
 use auditor::audit::{self, AuditError};
+use auditor::baseline::{Baseline, BaselineFile};
 use auditor::bundle::limits::parse_size;
 use auditor::bundle::Limits;
 use auditor::checks::{Inputs, REGISTRY};
@@ -34,37 +35,30 @@ enum Command {
     /// 2 usage error or no input could be read; 3 nothing failed but part of
     /// the input was not examined.
     Audit {
-        /// Bundle directories or archives.
-        #[arg(required = true, value_name = "BUNDLE")]
-        bundles: Vec<PathBuf>,
-        /// Policy file (TOML); default: the embedded `inferencex` policy.
+        #[command(flatten)]
+        inputs: AuditInputs,
+        /// A previous JSON report (`--format json`) or a file `auditor baseline` wrote:
+        /// findings it knows stay in the report, marked, but do not count against the verdict.
         #[arg(long, value_name = "FILE")]
-        policy: Option<PathBuf>,
-        /// Directory of golden AL tables (*.yaml), added to the embedded InferenceX tables
-        /// (a table of the same name replaces the embedded one). Repeatable.
-        #[arg(long, value_name = "DIR")]
-        golden: Vec<PathBuf>,
-        /// Eval thresholds file (InferenceX thresholds.yaml format); default: the embedded one.
-        #[arg(long, value_name = "FILE")]
-        thresholds: Option<PathBuf>,
-        /// The served checkpoint (config.json, model.safetensors.index.json, *.safetensors):
-        /// the draft's shipped precision is read from the safetensors headers only.
-        #[arg(long, value_name = "DIR")]
-        checkpoint: Option<PathBuf>,
-        /// Directory of engine-patch waivers (<PR>.md), in addition to any docs/waiver/ in the input.
-        #[arg(long, value_name = "DIR")]
-        waivers: Option<PathBuf>,
-        /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
-        #[arg(long, value_name = "DATE")]
-        today: Option<String>,
-        /// Also audit retired configs of a checkout (files under a `deprecated/` directory);
-        /// by default they are listed as skipped.
-        #[arg(long)]
-        include_deprecated: bool,
+        baseline: Option<PathBuf>,
+        /// Judge only the jobs of a git checkout that changed since GIT_REF (their recipe,
+        /// script, sourced files or master-config entry); the others are listed as skipped.
+        #[arg(long, value_name = "GIT_REF")]
+        changed_since: Option<String>,
         #[command(flatten)]
         output: OutputArgs,
+    },
+    /// Write a baseline: the fingerprints of the current error and warning
+    /// findings (with rule and place), as JSON, for `audit --baseline`.
+    ///
+    /// Exit codes: 0 written (whatever the findings); 2 usage error or no
+    /// input could be read.
+    Baseline {
         #[command(flatten)]
-        limits: LimitArgs,
+        inputs: AuditInputs,
+        /// Write the baseline to FILE instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Show what the parsers extract from a file or a bundle.
     Evidence {
@@ -108,6 +102,75 @@ enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+}
+
+/// What `audit` and `baseline` read, and the reference data they judge against.
+#[derive(Args)]
+struct AuditInputs {
+    /// Bundle directories or archives, or a repository checkout.
+    #[arg(required = true, value_name = "BUNDLE")]
+    bundles: Vec<PathBuf>,
+    /// Policy file (TOML); default: the embedded `inferencex` policy.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Directory of golden AL tables (*.yaml), added to the embedded InferenceX tables
+    /// (a table of the same name replaces the embedded one). Repeatable.
+    #[arg(long, value_name = "DIR")]
+    golden: Vec<PathBuf>,
+    /// Eval thresholds file (InferenceX thresholds.yaml format); default: the embedded one.
+    #[arg(long, value_name = "FILE")]
+    thresholds: Option<PathBuf>,
+    /// The served checkpoint (config.json, model.safetensors.index.json, *.safetensors):
+    /// the draft's shipped precision is read from the safetensors headers only.
+    #[arg(long, value_name = "DIR")]
+    checkpoint: Option<PathBuf>,
+    /// Directory of engine-patch waivers (<PR>.md), in addition to any docs/waiver/ in the input.
+    #[arg(long, value_name = "DIR")]
+    waivers: Option<PathBuf>,
+    /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
+    #[arg(long, value_name = "DATE")]
+    today: Option<String>,
+    /// Also audit retired configs of a checkout (files under a `deprecated/` directory, and
+    /// recipes only they run); by default they are listed as skipped.
+    #[arg(long)]
+    include_deprecated: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+impl AuditInputs {
+    /// The policy and reference inputs these options name.
+    fn load(&self) -> Result<(Policy, Inputs)> {
+        let policy = load_policy(self.policy.as_ref())?;
+        let mut inputs = Inputs::default();
+        if let Some(path) = &self.thresholds {
+            inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+        }
+        if let Some(dir) = &self.waivers {
+            inputs.waivers = read_waivers(dir)?;
+        }
+        if let Some(date) = &self.today {
+            inputs.today = date.clone();
+        }
+        if let Some(dir) = &self.checkpoint {
+            inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir).map_err(anyhow::Error::msg)?);
+        }
+        for dir in &self.golden {
+            inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;
+        }
+        Ok((policy, inputs))
+    }
+
+    /// Audit the inputs (only what changed since `changed_since`, when given).
+    fn audit(&self, changed_since: Option<&str>) -> Result<Report> {
+        let (policy, inputs) = self.load()?;
+        let options = audit::Options { changed_since: changed_since.map(str::to_string), include_deprecated: self.include_deprecated };
+        match audit::audit_with(&self.bundles, &policy, &self.limits.limits(), &inputs, &options) {
+            Ok(report) => Ok(report),
+            Err(AuditError::Bundle(e)) => bail!("{e}"),
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -362,31 +425,20 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Command::Audit { bundles, policy, golden, thresholds, checkpoint, waivers, today, include_deprecated, output, limits } => {
-            let policy = load_policy(policy.as_ref())?;
-            let mut inputs = Inputs::default();
-            if let Some(path) = &thresholds {
-                inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+        Command::Audit { inputs, baseline, changed_since, output } => {
+            // A bad baseline is a usage error before any work is done.
+            let baseline = baseline.as_deref().map(Baseline::load).transpose()?;
+            let mut report = inputs.audit(changed_since.as_deref())?;
+            if let Some(baseline) = &baseline {
+                auditor::baseline::apply(&mut report, baseline);
             }
-            if let Some(dir) = &waivers {
-                inputs.waivers = read_waivers(dir)?;
-            }
-            if let Some(date) = today {
-                inputs.today = date;
-            }
-            if let Some(dir) = &checkpoint {
-                inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir).map_err(anyhow::Error::msg)?);
-            }
-            for dir in &golden {
-                inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;
-            }
-            let report = match audit::audit(&bundles, &policy, &limits.limits(), &audit::ReadOptions { include_deprecated }, &inputs) {
-                Ok(report) => report,
-                Err(AuditError::Bundle(e)) => bail!("{e}"),
-                Err(e) => return Err(e.into()),
-            };
             emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
+        }
+        Command::Baseline { inputs, output } => {
+            let report = inputs.audit(None)?;
+            emit(&BaselineFile::of(&report).to_json(), output.as_ref())?;
+            Ok(0)
         }
         Command::Evidence { path, format, limits } => {
             let engine = auditor::signatures::Engine::embedded()?;
@@ -447,7 +499,26 @@ fn run(cli: Cli) -> Result<u8> {
 /// Render a report as `--format` asks, to `--output` or standard output.
 fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
     let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
-    emit(&report.render(output.format, color), output.output.as_ref())
+    emit(&report.render(output.format, color), output.output.as_ref())?;
+    if output.format == Format::Github {
+        step_summary(report);
+    }
+    Ok(())
+}
+
+/// In a GitHub Actions step (`GITHUB_STEP_SUMMARY` set), append the
+/// Markdown report to the job summary. A summary that cannot be written is
+/// a warning: it must not change the verdict.
+fn step_summary(report: &Report) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else { return };
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{}\n", report.render(Format::Markdown, false)).as_bytes()));
+    if let Err(e) = written {
+        eprintln!("auditor: warning: cannot append the report to GITHUB_STEP_SUMMARY ({}): {e}", PathBuf::from(path).display());
+    }
 }
 
 /// `rules test`: every example of every rule; exit 1 and name each failure.

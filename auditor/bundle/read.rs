@@ -316,7 +316,13 @@ impl Walker<'_> {
                 }
             };
             let kind = meta.file_type();
-            if kind.is_dir() {
+            if kind.is_dir() && name == ".git" {
+                // A checkout's git metadata (objects, hooks' samples) is not what the benchmark runs.
+                if !self.admit() {
+                    return;
+                }
+                self.record(&path, None, None, FileStatus::Skipped("git metadata of a checkout, not benchmark sources".to_string()));
+            } else if kind.is_dir() {
                 self.walk_dir(&entry.path(), &path, depth + 1);
             } else if kind.is_file() {
                 match File::open(entry.path()) {

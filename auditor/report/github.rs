@@ -1,8 +1,9 @@
 //! `--format github`: GitHub Actions workflow commands, so findings appear as
-//! annotations on the files of the run bundle.
+//! annotations on the files of the run bundle. With `GITHUB_STEP_SUMMARY`
+//! set, the CLI also appends the Markdown report to the job summary.
 
 use super::{Report, Verdict};
-use crate::finding::Severity;
+use crate::finding::{Finding, Severity};
 use std::fmt::Write;
 
 /// Escape the message part of a workflow command.
@@ -17,8 +18,13 @@ fn property(text: &str) -> String {
 
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
-    // Info findings record what was judged; as annotations they would only bury the problems.
-    for (_, f) in report.findings().filter(|(_, f)| f.severity != Severity::Info) {
+    // Info findings record what was judged; as annotations they would only
+    // bury the problems, and so would known (baselined) or accepted ones.
+    // GitHub shows only the first few annotations of a step: errors that
+    // point at a file come first, then other errors, then warnings.
+    let mut shown: Vec<&Finding> = report.findings().map(|(_, f)| f).filter(|f| f.severity != Severity::Info && !f.baselined && f.suppressed.is_none()).collect();
+    shown.sort_by_key(|f| (f.severity != Severity::Error, f.primary().is_none()));
+    for f in shown {
         let command = match f.severity {
             Severity::Error => "error",
             _ => "warning",
@@ -32,6 +38,10 @@ pub fn render(report: &Report) -> String {
         }
         props.push(format!("title={}", property(&f.rule)));
         let _ = writeln!(out, "::{command} {}::{}", props.join(","), data(&f.message));
+    }
+    let quiet = report.findings().filter(|(_, f)| f.severity != Severity::Info && (f.baselined || f.suppressed.is_some())).count();
+    if quiet > 0 {
+        let _ = writeln!(out, "::notice title=auditor::{quiet} finding(s) in the baseline or accepted by suppressions are not annotated (see the JSON report)");
     }
     for item in &report.not_examined {
         let _ = writeln!(out, "::warning title=not examined::{}", data(item));
@@ -48,6 +58,30 @@ pub fn render(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::checks::{CheckResult, Status};
+    use crate::evidence::provenance::Provenance;
+
+    #[test]
+    fn errors_with_a_file_come_first_and_known_ones_are_not_annotated() {
+        let at = |file: &str| vec![Provenance { file: file.into(), artifact: None, line: Some(7), span: None, layer: None, text: "t".into() }];
+        let mut known = Finding::new("c/known", Severity::Error, "known".into(), None, at("k.sh"));
+        known.baselined = true;
+        let findings = vec![
+            Finding::new("c/warn", Severity::Warning, "w".into(), None, at("w.sh")),
+            Finding::new("c/nofile", Severity::Error, "n".into(), None, Vec::new()),
+            known,
+            Finding::new("c/file", Severity::Error, "f".into(), None, at("f.sh")),
+        ];
+        let check = CheckResult { id: "c".into(), title: "t".into(), status: Status::Fail, summary: "s".into(), findings };
+        let out = render(&Report::new("p".into(), Vec::new(), vec![check], Vec::new(), Vec::new(), Vec::new()));
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("::error file=f.sh,line=7,title=c/file::f"), "{out}");
+        assert!(lines[1].starts_with("::error title=c/nofile::n"), "{out}");
+        assert!(lines[2].starts_with("::warning file=w.sh"), "{out}");
+        assert!(!out.contains("c/known") && out.contains("1 finding(s) in the baseline"), "{out}");
+    }
+
     #[test]
     fn escaping() {
         assert_eq!(super::data("50%\nx"), "50%25%0Ax");

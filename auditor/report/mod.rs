@@ -120,6 +120,10 @@ pub struct JobEntry {
     pub job: Job,
     /// Files of the job that were read.
     pub files: usize,
+    /// Why the checks did not judge this job (`--changed-since`: nothing it
+    /// runs changed); absent for a judged job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -159,6 +163,39 @@ pub struct Report {
     /// on the cache's state, unlike the rest of the report.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer_cache: Option<Vec<crate::image::indexer::LayerCounts>>,
+    /// `--baseline`: what the baseline held and how many findings it knew.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineSummary>,
+    /// `--changed-since`: the git ref, and how many jobs were judged and skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_since: Option<ChangeSummary>,
+}
+
+/// The effect of `--baseline` on a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaselineSummary {
+    pub path: String,
+    /// Fingerprints in the baseline.
+    pub known: usize,
+    /// Error and warning findings of this report the baseline knows.
+    pub baselined: usize,
+    /// Error and warning findings it does not know: these count.
+    pub new: usize,
+    /// Baseline fingerprints no finding has any more (fixed since).
+    pub stale: usize,
+}
+
+/// The effect of `--changed-since` on a report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeSummary {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// Files changed (or untracked) since the ref, in the audited inputs.
+    pub changed_files: usize,
+    /// Jobs judged.
+    pub judged: usize,
+    /// Jobs listed with `skipped` in `jobs`.
+    pub skipped: usize,
 }
 
 impl Report {
@@ -178,16 +215,35 @@ impl Report {
         }
         jobs.sort_by(|a, b| (&a.bundle, &a.job.id).cmp(&(&b.bundle, &b.job.id)));
         files.sort_by(|a, b| (&a.bundle, &a.record.path).cmp(&(&b.bundle, &b.record.path)));
-        let failed = checks.iter().any(|c| c.status == Status::Fail);
-        let errored = checks.iter().any(|c| c.status == Status::Error);
-        let verdict = if failed {
+        let mut report = Report {
+            schema_version: 1,
+            tool: Tool { name: TOOL, version: VERSION },
+            verdict: Verdict::Pass,
+            policy,
+            inputs,
+            checks,
+            jobs,
+            files,
+            not_examined,
+            layer_cache: None,
+            baseline: None,
+            changed_since: None,
+        };
+        report.verdict = report.judge();
+        report
+    }
+
+    /// The verdict the checks' statuses and the coverage give: fail when a
+    /// check failed, else incomplete when one could not conclude or part of
+    /// the input was not examined, else pass.
+    pub fn judge(&self) -> Verdict {
+        if self.checks.iter().any(|c| c.status == Status::Fail) {
             Verdict::Fail
-        } else if errored || !not_examined.is_empty() {
+        } else if self.checks.iter().any(|c| c.status == Status::Error) || !self.not_examined.is_empty() {
             Verdict::Incomplete
         } else {
             Verdict::Pass
-        };
-        Report { schema_version: 1, tool: Tool { name: TOOL, version: VERSION }, verdict, policy, inputs, checks, jobs, files, not_examined, layer_cache: None }
+        }
     }
 
     /// Render in `format`; `color` only affects text.
@@ -205,6 +261,11 @@ impl Report {
     /// How many real jobs there are (run-level files are not a job).
     pub fn job_count(&self) -> usize {
         self.jobs.iter().filter(|j| j.job.kind != JobKind::RunLevel).count()
+    }
+
+    /// Jobs `--changed-since` left unjudged, with the reason.
+    pub fn skipped_jobs(&self) -> impl Iterator<Item = (&JobEntry, &str)> {
+        self.jobs.iter().filter_map(|j| j.skipped.as_deref().map(|why| (j, why)))
     }
 
     /// Counts of files read, skipped and not (fully) examined.

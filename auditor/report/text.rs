@@ -67,6 +67,12 @@ pub fn render(report: &Report, color: bool) -> String {
     if !report.files.is_empty() {
         let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
     }
+    if let Some(c) = &report.changed_since {
+        let _ = writeln!(out, "changed: since {}: {} file(s) changed; {} job(s) judged, {} skipped as unchanged", c.reference, c.changed_files, c.judged, c.skipped);
+    }
+    if let Some(b) = &report.baseline {
+        let _ = writeln!(out, "baseline: {}: {} finding(s) known before, not counted; {} new; {} baseline fingerprint(s) no longer found", b.path, b.baselined, b.new, b.stale);
+    }
     out.push('\n');
     for check in &report.checks {
         let _ = writeln!(out, "{}  {}  {}", paint.status(check.status), check.id, check.summary);
@@ -74,7 +80,11 @@ pub fn render(report: &Report, color: bool) -> String {
         if info > 0 {
             let _ = writeln!(out, "      ({info} info finding(s) with the evidence of what was judged: --format json shows them)");
         }
-        for finding in check.findings.iter().filter(|f| f.severity != Severity::Info) {
+        let baselined = check.findings.iter().filter(|f| f.baselined).count();
+        if baselined > 0 {
+            let _ = writeln!(out, "      ({baselined} finding(s) in the baseline, not counted: --format json lists them, marked \"baselined\")");
+        }
+        for finding in check.findings.iter().filter(|f| f.severity != Severity::Info && !f.baselined) {
             let job = finding.jobs_label().map(|j| format!("  [{j}]")).unwrap_or_default();
             let _ = writeln!(out, "  {} {}{job}", paint.severity(finding.severity), finding.rule);
             let _ = writeln!(out, "      {}", finding.message);

@@ -1,0 +1,236 @@
+//! The PR gate on a repository with a past: `--baseline` (known findings do
+//! not fail the gate, new ones do), `--changed-since` (only what a change
+//! touches is judged), and reports that fit where they are read (a GitHub
+//! comment, annotations, the job summary). Driven against the real
+//! InferenceX tree and against git repositories built here.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The real InferenceX tree, unpacked into a temporary directory.
+fn real_tree() -> (tempfile::TempDir, PathBuf) {
+    let archive = root().join("../shared/data/inferencex/tree-843c6254.tar.gz");
+    assert!(archive.is_file(), "{} is missing (shared/ sits beside the repository)", archive.display());
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(dir.path()).status().expect("run tar");
+    assert!(status.success(), "tar -xzf {}", archive.display());
+    let tree = dir.path().join("InferenceX");
+    assert!(tree.join("configs/nvidia-master.yaml").is_file());
+    (dir, tree)
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Error findings of a JSON report that count (not baselined, not suppressed).
+fn counted_errors(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+    findings(report).filter(|f| f["severity"] == "error" && f.get("baselined").is_none() && f.get("suppressed").is_none()).collect()
+}
+
+#[test]
+fn the_real_tree_passes_against_its_own_report_and_fails_on_one_new_violation() {
+    let (dir, tree) = real_tree();
+    let report_path = dir.path().join("report.json");
+    let out = auditor(&["audit", s(&tree), "--format", "json", "--output", s(&report_path)]);
+    assert_eq!(code(&out), 1, "the tree has known violations: {}", stderr(&out));
+
+    // Its own JSON report as the baseline: every failure is known.
+    let out = auditor(&["audit", s(&tree), "--baseline", s(&report_path), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(report["verdict"], "pass");
+    let known = report["baseline"]["baselined"].as_u64().unwrap();
+    assert!(known > 100, "{}", report["baseline"]);
+    assert_eq!(report["baseline"]["new"], 0);
+    assert_eq!(findings(&report).filter(|f| f["baselined"] == true).count() as u64, known, "baselined findings stay in the report, marked");
+    assert!(counted_errors(&report).is_empty());
+    let text = stdout(&auditor(&["audit", s(&tree), "--baseline", s(&report_path)]));
+    assert!(text.contains("verdict: PASS") && text.contains(&format!("baseline: {}: {known} finding(s) known before", report_path.display())), "{text}");
+
+    // A baseline file written by `auditor baseline`, then one new violation.
+    let baseline = dir.path().join("baseline.json");
+    let out = auditor(&["baseline", s(&tree), "--output", s(&baseline)]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&baseline).unwrap()).unwrap();
+    assert_eq!(file["baseline_version"], 1);
+    let entry = &file["findings"][0];
+    assert!(entry["fingerprint"].is_string() && entry["rule"].is_string() && entry["where"].is_string(), "{entry}");
+
+    let script = "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh";
+    let mut text = std::fs::read_to_string(tree.join(script)).unwrap();
+    text.push_str("\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n");
+    std::fs::write(tree.join(script), text).unwrap();
+    let out = auditor(&["audit", s(&tree), "--baseline", s(&baseline), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report = json(&out);
+    let new = counted_errors(&report);
+    assert!(!new.is_empty());
+    for f in &new {
+        assert_eq!(f["evidence"][0]["file"], script, "only the new violation counts: {f}");
+    }
+    assert!(new.iter().any(|f| f["rule"] == "forbidden-env/enabled"), "{new:?}");
+    assert!(report["baseline"]["baselined"].as_u64().unwrap() > 100);
+    let md = stdout(&auditor(&["audit", s(&tree), "--baseline", s(&baseline), "--format", "markdown"]));
+    assert!(md.starts_with("## ❌ auditor verdict: FAIL"), "{md}");
+    let error_rows: Vec<&str> = md.split("### Errors").nth(1).unwrap().split("<details>").next().unwrap().lines().filter(|l| l.starts_with("| `")).collect();
+    assert!(!error_rows.is_empty() && error_rows.iter().all(|r| r.contains(script)), "{error_rows:?}");
+}
+
+#[test]
+fn an_unreadable_or_foreign_baseline_is_a_usage_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    let out = auditor(&["audit", PASS, "--baseline", s(&missing)]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains(&format!("baseline {}: cannot read", missing.display())), "{}", stderr(&out));
+    for (name, content, says) in [
+        ("garbage.json", "not json {", "not JSON"),
+        ("other.json", "{\"name\": 1}", "neither a JSON report"),
+        ("bad-fp.json", "{\"baseline_version\": 1, \"findings\": [{\"rule\": \"x\"}]}", "findings[0]: no \"fingerprint\""),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let out = auditor(&["audit", PASS, "--baseline", s(&path)]);
+        assert_eq!(code(&out), 2, "{name}");
+        assert!(stderr(&out).contains(name) && stderr(&out).contains(says), "{name}: {}", stderr(&out));
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=auditor tests", "-c", "user.email=tests@example.invalid", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?}");
+}
+
+const SCRIPT: &str = "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../benchmark_lib.sh\"\npython3 -m sglang.launch_server --model-path /models/m --tp 8 --port 8000\n";
+
+/// A git repository of launch scripts (each a throughput and an eval-only job), committed.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[
+        ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"),
+        ("benchmarks/single_node/a_fp8_h100.sh", SCRIPT),
+        ("benchmarks/single_node/b_fp8_h100.sh", SCRIPT),
+        ("benchmarks/single_node/c_fp8_h100.sh", "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /models/m --tp 4\n"),
+    ]);
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "base"]);
+    dir
+}
+
+fn judged(report: &serde_json::Value) -> Vec<String> {
+    report["jobs"].as_array().unwrap().iter().filter(|j| j.get("skipped").is_none()).map(|j| j["id"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn changed_since_judges_only_the_jobs_of_changed_files_and_lists_the_rest_as_skipped() {
+    let dir = repo();
+    let root = s(dir.path());
+    let b = "benchmarks/single_node/b_fp8_h100.sh";
+    std::fs::write(dir.path().join(b), format!("{SCRIPT}export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n")).unwrap();
+
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report = json(&out);
+    assert_eq!(judged(&report), vec![b.to_string(), format!("{b} (eval-only)")]);
+    let skipped: Vec<&serde_json::Value> = report["jobs"].as_array().unwrap().iter().filter(|j| j.get("skipped").is_some()).collect();
+    assert!(skipped.iter().any(|j| j["id"] == "benchmarks/single_node/a_fp8_h100.sh"), "{skipped:?}");
+    assert!(skipped.iter().all(|j| j["skipped"].as_str().unwrap().contains("unchanged since HEAD")));
+    assert_eq!(report["changed_since"]["skipped"].as_u64().unwrap() as usize, skipped.len());
+    assert_eq!(report["changed_since"]["judged"], 2);
+    let failing = counted_errors(&report);
+    assert!(!failing.is_empty() && failing.iter().all(|f| f["job"].as_str().unwrap().starts_with(b)), "{failing:?}");
+    let text = stdout(&auditor(&["audit", root, "--changed-since", "HEAD"]));
+    assert!(text.contains("changed: since HEAD: 1 file(s) changed; 2 job(s) judged"), "{text}");
+
+    // Committed: nothing changed since HEAD, every job is skipped, nothing fails.
+    git(dir.path(), &["commit", "-qam", "b"]);
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert!(judged(&json(&out)).is_empty());
+    // ...but against the first commit, b's jobs are judged again.
+    let out = auditor(&["audit", root, "--changed-since", "HEAD~1", "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(judged(&json(&out)).len(), 2);
+
+    // A sourced library changed: the scripts that source it are judged, c (which does not) is not.
+    std::fs::write(dir.path().join("benchmarks/benchmark_lib.sh"), "run_eval() { true; }\n").unwrap();
+    let report = json(&auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]));
+    let ids = judged(&report);
+    assert!(ids.iter().any(|j| j == "benchmarks/single_node/a_fp8_h100.sh") && ids.iter().any(|j| j == b), "{ids:?}");
+    assert!(!ids.iter().any(|j| j.contains("c_fp8_h100")), "{ids:?}");
+    // An untracked new script is a change too.
+    std::fs::write(dir.path().join("benchmarks/single_node/d_fp8_h100.sh"), SCRIPT).unwrap();
+    let report = json(&auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]));
+    assert!(judged(&report).iter().any(|j| j == "benchmarks/single_node/d_fp8_h100.sh"), "{:?}", judged(&report));
+}
+
+#[test]
+fn changed_since_a_master_config_entry_judges_that_entry_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = |key: &str, image: &str| format!("{key}:\n  image: {image}\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: h100\n  precision: fp8\n  framework: sglang\n  multinode: false\n");
+    let master = format!("{}{}", entry("dsr1-fp8-h100-sglang", "lmsysorg/sglang:v0.5.0"), entry("dsr1-fp8-h200-sglang", "lmsysorg/sglang:v0.5.0"));
+    write_tree(dir.path(), &[("configs/nvidia-master.yaml", &master)]);
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "base"]);
+    let changed = master.replacen("lmsysorg/sglang:v0.5.0", "example.com/fork/sglang:v0.5.0", 2).replacen("example.com/fork/sglang:v0.5.0", "lmsysorg/sglang:v0.5.0", 1);
+    std::fs::write(dir.path().join("configs/nvidia-master.yaml"), changed).unwrap();
+    let out = auditor(&["audit", s(dir.path()), "--changed-since", "HEAD", "--format", "json"]);
+    let report = json(&out);
+    let ids = judged(&report);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert!(ids[0].starts_with("configs/nvidia-master.yaml#dsr1-fp8-h200-sglang"), "{ids:?}");
+    assert!(report["jobs"].as_array().unwrap().iter().any(|j| j["id"].as_str().unwrap().starts_with("configs/nvidia-master.yaml#dsr1-fp8-h100-sglang") && j.get("skipped").is_some()));
+}
+
+#[test]
+fn changed_since_outside_git_or_with_an_unknown_ref_is_a_usage_error() {
+    let plain = tempfile::tempdir().unwrap();
+    write_tree(plain.path(), &[("benchmarks/single_node/a_fp8_h100.sh", SCRIPT)]);
+    let out_plain = auditor(&["audit", s(plain.path()), "--changed-since", "HEAD"]);
+    assert_eq!(code(&out_plain), 2);
+    assert!(stderr(&out_plain).contains("is not a git checkout") && stderr(&out_plain).contains(s(plain.path())), "{}", stderr(&out_plain));
+    let dir = repo();
+    let out = auditor(&["audit", s(dir.path()), "--changed-since", "no-such-ref"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("\"no-such-ref\" is not a commit"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_real_tree_fits_one_comment_and_the_github_format_fills_the_step_summary() {
+    let (dir, tree) = real_tree();
+    let out = auditor(&["audit", s(&tree), "--format", "markdown"]);
+    assert_eq!(code(&out), 1);
+    let md = stdout(&out);
+    assert!(md.chars().count() < 65_536, "{} characters", md.chars().count());
+    assert!(md.contains("### Errors (") && md.contains("<details>"), "errors shown, the rest folded");
+    assert_eq!(md.matches("<details>").count(), md.matches("</details>").count());
+
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .args(["audit", s(&tree), "--format", "github"])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let annotations = stdout(&out);
+    let first = annotations.lines().next().unwrap();
+    assert!(first.starts_with("::error file="), "errors with a file come first: {first}");
+    let errors_end = annotations.lines().position(|l| !l.starts_with("::error file=")).unwrap();
+    assert!(annotations.lines().skip(errors_end).all(|l| !l.starts_with("::error file=")), "all file errors before the rest");
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(written.starts_with("earlier step\n## ❌ auditor verdict: FAIL"), "appended, not overwritten: {}", &written[..200.min(written.len())]);
+    assert!(written.chars().count() < 65_536 + 20);
+}
