@@ -195,3 +195,50 @@ fn a_recipe_no_entry_runs_is_undetermined_not_failed() {
     assert_eq!(open[0]["rule"], "sim-acc-throughput/undetermined", "{}", open[0]["message"]);
     assert!(open[0]["message"].as_str().unwrap().contains("master-config entry"));
 }
+
+/// A launch script in the shape of the agentic SGLang recipes: the server
+/// command is a bash array spanning lines (with comment lines inside),
+/// speculative flags come from a second array, and it runs as `"${CMD[@]}"`.
+fn array_launch_script(steps: u32) -> String {
+    format!(
+        r#"#!/usr/bin/env bash
+SPEC_ARGS=(
+    --speculative-algorithm EAGLE
+    # --speculative-num-steps 3
+    --speculative-num-steps {steps}
+    --speculative-eagle-topk 1
+)
+if [ "${{EVAL_ONLY:-false}}" != "true" ]; then
+    export SGLANG_SIMULATE_ACC_LEN=3.39
+    export SGLANG_SIMULATE_ACC_METHOD=match-expected
+    export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token
+fi
+SGLANG_CMD=(
+    python3 -m sglang.launch_server
+    --model-path="$MODEL_PATH"
+    --served-model-name "Qwen/Qwen3.5-397B-A17B-FP8"
+    # --cuda-graph-max-bs "$CONC"
+    --tensor-parallel-size="$TP"
+    "${{SPEC_ARGS[@]}}"
+)
+printf '%q ' "${{SGLANG_CMD[@]}}" | tee "$RESULT_DIR/sglang_command.txt"
+"${{SGLANG_CMD[@]}}" > "$SERVER_LOG" 2>&1 &
+"#
+    )
+}
+
+#[test]
+fn golden_al_reads_bash_array_launches() {
+    const PATH: &str = "benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh";
+    for (steps, rule) in [(3, "golden-al/match"), (2, "golden-al/mismatch")] {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(PATH, array_launch_script(steps).as_str())]);
+        let (_, report) = audit_json(tmp.path().to_str().unwrap());
+        let judged = findings(&report, "golden-al", PATH);
+        assert_eq!(judged.len(), 1, "K={steps}: {judged:?}");
+        assert_eq!(judged[0]["rule"], rule, "K={steps}: {}", judged[0]["message"]);
+        assert!(judged[0]["message"].as_str().unwrap().contains(&format!("K={steps}")), "{}", judged[0]["message"]);
+        let status = if steps == 3 { "pass" } else { "fail" };
+        assert_eq!(check(&report, "golden-al")["status"], status);
+    }
+}
