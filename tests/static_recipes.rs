@@ -242,3 +242,52 @@ fn golden_al_reads_bash_array_launches() {
         assert_eq!(check(&report, "golden-al")["status"], status);
     }
 }
+
+#[test]
+fn engine_patches_in_scripts_are_judged_on_parsed_commands() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/x_fp8_h200_mtp.sh";
+    const WAIVED: &str = "benchmarks/single_node/agentic/apply_fix.sh";
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "TOK=/sgl-workspace/sglang/python/sglang/srt/managers/multi_tokenizer_mixin.py\n",
+        "if ! sed -n '/a/,/b/p' \"$TOK\" | grep -q c; then\n",
+        "    sed -i '/a/,/b/ {\n",
+        "        /c/a\\\n",
+        "            d\n",
+        "    }' \"$TOK\"\n",
+        "fi\n",
+        "python3 - <<'PY'\n",
+        "import json\n",
+        "print(json.load(open('/sgl-workspace/results.json')))\n",
+        "PY\n",
+        "git clone https://github.com/NVIDIA/srt-slurm.git srt-slurm\n",
+        "cd srt-slurm\n",
+        "git show abc -- src/srtctl/x.sh | git apply -\n",
+        "uv pip install -e .\n",
+    );
+    let waived = "#!/usr/bin/env bash\npatch -p1 -d /sgl-workspace/sglang < fix.diff\n";
+    let waiver = "# Waiver\n## Config covered\n`apply_fix.sh`\n## What is patched\nThe indexer.\n## Why the upstream image cannot run it\nIt crashes.\n## Upstream PR / issue links\n- https://github.com/sgl-project/sglang/pull/1\n## Removal plan\nDrop with v0.6.\n";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(SCRIPT, script), (WAIVED, waived), ("docs/waiver/7.md", waiver)]);
+    let (_, report) = audit_json(tmp.path().to_str().unwrap());
+    let got: Vec<(String, String, String, u64)> = check(&report, "engine-patch")["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let (file, line) = places(f)[0].clone();
+            (f["rule"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string(), file, line)
+        })
+        .collect();
+    let expected = [
+        ("engine-patch/edit", "error", SCRIPT, 4),
+        ("engine-patch/harness", "warning", SCRIPT, 15),
+        ("engine-patch/harness", "warning", SCRIPT, 16),
+        ("engine-patch/waived", "info", WAIVED, 2),
+    ];
+    let mut got = got;
+    got.sort();
+    let expected: Vec<(String, String, String, u64)> = expected.iter().map(|(r, s, f, l)| (r.to_string(), s.to_string(), f.to_string(), *l)).collect();
+    assert_eq!(got, expected, "the read-only sed -n and Python read are not patches; no line-regex double report");
+    assert_eq!(check(&report, "engine-patch")["status"], "fail");
+}

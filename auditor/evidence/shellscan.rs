@@ -17,6 +17,7 @@ use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
 use super::script::{self, BodyLang, Event, ScriptReader};
+use super::script_actions::{self, ActionScanner};
 use super::shell::{self, Token, Word};
 use regex::Regex;
 use std::collections::HashMap;
@@ -52,6 +53,10 @@ pub struct ShellScanner {
     gate: Gate,
     pub assignments: Vec<EnvAssignment>,
     pub commands: Vec<Command>,
+    /// What the script does to files and packages.
+    pub actions: ActionScanner,
+    /// The statement that opened the current heredoc: its line and provenance.
+    heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
     pub problems: Vec<Provenance>,
 }
@@ -69,12 +74,17 @@ impl ShellScanner {
             gate: Gate::Always,
             assignments: Vec::new(),
             commands: Vec::new(),
+            actions: ActionScanner::default(),
+            heredoc_at: None,
             problems: Vec::new(),
         }
     }
 
     /// A line of a shell script.
     pub fn script_line(&mut self, line: &Line) {
+        if line.text.trim_start().starts_with('#') {
+            self.actions.comment(line.number, &line.text);
+        }
         for event in self.script.push(line) {
             self.event(event);
         }
@@ -89,10 +99,21 @@ impl ShellScanner {
 
     fn event(&mut self, event: Event) {
         match event {
-            Event::Statement(s) => self.statement(&s.tokens, &s.line, 0),
+            Event::Statement(s) => {
+                if s.tokens.iter().any(|t| matches!(t, Token::Operator(op, _) if op == "<<")) {
+                    let first = s.line.text.lines().next().unwrap_or("");
+                    self.heredoc_at = Some((s.line.number, Provenance::at_line(&self.file, s.line.number, s.line.offset, first)));
+                }
+                self.statement(&s.tokens, &s.line, 0)
+            }
             Event::Body { lang: BodyLang::Python, opened_at, line } => {
                 let scope = format!("python@{opened_at}");
                 let gate = self.gates.current();
+                let at = match &self.heredoc_at {
+                    Some((n, p)) if *n == opened_at => p.clone(),
+                    _ => Provenance::at_line(&self.file, line.number, line.offset, &line.text),
+                };
+                self.actions.python_line(opened_at, &line.text, gate, &at);
                 self.assignments.extend(python_env::scan_line(&self.file, &line, &scope).into_iter().map(|a| EnvAssignment { gate, ..a }));
             }
             Event::Body { lang: BodyLang::Shell, line, .. } => match shell::tokenize(&line.text) {
@@ -128,6 +149,19 @@ impl ShellScanner {
     /// One logical line: several simple commands separated by operators,
     /// each under the gate of the `EVAL_ONLY` tests around it.
     fn statement(&mut self, tokens: &[Token], line: &Line, base: usize) {
+        let all: Vec<&str> = tokens
+            .iter()
+            .map(|t| match t {
+                Token::Word(w) => w.text.as_str(),
+                Token::Operator(op, _) => op.as_str(),
+            })
+            .collect();
+        self.actions.enter(&all, line.number);
+        self.statement_commands(tokens, line, base);
+        self.actions.leave(&all);
+    }
+
+    fn statement_commands(&mut self, tokens: &[Token], line: &Line, base: usize) {
         fn separator(t: &Token) -> Option<&str> {
             match t {
                 Token::Operator(op, _) if !matches!(op.as_str(), ">" | "<" | ">>" | "&>" | ">&" | "<&" | "<<") => Some(op.as_str()),
@@ -158,6 +192,17 @@ impl ShellScanner {
             self.gate = self.gates.current();
             let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
             self.simple_command(&words[start..], line, base);
+            let redirects: Vec<String> = rest[..end]
+                .windows(2)
+                .filter_map(|pair| match pair {
+                    [Token::Operator(op, _), Token::Word(w)] if matches!(op.as_str(), ">" | ">>" | "&>") => Some(self.resolve(w).0),
+                    _ => None,
+                })
+                .collect();
+            if !redirects.is_empty() {
+                let at = self.at(line, base, &words);
+                self.actions.command(&[], &redirects, line.number, self.gate, &at);
+            }
             self.gates.after(&texts[taken..], op);
             match rest.get(end + 1..) {
                 Some(next) if op.is_some() => rest = next,
@@ -221,6 +266,15 @@ impl ShellScanner {
     /// Record `NAME=value` (the assignment word) as the kinds of run that
     /// execute it see it.
     fn remember(&mut self, name: &str, word: &Word) {
+        // `P=$(python3 -c 'import X; print(X.__file__)')` holds where X is installed.
+        let located = shell::split_assignment(&word.text).and_then(|(_, v)| v.starts_with("$(").then(|| script_actions::module_location(v)).flatten());
+        if let Some(path) = located {
+            self.vars.insert(name.to_string(), path.clone());
+            for &view in views_of(self.gate) {
+                self.views[view].insert(name.to_string(), path.clone());
+            }
+            return;
+        }
         for &view in views_of(self.gate) {
             let (resolved, expands) = self.resolve_in(word, Some(view));
             match resolved.split_once('=') {
@@ -365,6 +419,10 @@ impl ShellScanner {
         let views = views_of(self.gate);
         let argvs: Vec<(usize, Vec<String>)> = views.iter().map(|&v| (v, self.expand(argv_words, v))).collect();
         let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if a != b);
+        if let Some((_, argv)) = argvs.last() {
+            let at = self.at(line, base, argv_words);
+            self.actions.command(argv, &[], line.number, self.gate, &at);
+        }
         for (view, argv) in argvs.into_iter().take(if split { 2 } else { 1 }) {
             let gate = if split { [Gate::EvalOnly, Gate::NotEval][view] } else { self.gate };
             let command = Command { argv, gate, provenance: self.at(line, base, argv_words) };
@@ -670,6 +728,33 @@ mod tests {
         ));
         let got: Vec<(Gate, Vec<String>)> = s.commands.iter().map(|c| (c.gate, c.argv[3..].to_vec())).collect();
         assert_eq!(got, [(Gate::EvalOnly, vec!["--k".to_string(), "2".into()]), (Gate::NotEval, vec!["--k".into(), "2".into(), "--al".into(), "$AL_T".into()])]);
+    }
+
+    #[test]
+    fn script_actions_resolve_targets_clones_and_functions() {
+        use crate::evidence::script_actions::ActionKind;
+        let s = scan_script(concat!(
+            "F=/sgl-workspace/sglang/python/sglang/srt/x.py\n",
+            "sed -n '/a/,/b/p' \"$F\" | grep -q x\n",
+            "sed -i '/a/,/b/ {\n  /c/a\\\n    d\n}' \"$F\"\n",
+            "setup() {\n  local p\n  p=$(python3 -c \"import rixl._api; print(rixl._api.__file__)\" 2>/dev/null)\n  sed -i 's/a/b/' \"$p\"\n}\n",
+            "git clone https://github.com/LMCache/LMCache.git\ncd LMCache\n# https://github.com/LMCache/LMCache/pull/1\ngit checkout abc123\npip install -e . --no-build-isolation\ncd ..\n",
+            "python3 - <<'PY'\np = '/sgl-workspace/sglang/y.py'\ns = open(p).read()\nopen(p, 'w').write(s)\nPY\n",
+        ));
+        let got: Vec<(ActionKind, u64, Option<&str>)> =
+            s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                (ActionKind::InPlaceEdit, 3, Some("/sgl-workspace/sglang/python/sglang/srt/x.py")),
+                (ActionKind::InPlaceEdit, 10, Some("site-packages/rixl/_api")),
+                (ActionKind::Install, 16, Some("LMCache")),
+                (ActionKind::PythonWrite, 18, Some("/sgl-workspace/sglang/y.py")),
+            ]
+        );
+        assert_eq!(s.actions.actions[1].function, Some(("setup".to_string(), 7)));
+        let clone = s.actions.actions[2].clone.as_ref().unwrap();
+        assert_eq!((clone.repo(), clone.rev.as_deref(), clone.rev_note.as_deref()), ("LMCache", Some("abc123"), Some("https://github.com/LMCache/LMCache/pull/1")));
     }
 
     #[test]
