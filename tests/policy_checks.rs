@@ -157,7 +157,11 @@ fn engine_patch_fails_unwaived_patches_with_script_and_line() {
         .iter()
         .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap()))
         .collect();
-    assert_eq!(found, [("engine-patch/edit-installed".to_string(), 11), ("engine-patch/git-apply".to_string(), 10), ("engine-patch/patch-command".to_string(), 10)]);
+    // Judged on the script's parsed commands: `git apply ... || patch ...` is two patch commands on
+    // line 10, one finding at that place (one cause, one place) that keeps both as evidence.
+    assert_eq!(found, [("engine-patch/apply".to_string(), 10), ("engine-patch/edit".to_string(), 11)]);
+    let both: Vec<&str> = check["findings"][0]["evidence"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert_eq!(both.len(), 2, "{both:?}");
     let f = &check["findings"][0];
     assert!(f["evidence"][0]["file"].as_str().unwrap().ends_with("multinode_server_logs.tar.gz/logs/setup_script.sh"));
     assert!(f["message"].as_str().unwrap().contains("setup_script.sh; no waiver"), "{}", f["message"]);

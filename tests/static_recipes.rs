@@ -221,3 +221,99 @@ fn a_tree_is_judged_against_its_own_golden_tables() {
     let cited: Vec<(String, u64)> = places(mismatch);
     assert!(cited.contains(&("golden_al_distribution/dsv4_mtp.yaml".to_string(), 13)), "the tree's cell is cited: {cited:?}");
 }
+
+/// A launch script in the shape of the agentic SGLang recipes: the server
+/// command is a bash array spanning lines (with comment lines inside),
+/// speculative flags come from a second array, and it runs as `"${CMD[@]}"`.
+fn array_launch_script(steps: u32) -> String {
+    format!(
+        r#"#!/usr/bin/env bash
+SPEC_ARGS=(
+    --speculative-algorithm EAGLE
+    # --speculative-num-steps 3
+    --speculative-num-steps {steps}
+    --speculative-eagle-topk 1
+)
+if [ "${{EVAL_ONLY:-false}}" != "true" ]; then
+    export SGLANG_SIMULATE_ACC_LEN=3.39
+    export SGLANG_SIMULATE_ACC_METHOD=match-expected
+    export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token
+fi
+SGLANG_CMD=(
+    python3 -m sglang.launch_server
+    --model-path="$MODEL_PATH"
+    --served-model-name "Qwen/Qwen3.5-397B-A17B-FP8"
+    # --cuda-graph-max-bs "$CONC"
+    --tensor-parallel-size="$TP"
+    "${{SPEC_ARGS[@]}}"
+)
+printf '%q ' "${{SGLANG_CMD[@]}}" | tee "$RESULT_DIR/sglang_command.txt"
+"${{SGLANG_CMD[@]}}" > "$SERVER_LOG" 2>&1 &
+"#
+    )
+}
+
+#[test]
+fn golden_al_reads_bash_array_launches() {
+    const PATH: &str = "benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh";
+    for (steps, rule) in [(3, "golden-al/match"), (2, "golden-al/mismatch")] {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(PATH, array_launch_script(steps).as_str())]);
+        let (_, report) = audit_json(tmp.path().to_str().unwrap());
+        let judged = findings(&report, "golden-al", PATH);
+        assert_eq!(judged.len(), 1, "K={steps}: {judged:?}");
+        assert_eq!(judged[0]["rule"], rule, "K={steps}: {}", judged[0]["message"]);
+        assert!(judged[0]["message"].as_str().unwrap().contains(&format!("K={steps}")), "{}", judged[0]["message"]);
+        let status = if steps == 3 { "pass" } else { "fail" };
+        assert_eq!(check(&report, "golden-al")["status"], status);
+    }
+}
+
+#[test]
+fn engine_patches_in_scripts_are_judged_on_parsed_commands() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/x_fp8_h200_mtp.sh";
+    const WAIVED: &str = "benchmarks/single_node/agentic/apply_fix.sh";
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "TOK=/sgl-workspace/sglang/python/sglang/srt/managers/multi_tokenizer_mixin.py\n",
+        "if ! sed -n '/a/,/b/p' \"$TOK\" | grep -q c; then\n",
+        "    sed -i '/a/,/b/ {\n",
+        "        /c/a\\\n",
+        "            d\n",
+        "    }' \"$TOK\"\n",
+        "fi\n",
+        "python3 - <<'PY'\n",
+        "import json\n",
+        "print(json.load(open('/sgl-workspace/results.json')))\n",
+        "PY\n",
+        "git clone https://github.com/NVIDIA/srt-slurm.git srt-slurm\n",
+        "cd srt-slurm\n",
+        "git show abc -- src/srtctl/x.sh | git apply -\n",
+        "uv pip install -e .\n",
+    );
+    let waived = "#!/usr/bin/env bash\npatch -p1 -d /sgl-workspace/sglang < fix.diff\n";
+    let waiver = "# Waiver\n## Config covered\n`apply_fix.sh`\n## What is patched\nThe indexer.\n## Why the upstream image cannot run it\nIt crashes.\n## Upstream PR / issue links\n- https://github.com/sgl-project/sglang/pull/1\n## Removal plan\nDrop with v0.6.\n";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(SCRIPT, script), (WAIVED, waived), ("docs/waiver/7.md", waiver)]);
+    let (_, report) = audit_json(tmp.path().to_str().unwrap());
+    let got: Vec<(String, String, String, u64)> = check(&report, "engine-patch")["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let (file, line) = places(f)[0].clone();
+            (f["rule"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string(), file, line)
+        })
+        .collect();
+    let expected = [
+        ("engine-patch/edit", "error", SCRIPT, 4),
+        ("engine-patch/harness", "warning", SCRIPT, 15),
+        ("engine-patch/harness", "warning", SCRIPT, 16),
+        ("engine-patch/waived", "info", WAIVED, 2),
+    ];
+    let mut got = got;
+    got.sort();
+    let expected: Vec<(String, String, String, u64)> = expected.iter().map(|(r, s, f, l)| (r.to_string(), s.to_string(), f.to_string(), *l)).collect();
+    assert_eq!(got, expected, "the read-only sed -n and Python read are not patches; no line-regex double report");
+    assert_eq!(check(&report, "engine-patch")["status"], "fail");
+}

@@ -5,16 +5,50 @@
 //! input; each is accepted only with a waiver (`docs/waiver/<PR>.md` in the
 //! input, or `--waivers DIR`) that names the patching script and has all
 //! four parts. A waiver never covers draft-precision changes.
+//!
+//! Scripts are judged on their parsed commands
+//! ([`crate::evidence::script_actions`]): a write, in-place edit, Python
+//! write or applied patch whose target is an engine (`engine_packages`
+//! under site-packages, `engine_trees`) is an error; one on the benchmark
+//! harness (`harness_packages`: orchestrator, eval client, load generator)
+//! a warning reviewed apart; an engine package built from a pinned
+//! upstream ref a warning naming the ref. For scripts the signature rules
+//! those parsed commands cover ([`PARSED_IN_SCRIPTS`]) are not reported
+//! again; they still run over logs, YAML, Python and command files.
 
 use super::{CheckResult, Context};
+use crate::evidence::gate::Gate;
+use crate::evidence::script_actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
+use crate::evidence::FileKind;
+use crate::image::{dist::normalise_name, noise};
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 
 const ID: &str = "engine-patch";
 
+/// Signature rules whose shapes the parsed script commands cover: in
+/// scripts they are judged from the commands, not from line patterns.
+pub const PARSED_IN_SCRIPTS: [&str; 7] = [
+    "engine-patch/git-apply",
+    "engine-patch/patch-command",
+    "engine-patch/edit-installed",
+    "engine-patch/locate-and-write",
+    "engine-patch/python-heredoc-write",
+    "engine-patch/pip-install",
+    "engine-patch/startup-hook",
+];
+
 pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/waived", "a patch covered by a complete waiver that names its script"),
+    ("engine-patch/edit", "script: an engine file edited in place (sed -i, perl -pi), target resolved from the script"),
+    ("engine-patch/overwrite", "script: an engine file written (cp, mv, install, tee, >, >>)"),
+    ("engine-patch/python-write", "script: a Python program (-c or heredoc) opens an engine file for writing"),
+    ("engine-patch/apply", "script: a patch applied (git apply, patch) in an engine tree, or in a tree the script does not name"),
+    ("engine-patch/install", "script: an engine package installed from git, a local tree, a wheel or an index"),
+    ("engine-patch/script-hook", "script: a start-up hook (sitecustomize.py, usercustomize.py, .pth) written"),
+    ("engine-patch/unmerged-ref", "script: an engine package built from a pinned upstream ref (warning naming the ref)"),
+    ("engine-patch/harness", "script: the benchmark harness (orchestrator, eval client, load generator) changed; reviewed apart from engine patches (warning)"),
     ("engine-patch/<signature rule>", "a patch, shadowing or hook found by a signature rule (see `auditor rules list`)"),
     ("engine-patch/distribution-file", "image diff: a file of an installed Python distribution added, modified, deleted or re-permissioned"),
     ("engine-patch/engine-file", "image diff: a file of an engine source tree (engine_paths) changed"),
@@ -47,8 +81,16 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     for job in ctx.jobs {
         for file in &job.files {
             seen.insert((job.bundle.as_str(), file.path.as_str()));
+            let parsed = file.kind == FileKind::Script;
+            let judged = file.actions.iter().filter_map(|a| action_finding(settings, a));
             // A file several jobs see (a recipe's roles, a script's two paths) is reported once.
-            for found in file.signatures.iter().filter(|f| f.rule.starts_with("engine-patch/")) {
+            let signatures = file
+                .signatures
+                .iter()
+                .filter(|f| f.rule.starts_with("engine-patch/") && !(parsed && PARSED_IN_SCRIPTS.contains(&f.rule.as_str())))
+                .cloned();
+            for found in judged.chain(signatures) {
+                let found = &found;
                 if findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
                     continue;
                 }
@@ -70,6 +112,158 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         format!("no unwaived engine patch in {files} file(s)"),
         format!("{open} engine patch(es) without a complete waiver"),
     )
+}
+
+/// Whose a target is.
+enum Owner {
+    Engine(String),
+    Harness(String),
+    Unknown,
+}
+
+fn listed(patterns: &[String], name: &str) -> bool {
+    let name = normalise_name(name);
+    !name.is_empty() && patterns.iter().any(|p| noise::matches(&normalise_name(p), &name))
+}
+
+/// The owner of a name (a package, a repository, a site-packages entry).
+fn owner_of_name(settings: &CheckPolicy, name: &str) -> Owner {
+    let base = name.trim_end_matches(".py").split(".dist-info").next().unwrap_or(name);
+    if listed(&settings.harness_packages, base) {
+        Owner::Harness(base.to_string())
+    } else if listed(&settings.engine_packages, base) {
+        Owner::Engine(base.to_string())
+    } else {
+        Owner::Unknown
+    }
+}
+
+/// Whose is the target of an action: the clone it lies in, the
+/// installed package it is under, an engine tree, the package named.
+fn owner(settings: &CheckPolicy, action: &ScriptAction) -> Owner {
+    if let Some(clone) = &action.clone {
+        if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, clone.repo()) {
+            return known;
+        }
+    }
+    if let Some(target) = &action.target {
+        if let Some(tree) = settings.engine_trees.iter().find(|p| noise::matches(p, target)) {
+            return Owner::Engine(tree.trim_end_matches("/**").to_string());
+        }
+        for marker in ["site-packages/", "dist-packages/"] {
+            if let Some((_, rest)) = target.split_once(marker) {
+                let top = rest.split('/').next().unwrap_or("");
+                if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, top) {
+                    return known;
+                }
+            }
+        }
+    }
+    if let Some(package) = &action.package {
+        if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, package) {
+            return known;
+        }
+    }
+    if action.kind == ActionKind::Install {
+        // A local tree installed: its directory names the package (`.../utils/aiperf`).
+        if let Some(last) = action.target.as_deref().and_then(|t| t.trim_end_matches('/').rsplit('/').next()) {
+            if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, last) {
+                return known;
+            }
+        }
+    }
+    let hook_file = action.target.as_deref().is_some_and(|t| t.ends_with("customize.py"));
+    if !hook_file {
+        return Owner::Unknown;
+    }
+    // A hook named for a harness tool (`lm_eval_sitecustomize.py`), or written by a function named for one.
+    let mut context: Vec<&str> = action.sources.iter().map(String::as_str).collect();
+    context.extend(action.function.as_ref().map(|(name, _)| name.as_str()));
+    for text in context {
+        let text = normalise_name(text);
+        if let Some(h) = settings.harness_packages.iter().map(|h| normalise_name(h)).find(|h| !h.contains('*') && text.contains(h.as_str())) {
+            return Owner::Harness(h);
+        }
+    }
+    Owner::Unknown
+}
+
+/// The finding a parsed script action makes, if any.
+fn action_finding(settings: &CheckPolicy, action: &ScriptAction) -> Option<Finding> {
+    let target = action.target.as_deref().unwrap_or("");
+    let file_name = target.rsplit('/').next().unwrap_or("");
+    let hook = action.kind == ActionKind::Overwrite && (matches!(file_name, "sitecustomize.py" | "usercustomize.py") || (file_name.ends_with(".pth") && (target.contains("site-packages/") || target.contains("dist-packages/"))));
+    let owner = owner(settings, action);
+    let what = match (&action.package, action.target.as_deref()) {
+        (Some(p), Some(t)) if action.kind == ActionKind::Install => format!("{p} ({t})"),
+        (Some(p), _) => p.clone(),
+        (None, Some(t)) => t.to_string(),
+        (None, None) => "an unnamed target".to_string(),
+    };
+    let mut context = String::new();
+    if let Some((name, line)) = &action.function {
+        context.push_str(&format!(" in function {name} (defined at line {line})"));
+    }
+    match action.gate {
+        Gate::EvalOnly => context.push_str(" in the EVAL_ONLY=true branch"),
+        Gate::NotEval => context.push_str(" in the throughput branch (EVAL_ONLY not true)"),
+        Gate::Never => context.push_str(" in a branch that never runs"),
+        Gate::Always => {}
+    }
+    // Recipes and configs copied into a harness checkout configure it; its code changing is what is reviewed.
+    let code = hook || matches!(action.kind, ActionKind::ApplyPatch | ActionKind::Install) || [".py", ".sh", ".so"].iter().any(|x| target.ends_with(x));
+    let (rule, severity, message) = match (&owner, action.kind) {
+        (Owner::Harness(_), _) if !code => return None,
+        (Owner::Harness(h), _) => (
+            "engine-patch/harness",
+            Severity::Warning,
+            format!("{} on {what}{context}: the benchmark harness ({h}) is changed; reviewed apart from engine patches", action.tool),
+        ),
+        (Owner::Engine(e), ActionKind::Install) => {
+            let rev = action.clone.as_ref().and_then(|c| c.rev.clone()).or(action.rev.clone());
+            let note = action.clone.as_ref().and_then(|c| c.rev_note.clone());
+            match rev {
+                Some(rev) => (
+                    "engine-patch/unmerged-ref",
+                    Severity::Warning,
+                    format!(
+                        "{} builds {e} into the serving environment from ref {rev}{}{context}: not a released engine; say why and when it goes",
+                        action.tool,
+                        note.map(|n| format!(" ({n})")).unwrap_or_default()
+                    ),
+                ),
+                None => ("engine-patch/install", Severity::Error, format!("{} installs engine package {what}{context} on top of the pinned image", action.tool)),
+            }
+        }
+        (Owner::Unknown, ActionKind::Install) => {
+            let from_source = action.target.is_some() || action.rev.is_some();
+            if !from_source {
+                return None;
+            }
+            ("engine-patch/install", Severity::Error, format!("{} installs {what}{context} from a source tree, URL or wheel the policy does not know; name it as harness or remove it", action.tool))
+        }
+        (_, ActionKind::Overwrite) if hook => (
+            "engine-patch/script-hook",
+            Severity::Error,
+            format!("{} writes start-up hook {target}{context}: it runs in every Python process that can import it, the engine's included", action.tool),
+        ),
+        (Owner::Engine(e), kind) => {
+            let (rule, verb) = match kind {
+                ActionKind::InPlaceEdit => ("engine-patch/edit", "edits in place"),
+                ActionKind::Overwrite => ("engine-patch/overwrite", "overwrites"),
+                ActionKind::PythonWrite => ("engine-patch/python-write", "opens for writing"),
+                _ => ("engine-patch/apply", "applies a patch in"),
+            };
+            (rule, Severity::Error, format!("{} {verb} {what} ({e}){context}: the pinned image must run as shipped", action.tool))
+        }
+        (Owner::Unknown, ActionKind::ApplyPatch) => (
+            "engine-patch/apply",
+            Severity::Error,
+            format!("{} applies a patch in {what}{context}, a tree the script does not show to be outside the engine", action.tool),
+        ),
+        (Owner::Unknown, _) => return None,
+    };
+    Some(Finding::new(rule, severity, message, None, vec![action.provenance.clone()]))
 }
 
 /// A signature finding, as accepted by a waiver or as a failure that says

@@ -20,6 +20,7 @@ pub mod pyrepr;
 pub mod python_env;
 pub mod recipe;
 pub mod script;
+pub mod script_actions;
 pub mod shell;
 pub mod shellscan;
 pub mod view;
@@ -141,6 +142,9 @@ pub struct FileEvidence {
     /// Eval batches (`meta_env.json` `failed_eval_concs`) that failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_eval_concs: Vec<u64>,
+    /// What a script does to files and packages (parsed commands).
+    #[serde(skip)]
+    pub actions: Vec<script_actions::ScriptAction>,
     /// What the signature rules found in the file.
     #[serde(skip)]
     pub signatures: Vec<crate::finding::Finding>,
@@ -167,6 +171,7 @@ impl FileEvidence {
             eval_payload: false,
             eval_scores: Vec::new(),
             failed_eval_concs: Vec::new(),
+            actions: Vec::new(),
             signatures: Vec::new(),
             waiver: None,
             notes: Vec::new(),
@@ -195,6 +200,7 @@ impl FileEvidence {
             eval_payload: self.eval_payload,
             eval_scores: self.eval_scores.clone(),
             failed_eval_concs: self.failed_eval_concs.clone(),
+            actions: self.actions.clone(),
             signatures: self.signatures.clone(),
             waiver: self.waiver.clone(),
             notes: self.notes.clone(),
@@ -330,6 +336,9 @@ impl<'e> Extractor<'e> {
         evidence.env.extend(shell.assignments);
         evidence.env_dumps = listing.dumps;
         evidence.commands = shell.commands;
+        if evidence.kind == FileKind::Script {
+            evidence.actions = shell.actions.actions;
+        }
         evidence.records = records.records;
         for p in shell.problems {
             evidence.notes.push(Note { line: p.line, message: format!("shell statement not parsed: {}", p.text) });

@@ -2,7 +2,8 @@
 //! left open continues on the next line, comments are not code, and a
 //! heredoc body belongs to the command that reads it — Python for
 //! `python3 - <<EOF`, shell for `bash <<EOF`, plain data for `cat > f <<EOF`
-//! (written, not run here).
+//! (written, not run here). An array assignment `CMD=(` ... `)` runs over
+//! lines until its `)`, with comment lines inside it.
 
 use super::lines::Line;
 use super::shell::{self, ShellError, Token};
@@ -37,6 +38,8 @@ pub enum Event {
 
 /// Most physical lines joined into one statement while a quote stays open.
 const MAX_JOIN: usize = 64;
+/// Most physical lines joined into one array assignment.
+const MAX_ARRAY_JOIN: usize = 1024;
 
 struct Heredoc {
     delimiter: String,
@@ -81,6 +84,10 @@ impl ScriptReader {
             return Vec::new();
         }
         match shell::tokenize(&joined.text) {
+            Ok(tokens) if count < MAX_ARRAY_JOIN && array_open(&tokens) => {
+                self.pending = Some((joined, count, false));
+                Vec::new()
+            }
             Ok(tokens) => {
                 self.heredoc = heredoc_of(&tokens, joined.number);
                 vec![Event::Statement(Statement { line: joined, tokens })]
@@ -103,6 +110,32 @@ impl ScriptReader {
             None => Vec::new(),
         }
     }
+}
+
+/// Where an array assignment `NAME=(` / `NAME+=(` starts in `tokens`: the
+/// index of its `(`.
+pub fn array_start(tokens: &[Token]) -> Option<usize> {
+    tokens.windows(2).position(|pair| match pair {
+        [Token::Word(w), Token::Operator(op, at)] => {
+            op == "(" && *at == w.span.1 && array_name(&w.text).is_some()
+        }
+        _ => false,
+    }).map(|k| k + 1)
+}
+
+/// The array a word `NAME=` or `NAME+=` assigns, and whether it appends.
+pub fn array_name(word: &str) -> Option<(&str, bool)> {
+    let name = word.strip_suffix('=')?;
+    match name.strip_suffix('+') {
+        Some(base) if shell::is_var_name(base) => Some((base, true)),
+        _ if shell::is_var_name(name) => Some((name, false)),
+        _ => None,
+    }
+}
+
+/// An array assignment whose `)` has not come yet.
+fn array_open(tokens: &[Token]) -> bool {
+    array_start(tokens).is_some_and(|open| !tokens[open..].iter().any(|t| matches!(t, Token::Operator(op, _) if op == ")")))
 }
 
 fn trailing_backslashes(text: &str) -> usize {
@@ -192,6 +225,15 @@ mod tests {
             ]
         );
         assert_eq!(statements(text).last().unwrap().1, "export D=1");
+    }
+
+    #[test]
+    fn arrays_run_to_their_closing_paren_with_comments_inside() {
+        let got = statements("CMD=(\n  python3 -m sglang.launch_server\n  # --tp 8 (off)\n  --tp 4\n)\nCMD+=( --port 1 )\nx=1\n");
+        assert_eq!(got[0], (1, "CMD=(\n  python3 -m sglang.launch_server\n  # --tp 8 (off)\n  --tp 4\n)".into()));
+        assert_eq!(got[1..], [(6, "CMD+=( --port 1 )".into()), (7, "x=1".into())]);
+        let open = events("A=(\n".repeat(3).as_str());
+        assert!(open.len() <= 1, "an unclosed array is one statement at the end");
     }
 
     #[test]

@@ -34,7 +34,8 @@ pub enum ShellError {
 }
 
 /// Split one logical command line into tokens. A `#` at the start of a word
-/// begins a comment that runs to the end of the input.
+/// begins a comment that runs to the end of its line (a statement joined
+/// over several lines, such as an array, may have comment lines inside).
 pub fn tokenize(input: &str) -> Result<Vec<Token>, ShellError> {
     let bytes = input.as_bytes();
     let mut tokens = Vec::new();
@@ -46,7 +47,13 @@ pub fn tokenize(input: &str) -> Result<Vec<Token>, ShellError> {
             continue;
         }
         if c == b'#' {
-            break;
+            match input[i..].find('\n') {
+                Some(nl) => {
+                    i += nl + 1;
+                    continue;
+                }
+                None => break,
+            }
         }
         if let Some(op) = operator_at(input, i) {
             tokens.push(Token::Operator(op.to_string(), i));
@@ -127,6 +134,12 @@ fn read_word(input: &str, start: usize) -> Result<(Word, usize), ShellError> {
                 expands |= exp;
                 i = end;
             }
+            b'$' if bytes.get(i + 1) == Some(&b'(') => {
+                let end = substitution_end(input, i + 1)?;
+                text.push_str(&input[i..end]);
+                expands = true;
+                i = end;
+            }
             b'$' | b'`' => {
                 expands |= starts_expansion(bytes, i);
                 text.push(bytes[i] as char);
@@ -151,6 +164,41 @@ fn starts_expansion(bytes: &[u8], i: usize) -> bool {
     }
 }
 
+/// Most nesting of `(` inside one `$(...)`.
+const MAX_NESTING: usize = 64;
+
+/// The index after the `)` that closes the `(` at `open` of a command
+/// substitution `$(...)` (or arithmetic `$((...))`): quotes and nested
+/// parentheses inside it are skipped as bash does.
+fn substitution_end(input: &str, open: usize) -> Result<usize, ShellError> {
+    let bytes = input.as_bytes();
+    let unterminated = ShellError::Unterminated { quote: "command substitution", at: open.saturating_sub(1) };
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'(' => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(unterminated);
+                }
+            }
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(i + 1);
+                }
+            }
+            b'\\' => i += 1,
+            b'\'' => i += input[i + 1..].find('\'').ok_or(unterminated.clone())? + 1,
+            b'"' => i = read_double_quoted(input, i)?.1 - 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    Err(unterminated)
+}
+
 /// `"..."` starting at the opening quote; returns the text, the index after
 /// the closing quote, and whether an expansion occurs inside.
 fn read_double_quoted(input: &str, open: usize) -> Result<(String, usize, bool), ShellError> {
@@ -173,6 +221,12 @@ fn read_double_quoted(input: &str, open: usize) -> Result<(String, usize, bool),
                     i += 1;
                 }
             },
+            Some(b'$') if bytes.get(i + 1) == Some(&b'(') => {
+                let end = substitution_end(input, i + 1)?;
+                text.push_str(&input[i..end]);
+                expands = true;
+                i = end;
+            }
             Some(&c) => {
                 if (c == b'$' || c == b'`') && starts_expansion(bytes, i) {
                     expands = true;
@@ -309,6 +363,19 @@ mod tests {
         assert_eq!(ops, [";", "&&"]);
         assert_eq!(tokens.len(), 7);
         assert_eq!(texts("a#b c"), ["a#b", "c"]);
+    }
+
+    #[test]
+    fn command_substitutions_are_one_word() {
+        let words = split_words(r#"P=$(python3 -c "import x; print(x.__file__)") "a$(echo ")" b)c" $((1 + (2)))"#).unwrap();
+        let got: Vec<_> = words.iter().map(|w| (w.text.as_str(), w.expands)).collect();
+        assert_eq!(got, [(r#"P=$(python3 -c "import x; print(x.__file__)")"#, true), (r#"a$(echo ")" b)c"#, true), ("$((1 + (2)))", true)]);
+        assert!(split_words("a $(b").is_err());
+    }
+
+    #[test]
+    fn comments_end_at_the_line_end() {
+        assert_eq!(texts("a # b )\nc"), ["a", "c"]);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! NAME=v cmd`, `NAME=v cmd`, `docker run -e`, `srun --export`, shell
 //! variables and `set -a`) and which serving engine they launch, with
 //! `$VAR` / `${VAR:-default}` resolved from the script's own plain
-//! assignments. Comments, `echo` text and heredocs written to files are
+//! assignments, and bash arrays (`CMD=( ... )`, `CMD+=( ... )`,
+//! `"${CMD[@]}"`) expanded where a command uses them, so that a launch
+//! written as an array carries all its flags. Comments, `echo` text and heredocs written to files are
 //! not statements; Python heredocs go to [`super::python_env`]. Every
 //! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
 //! around it.
@@ -14,7 +16,8 @@ use super::gate::{Gate, Gates};
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
-use super::script::{BodyLang, Event, ScriptReader};
+use super::script::{self, BodyLang, Event, ScriptReader};
+use super::script_actions::{self, ActionScanner};
 use super::shell::{self, Token, Word};
 use regex::Regex;
 use std::collections::HashMap;
@@ -22,6 +25,10 @@ use std::sync::LazyLock;
 
 /// A `set -x` trace prefix: one or more `+` and a space.
 static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("valid regex"));
+/// A whole word that expands an array: `${NAME[@]}`, `${NAME[*]}`.
+static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$").expect("valid regex"));
+/// Most elements kept in one array.
+const MAX_ARRAY: usize = 4096;
 static VAR_REF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>[^}]*))?\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)").expect("valid regex"));
 
@@ -34,6 +41,11 @@ pub struct ShellScanner {
     script: ScriptReader,
     /// Plain values of shell variables assigned so far, for `$VAR` references.
     vars: HashMap<String, String>,
+    /// The same, as each kind of run sees them: `[EVAL_ONLY=true, throughput]`
+    /// (an assignment inside an `EVAL_ONLY` branch is seen by one kind only).
+    views: [HashMap<String, String>; 2],
+    /// Elements of the arrays assigned so far, expansions resolved, per kind of run.
+    arrays: [HashMap<String, Vec<String>>; 2],
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
     /// The `EVAL_ONLY` tests around the statement being read, and its gate.
@@ -41,6 +53,10 @@ pub struct ShellScanner {
     gate: Gate,
     pub assignments: Vec<EnvAssignment>,
     pub commands: Vec<Command>,
+    /// What the script does to files and packages.
+    pub actions: ActionScanner,
+    /// The statement that opened the current heredoc: its line and provenance.
+    heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
     pub problems: Vec<Provenance>,
 }
@@ -51,17 +67,24 @@ impl ShellScanner {
             file,
             script: ScriptReader::default(),
             vars: HashMap::new(),
+            views: Default::default(),
+            arrays: Default::default(),
             allexport: false,
             gates: Gates::default(),
             gate: Gate::Always,
             assignments: Vec::new(),
             commands: Vec::new(),
+            actions: ActionScanner::default(),
+            heredoc_at: None,
             problems: Vec::new(),
         }
     }
 
     /// A line of a shell script.
     pub fn script_line(&mut self, line: &Line) {
+        if line.text.trim_start().starts_with('#') {
+            self.actions.comment(line.number, &line.text);
+        }
         for event in self.script.push(line) {
             self.event(event);
         }
@@ -76,10 +99,21 @@ impl ShellScanner {
 
     fn event(&mut self, event: Event) {
         match event {
-            Event::Statement(s) => self.statement(&s.tokens, &s.line, 0),
+            Event::Statement(s) => {
+                if s.tokens.iter().any(|t| matches!(t, Token::Operator(op, _) if op == "<<")) {
+                    let first = s.line.text.lines().next().unwrap_or("");
+                    self.heredoc_at = Some((s.line.number, Provenance::at_line(&self.file, s.line.number, s.line.offset, first)));
+                }
+                self.statement(&s.tokens, &s.line, 0)
+            }
             Event::Body { lang: BodyLang::Python, opened_at, line } => {
                 let scope = format!("python@{opened_at}");
                 let gate = self.gates.current();
+                let at = match &self.heredoc_at {
+                    Some((n, p)) if *n == opened_at => p.clone(),
+                    _ => Provenance::at_line(&self.file, line.number, line.offset, &line.text),
+                };
+                self.actions.python_line(opened_at, &line.text, gate, &at);
                 self.assignments.extend(python_env::scan_line(&self.file, &line, &scope).into_iter().map(|a| EnvAssignment { gate, ..a }));
             }
             Event::Body { lang: BodyLang::Shell, line, .. } => match shell::tokenize(&line.text) {
@@ -115,6 +149,19 @@ impl ShellScanner {
     /// One logical line: several simple commands separated by operators,
     /// each under the gate of the `EVAL_ONLY` tests around it.
     fn statement(&mut self, tokens: &[Token], line: &Line, base: usize) {
+        let all: Vec<&str> = tokens
+            .iter()
+            .map(|t| match t {
+                Token::Word(w) => w.text.as_str(),
+                Token::Operator(op, _) => op.as_str(),
+            })
+            .collect();
+        self.actions.enter(&all, line.number);
+        self.statement_commands(tokens, line, base);
+        self.actions.leave(&all);
+    }
+
+    fn statement_commands(&mut self, tokens: &[Token], line: &Line, base: usize) {
         fn separator(t: &Token) -> Option<&str> {
             match t {
                 Token::Operator(op, _) if !matches!(op.as_str(), ">" | "<" | ">>" | "&>" | ">&" | "<&" | "<<") => Some(op.as_str()),
@@ -123,6 +170,14 @@ impl ShellScanner {
         }
         let mut rest = tokens;
         loop {
+            if let Some(after) = self.array_assignment(rest) {
+                match after.first() {
+                    None => break,
+                    Some(t) if separator(t).is_some() => rest = &after[1..],
+                    Some(_) => rest = after,
+                }
+                continue;
+            }
             let end = rest.iter().position(|t| separator(t).is_some()).unwrap_or(rest.len());
             let op = rest.get(end).and_then(separator);
             let words: Vec<&Word> = rest[..end]
@@ -137,11 +192,95 @@ impl ShellScanner {
             self.gate = self.gates.current();
             let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
             self.simple_command(&words[start..], line, base);
+            let redirects: Vec<String> = rest[..end]
+                .windows(2)
+                .filter_map(|pair| match pair {
+                    [Token::Operator(op, _), Token::Word(w)] if matches!(op.as_str(), ">" | ">>" | "&>") => Some(self.resolve(w).0),
+                    _ => None,
+                })
+                .collect();
+            if !redirects.is_empty() {
+                let at = self.at(line, base, &words);
+                self.actions.command(&[], &redirects, line.number, self.gate, &at);
+            }
             self.gates.after(&texts[taken..], op);
             match rest.get(end + 1..) {
                 Some(next) if op.is_some() => rest = next,
                 _ => break,
             }
+        }
+    }
+
+    /// `NAME=( ... )` or `NAME+=( ... )` at the start of `tokens` (after
+    /// `local`/`declare -a`): the array is recorded and the tokens after
+    /// its `)` returned.
+    fn array_assignment<'t>(&mut self, tokens: &'t [Token]) -> Option<&'t [Token]> {
+        let open = script::array_start(tokens)?;
+        let leaders_ok = tokens[..open - 1].iter().all(|t| {
+            matches!(t, Token::Word(w) if matches!(w.text.as_str(), "local" | "declare" | "typeset" | "readonly" | "-a" | "-g" | "-ga" | "-ag"))
+        });
+        if !leaders_ok {
+            return None;
+        }
+        let Token::Word(head) = &tokens[open - 1] else { return None };
+        let (name, append) = script::array_name(&head.text)?;
+        let close = tokens[open..].iter().position(|t| matches!(t, Token::Operator(op, _) if op == ")")).map_or(tokens.len(), |k| open + k);
+        let words: Vec<&Word> = tokens[open + 1..close]
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(w),
+                Token::Operator(..) => None,
+            })
+            .collect();
+        for &view in views_of(self.gates.current()) {
+            let mut elements = if append { self.arrays[view].get(name).cloned().unwrap_or_default() } else { Vec::new() };
+            elements.extend(self.expand(&words, view));
+            elements.truncate(MAX_ARRAY);
+            match elements.first() {
+                Some(first) => self.views[view].insert(name.to_string(), first.clone()),
+                None => self.views[view].remove(name),
+            };
+            self.arrays[view].insert(name.to_string(), elements);
+        }
+        Some(tokens.get(close + 1..).unwrap_or(&[]))
+    }
+
+    /// The words of a command or array as bash passes them on in one kind
+    /// of run (`view`): `"${A[@]}"` becomes the elements of array `A`,
+    /// other words their resolved value.
+    fn expand(&self, words: &[&Word], view: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for word in words {
+            match ARRAY_REF.captures(&word.text).filter(|_| word.expands) {
+                Some(caps) => out.extend(self.arrays[view].get(&caps["n"]).into_iter().flatten().cloned()),
+                None => out.push(self.resolve_in(word, Some(view)).0),
+            }
+            if out.len() > MAX_ARRAY {
+                out.truncate(MAX_ARRAY);
+                break;
+            }
+        }
+        out
+    }
+
+    /// Record `NAME=value` (the assignment word) as the kinds of run that
+    /// execute it see it.
+    fn remember(&mut self, name: &str, word: &Word) {
+        // `P=$(python3 -c 'import X; print(X.__file__)')` holds where X is installed.
+        let located = shell::split_assignment(&word.text).and_then(|(_, v)| v.starts_with("$(").then(|| script_actions::module_location(v)).flatten());
+        if let Some(path) = located {
+            self.vars.insert(name.to_string(), path.clone());
+            for &view in views_of(self.gate) {
+                self.views[view].insert(name.to_string(), path.clone());
+            }
+            return;
+        }
+        for &view in views_of(self.gate) {
+            let (resolved, expands) = self.resolve_in(word, Some(view));
+            match resolved.split_once('=') {
+                Some((_, value)) if !expands => self.views[view].insert(name.to_string(), value.to_string()),
+                _ => self.views[view].remove(name),
+            };
         }
     }
 
@@ -163,13 +302,23 @@ impl ShellScanner {
 
     /// The value of a word, with `$VAR` references the script defines resolved.
     fn resolve(&self, word: &Word) -> (String, bool) {
+        self.resolve_in(word, None)
+    }
+
+    /// The value of a word as one kind of run sees it (`None`: the last
+    /// value assigned on any path).
+    fn resolve_in(&self, word: &Word, view: Option<usize>) -> (String, bool) {
         if !word.expands {
             return (word.text.clone(), false);
         }
+        let vars = match view {
+            Some(v) => &self.views[v],
+            None => &self.vars,
+        };
         let mut unresolved = false;
         let text = VAR_REF.replace_all(&word.text, |caps: &regex::Captures| {
             let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
-            match (self.vars.get(name), caps.name("d")) {
+            match (vars.get(name), caps.name("d")) {
                 (Some(v), _) => v.clone(),
                 (None, Some(default)) => default.as_str().to_string(),
                 (None, None) => {
@@ -190,6 +339,9 @@ impl ShellScanner {
                 for word in words.iter().skip(1).filter(|w| shell::is_var_name(&w.text)) {
                     let provenance = self.at(line, base, &[first, word]);
                     self.vars.remove(&word.text);
+                    for view in &mut self.views {
+                        view.remove(&word.text);
+                    }
                     self.push(&word.text, None, EnvOrigin::Unset, false, "file", provenance);
                 }
             }
@@ -229,6 +381,7 @@ impl ShellScanner {
                     if !expands {
                         self.vars.insert(name.to_string(), value.clone());
                     }
+                    self.remember(name, word);
                     self.push(name, Some(value), origin, expands, "file", provenance);
                 }
                 // `export NAME` exports the shell variable's current value.
@@ -261,10 +414,21 @@ impl ShellScanner {
                 self.prefix(&inner, true, &scope, line, base);
             }
         }
-        let argv: Vec<String> = argv_words.iter().map(|w| self.resolve(w).0).collect();
-        let command = Command { argv, gate: self.gate, provenance: self.at(line, base, argv_words) };
-        if command.engine().is_some() {
-            self.commands.push(command);
+        // A command whose words differ between eval-only and throughput runs
+        // (an array or variable set in an `EVAL_ONLY` branch) is two commands.
+        let views = views_of(self.gate);
+        let argvs: Vec<(usize, Vec<String>)> = views.iter().map(|&v| (v, self.expand(argv_words, v))).collect();
+        let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if a != b);
+        if let Some((_, argv)) = argvs.last() {
+            let at = self.at(line, base, argv_words);
+            self.actions.command(argv, &[], line.number, self.gate, &at);
+        }
+        for (view, argv) in argvs.into_iter().take(if split { 2 } else { 1 }) {
+            let gate = if split { [Gate::EvalOnly, Gate::NotEval][view] } else { self.gate };
+            let command = Command { argv, gate, provenance: self.at(line, base, argv_words) };
+            if command.engine().is_some() {
+                self.commands.push(command);
+            }
         }
     }
 
@@ -292,6 +456,9 @@ impl ShellScanner {
         let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
         if scope == "file" && !expands {
             self.vars.insert(name.to_string(), value.clone());
+        }
+        if scope == "file" {
+            self.remember(name, word);
         }
         let provenance = self.at(line, base, &[word]);
         self.push(name, Some(value), origin, expands, scope, provenance);
@@ -339,6 +506,18 @@ impl ShellScanner {
         if let Some((name, value)) = shell::split_assignment(item) {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
+    }
+}
+
+/// The kinds of run a gate's statements run in, as indexes of
+/// [`ShellScanner::views`]: 0 eval-only, 1 throughput.
+fn views_of(gate: Gate) -> &'static [usize] {
+    match gate {
+        Gate::Always => &[0, 1],
+        Gate::EvalOnly => &[0],
+        Gate::NotEval => &[1],
+        // Never runs; read as the throughput run would, for its arguments.
+        Gate::Never => &[1],
     }
 }
 
@@ -520,6 +699,73 @@ mod tests {
         assert_eq!(gates, [("SGLANG_SIMULATE_ACC_LEN", Gate::NotEval), ("P", Gate::EvalOnly), ("B", Gate::EvalOnly), ("C", Gate::NotEval), ("D", Gate::Always)]);
         assert_eq!(s.commands.len(), 1);
         assert_eq!(s.commands[0].gate, Gate::EvalOnly);
+    }
+
+    #[test]
+    fn array_launches_carry_every_element() {
+        let s = scan_script(concat!(
+            "STEPS=3\n",
+            "SPEC_ARGS=(\n    --speculative-algorithm EAGLE\n    # --speculative-num-steps 9\n    --speculative-num-steps \"$STEPS\"\n)\n",
+            "EMPTY=()\n",
+            "CMD=(\n    python3 -m sglang.launch_server\n    --model-path=/m  # trailing comment\n    \"${SPEC_ARGS[@]}\"\n    \"${EMPTY[@]}\"\n)\n",
+            "CMD+=(--port 30000)\n",
+            "printf '%q ' \"${CMD[@]}\" | tee cmd.txt\n",
+            "\"${CMD[@]}\" > \"$LOG\" 2>&1 &\n",
+        ));
+        assert_eq!(s.commands.len(), 1);
+        let c = &s.commands[0];
+        assert_eq!(c.argv, ["python3", "-m", "sglang.launch_server", "--model-path=/m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--port", "30000"]);
+        assert_eq!(c.provenance.line, Some(16), "the line that runs it");
+        assert!(s.problems.is_empty());
+    }
+
+    #[test]
+    fn arrays_set_in_eval_only_branches_split_the_launch() {
+        let s = scan_script(concat!(
+            "if [ \"${EVAL_ONLY}\" = \"true\" ]; then\n    SPEC=(--k 2)\n    AL=\nelse\n    SPEC=(\n        --k 2\n        --al \"$AL_T\"\n    )\nfi\n",
+            "CMD=(python -m atom.entrypoints.openai_server \"${SPEC[@]}\")\n",
+            "\"${CMD[@]}\" &\n",
+        ));
+        let got: Vec<(Gate, Vec<String>)> = s.commands.iter().map(|c| (c.gate, c.argv[3..].to_vec())).collect();
+        assert_eq!(got, [(Gate::EvalOnly, vec!["--k".to_string(), "2".into()]), (Gate::NotEval, vec!["--k".into(), "2".into(), "--al".into(), "$AL_T".into()])]);
+    }
+
+    #[test]
+    fn script_actions_resolve_targets_clones_and_functions() {
+        use crate::evidence::script_actions::ActionKind;
+        let s = scan_script(concat!(
+            "F=/sgl-workspace/sglang/python/sglang/srt/x.py\n",
+            "sed -n '/a/,/b/p' \"$F\" | grep -q x\n",
+            "sed -i '/a/,/b/ {\n  /c/a\\\n    d\n}' \"$F\"\n",
+            "setup() {\n  local p\n  p=$(python3 -c \"import rixl._api; print(rixl._api.__file__)\" 2>/dev/null)\n  sed -i 's/a/b/' \"$p\"\n}\n",
+            "git clone https://github.com/LMCache/LMCache.git\ncd LMCache\n# https://github.com/LMCache/LMCache/pull/1\ngit checkout abc123\npip install -e . --no-build-isolation\ncd ..\n",
+            "python3 - <<'PY'\np = '/sgl-workspace/sglang/y.py'\ns = open(p).read()\nopen(p, 'w').write(s)\nPY\n",
+        ));
+        let got: Vec<(ActionKind, u64, Option<&str>)> =
+            s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                (ActionKind::InPlaceEdit, 3, Some("/sgl-workspace/sglang/python/sglang/srt/x.py")),
+                (ActionKind::InPlaceEdit, 10, Some("site-packages/rixl/_api")),
+                (ActionKind::Install, 16, Some("LMCache")),
+                (ActionKind::PythonWrite, 18, Some("/sgl-workspace/sglang/y.py")),
+            ]
+        );
+        assert_eq!(s.actions.actions[1].function, Some(("setup".to_string(), 7)));
+        let clone = s.actions.actions[2].clone.as_ref().unwrap();
+        assert_eq!((clone.repo(), clone.rev.as_deref(), clone.rev_note.as_deref()), ("LMCache", Some("abc123"), Some("https://github.com/LMCache/LMCache/pull/1")));
+    }
+
+    #[test]
+    fn huge_and_self_referencing_arrays_are_bounded() {
+        let mut text = String::from("A=(x)\n");
+        for _ in 0..20 {
+            text.push_str("A+=(\"${A[@]}\" \"${A[@]}\")\n");
+        }
+        text.push_str("python3 -m sglang.launch_server \"${A[@]}\"\n");
+        let s = scan_script(&text);
+        assert_eq!(s.commands[0].argv.len(), MAX_ARRAY);
     }
 
     #[test]

@@ -98,6 +98,18 @@ pub struct CheckPolicy {
     /// (path patterns, `DIR/**`).
     #[serde(default)]
     pub engine_paths: Vec<String>,
+    /// `engine-patch` (scripts): engine source trees a script may name
+    /// (path patterns, `DIR/**`); a script's write or patch there is an
+    /// engine patch. Narrower than `engine_paths`: scripts write their own
+    /// results under `/workspace`.
+    #[serde(default)]
+    pub engine_trees: Vec<String>,
+    /// `engine-patch` (scripts): the benchmark harness — orchestrator,
+    /// evaluation client, load generator — as package or repository names
+    /// (PEP 503 normalised, `*` wildcards). Changes to it are reviewed
+    /// apart from engine patches (warnings).
+    #[serde(default)]
+    pub harness_packages: Vec<String>,
     /// `engine-patch` (images): environment variables that inject code,
     /// libraries or packages (`PYTHONPATH`, `LD_PRELOAD`, `PIP_INDEX_URL`).
     #[serde(default)]

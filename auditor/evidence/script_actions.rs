@@ -1,0 +1,539 @@
+//! What a script does to files and packages, from its parsed commands (not
+//! line patterns): in-place edits (`sed -i`, `perl -pi`), writes (`cp`,
+//! `mv`, `install`, `tee`, `>`/`>>`), Python programs that open a file for
+//! writing (`python3 -c`, Python heredocs), patches applied in a tree
+//! (`git apply`, `patch`), and package installs (`pip install`), each with
+//! its target resolved as far as the script says: variables, a path
+//! computed from a module (`$(python3 -c 'import X; print(X.__file__)')`
+//! reads as `site-packages/X/...`), the directory it runs in (`cd`), and
+//! the clone that directory is (`git clone URL DIR`, `git checkout REF`
+//! with the comment link above it). Whether a target is the engine, the
+//! benchmark harness or neither is policy, decided by `engine-patch`.
+
+use super::gate::Gate;
+use super::provenance::Provenance;
+use regex::Regex;
+use serde::Serialize;
+use std::sync::LazyLock;
+
+/// Most actions, clones and open functions kept per file.
+const MAX_ITEMS: usize = 10_000;
+
+/// What an action does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActionKind {
+    /// `sed -i`, `perl -pi`: a file edited in place.
+    InPlaceEdit,
+    /// `cp`, `mv`, `install`, `rsync`, `tee`, `>`, `>>`: a file written.
+    Overwrite,
+    /// A Python program (`-c` or heredoc) opens a file for writing.
+    PythonWrite,
+    /// `git apply`/`git am`/`patch`: a patch applied in a directory.
+    ApplyPatch,
+    /// `pip install`: a package installed.
+    Install,
+}
+
+/// A `git clone` the script made, and the ref it checked out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Clone {
+    pub url: String,
+    /// The directory it was cloned into (resolved as far as the script says).
+    pub dir: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
+    /// A link in the comment just above the checkout (an upstream PR).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rev_note: Option<String>,
+}
+
+impl Clone {
+    /// The repository's name: the URL's last path part without `.git`.
+    pub fn repo(&self) -> &str {
+        repo_name(&self.url)
+    }
+}
+
+/// One thing a script does to a file or a package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScriptAction {
+    pub kind: ActionKind,
+    /// The program and the option that make it this kind (`sed -i`, `cp`, `>`, `pip install -e`).
+    pub tool: String,
+    /// The file or directory acted on, resolved; `None` when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Files read to write the target (`cp SRC... DST`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+    /// For installs: the package named, or the repository of a git/archive URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// For installs from a VCS URL: the ref after `@`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
+    /// The clone the target lies in, if the script made it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clone: Option<Clone>,
+    /// The function whose body holds the command: its name and definition line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<(String, u64)>,
+    #[serde(skip_serializing_if = "Gate::is_always")]
+    pub gate: Gate,
+    pub provenance: Provenance,
+}
+
+/// The repository name of a clone or install URL (`.../LMCache.git` -> `LMCache`).
+pub fn repo_name(url: &str) -> &str {
+    let url = url.trim_end_matches('/');
+    let last = url.rsplit(['/', ':']).next().unwrap_or(url);
+    last.strip_suffix(".git").unwrap_or(last)
+}
+
+/// What `$(python3 -c '...')` prints, when it locates an installed module
+/// (`X.__file__`, `X.__path__`, `find_spec("X")`): `site-packages/X/...`.
+pub fn module_location(text: &str) -> Option<String> {
+    static FIND_SPEC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"find_spec\(\s*['"]([A-Za-z_][\w.]*)"#).expect("valid regex"));
+    static DUNDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b([A-Za-z_][\w.]*?)\.__(?:file|path)__").expect("valid regex"));
+    if !text.contains("python") {
+        return None;
+    }
+    let module = FIND_SPEC.captures(text).or_else(|| DUNDER.captures(text)).map(|c| c[1].to_string())?;
+    Some(format!("site-packages/{}", module.replace('.', "/")))
+}
+
+/// Join a path onto a directory as `cd` would (`..` and `.` folded).
+pub fn join(dir: Option<&str>, path: &str) -> String {
+    let base = match (path.starts_with('/') || path.starts_with('$') || path.starts_with('~'), dir) {
+        (false, Some(dir)) => format!("{dir}/{path}"),
+        _ => path.to_string(),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in base.split('/') {
+        match part {
+            "." => {}
+            ".." if parts.last().is_some_and(|p| !p.is_empty() && *p != "..") => {
+                parts.pop();
+            }
+            "" if !parts.is_empty() => {}
+            _ => parts.push(part),
+        }
+    }
+    match parts.join("/") {
+        s if s.is_empty() && base.starts_with('/') => "/".to_string(),
+        s => s,
+    }
+}
+
+/// Tracks the directory, clones, functions and Python heredocs of one
+/// script, and turns its commands into [`ScriptAction`]s.
+#[derive(Default)]
+pub struct ActionScanner {
+    cwd: Option<String>,
+    clones: Vec<Clone>,
+    /// Open function bodies: name, definition line, brace depth at the definition.
+    functions: Vec<(String, u64, usize)>,
+    depth: usize,
+    /// The last comment line holding a link, and its line number.
+    note: Option<(u64, String)>,
+    /// The Python heredoc being read: its opening line and the targets its names hold.
+    python: Option<(u64, PyNames)>,
+    pub actions: Vec<ScriptAction>,
+}
+
+type PyNames = Vec<(String, String)>;
+
+impl ActionScanner {
+    /// A comment line: a link in it may explain the checkout below.
+    pub fn comment(&mut self, number: u64, text: &str) {
+        if let Some(at) = text.find("http") {
+            let link = text[at..].split_whitespace().next().unwrap_or("").to_string();
+            self.note = Some((number, link));
+        }
+    }
+
+    /// Before a statement's commands: a function definition it opens.
+    /// `words` are the statement's words and operators in order.
+    pub fn enter(&mut self, words: &[&str], line: u64) {
+        let name = match words {
+            ["function", name, ..] => Some(*name),
+            [name, "(", ")", ..] => Some(*name),
+            _ => None,
+        };
+        if let Some(name) = name.filter(|n| super::shell::is_var_name(&n.replace(['-', ':', '.'], "_"))) {
+            if self.functions.len() < MAX_ITEMS {
+                self.functions.push((name.to_string(), line, self.depth));
+            }
+        }
+    }
+
+    /// After a statement: braces it opened or closed end function bodies.
+    pub fn leave(&mut self, words: &[&str]) {
+        for word in words {
+            match *word {
+                "{" => self.depth = self.depth.saturating_add(1),
+                "}" => self.depth = self.depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        while self.functions.last().is_some_and(|f| f.2 >= self.depth && words.contains(&"}")) {
+            self.functions.pop();
+        }
+    }
+
+    fn push(&mut self, kind: ActionKind, tool: &str, target: Option<String>, gate: Gate, provenance: &Provenance) -> Option<&mut ScriptAction> {
+        if self.actions.len() >= MAX_ITEMS {
+            return None;
+        }
+        let clone = target.as_deref().and_then(|t| self.clone_of(t)).cloned();
+        self.actions.push(ScriptAction {
+            kind,
+            tool: tool.to_string(),
+            target,
+            sources: Vec::new(),
+            package: None,
+            rev: None,
+            clone,
+            function: self.functions.last().map(|(name, line, _)| (name.clone(), *line)),
+            gate,
+            provenance: provenance.clone(),
+        });
+        self.actions.last_mut()
+    }
+
+    /// The clone a path lies in (the innermost).
+    fn clone_of(&self, path: &str) -> Option<&Clone> {
+        self.clones
+            .iter()
+            .filter(|c| path == c.dir || path.starts_with(&format!("{}/", c.dir)))
+            .max_by_key(|c| c.dir.len())
+    }
+
+    /// One simple command: `argv` resolved, `redirects` the files its
+    /// `>`/`>>`/`&>` write, `line` the first line of its statement.
+    pub fn command(&mut self, argv: &[String], redirects: &[String], line: u64, gate: Gate, provenance: &Provenance) {
+        for target in redirects.iter().filter(|t| !t.starts_with("/dev/") && !t.is_empty()) {
+            let target = join(self.cwd.as_deref(), target);
+            self.push(ActionKind::Overwrite, ">", Some(target), gate, provenance);
+        }
+        let Some(first) = argv.first() else { return };
+        let program = first.rsplit('/').next().unwrap_or(first);
+        let args = &argv[1..];
+        let positional = |args: &[String]| -> Vec<String> { args.iter().filter(|a| !a.starts_with('-')).cloned().collect() };
+        match program {
+            "cd" | "pushd" => {
+                self.cwd = match args.iter().find(|a| !a.starts_with('-')) {
+                    // Already there (the same `cd` in several branches of an `if`).
+                    Some(dir) if self.cwd.as_deref().is_some_and(|c| c == dir || c.ends_with(&format!("/{dir}"))) => self.cwd.clone(),
+                    Some(dir) if !dir.contains("$(") => Some(join(self.cwd.as_deref(), dir)),
+                    _ => None,
+                };
+            }
+            "sed" => {
+                let in_place = args.iter().any(|a| a == "--in-place" || a.starts_with("--in-place=") || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i')));
+                if !in_place {
+                    return;
+                }
+                // The script is the first operand unless -e/-f gave it.
+                let mut operands = Vec::new();
+                let mut has_script = false;
+                let mut i = 0;
+                while i < args.len() {
+                    let a = &args[i];
+                    if a == "-e" || a == "-f" || a == "--expression" || a == "--file" {
+                        has_script = true;
+                        i += 2;
+                        continue;
+                    }
+                    if !a.starts_with('-') || a == "-" {
+                        operands.push(a.clone());
+                    }
+                    i += 1;
+                }
+                let files = if has_script { &operands[..] } else { operands.get(1..).unwrap_or(&[]) };
+                for file in files {
+                    let target = join(self.cwd.as_deref(), file);
+                    self.push(ActionKind::InPlaceEdit, "sed -i", Some(target), gate, provenance);
+                }
+            }
+            "perl" => {
+                if !args.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i')) {
+                    return;
+                }
+                let mut files = Vec::new();
+                let mut i = 0;
+                while i < args.len() {
+                    let a = &args[i];
+                    if a.starts_with('-') && (a.ends_with('e') || a.ends_with('E')) && !a.starts_with("--") {
+                        i += 2;
+                        continue;
+                    }
+                    if !a.starts_with('-') {
+                        files.push(a.clone());
+                    }
+                    i += 1;
+                }
+                for file in files {
+                    let target = join(self.cwd.as_deref(), &file);
+                    self.push(ActionKind::InPlaceEdit, "perl -i", Some(target), gate, provenance);
+                }
+            }
+            "cp" | "mv" | "install" | "rsync" | "ln" => {
+                let mut operands = positional(args);
+                let dest = match args.iter().position(|a| a == "-t" || a == "--target-directory") {
+                    Some(k) => args.get(k + 1).cloned().inspect(|d| operands.retain(|o| o != d)),
+                    None => operands.pop(),
+                };
+                if let Some(dest) = dest.filter(|_| !operands.is_empty()) {
+                    let target = join(self.cwd.as_deref(), &dest);
+                    let sources: Vec<String> = operands.iter().map(|s| join(self.cwd.as_deref(), s)).collect();
+                    if let Some(action) = self.push(ActionKind::Overwrite, program, Some(target), gate, provenance) {
+                        action.sources = sources;
+                    }
+                }
+            }
+            "tee" => {
+                for file in positional(args).iter().filter(|f| !f.starts_with("/dev/")) {
+                    let target = join(self.cwd.as_deref(), file);
+                    self.push(ActionKind::Overwrite, "tee", Some(target), gate, provenance);
+                }
+            }
+            "git" => self.git(args, line, gate, provenance),
+            "patch" => {
+                let dir = option_value(args, &["-d", "--directory"]).map(|d| join(self.cwd.as_deref(), &d)).or_else(|| self.cwd.clone());
+                self.push(ActionKind::ApplyPatch, "patch", dir, gate, provenance);
+            }
+            _ if program.starts_with("python") => {
+                if let Some(k) = args.iter().position(|a| a == "-m") {
+                    if args.get(k + 1).is_some_and(|m| m == "pip") && args.get(k + 2).is_some_and(|c| c == "install") {
+                        self.install(&args[k + 3..], gate, provenance);
+                    }
+                    return;
+                }
+                if let Some(code) = option_value(args, &["-c"]) {
+                    let mut names = PyNames::new();
+                    for text in code.lines() {
+                        if let Some(target) = python_write(text, &mut names) {
+                            self.push(ActionKind::PythonWrite, "python -c", Some(target), gate, provenance);
+                        }
+                    }
+                }
+            }
+            "pip" | "pip3" | "uv" => {
+                let rest = if program == "uv" { args.get(1..).unwrap_or(&[]) } else { args };
+                let pip = program != "uv" || args.first().is_some_and(|a| a == "pip");
+                if pip && rest.first().is_some_and(|c| c == "install") {
+                    self.install(&rest[1..], gate, provenance);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn git(&mut self, args: &[String], line: u64, gate: Gate, provenance: &Provenance) {
+        let mut dir = self.cwd.clone();
+        let mut i = 0;
+        while i < args.len() && args[i].starts_with('-') {
+            if args[i] == "-C" {
+                dir = args.get(i + 1).map(|d| join(self.cwd.as_deref(), d));
+                i += 1;
+            } else if args[i] == "-c" {
+                i += 1;
+            }
+            i += 1;
+        }
+        let Some(sub) = args.get(i) else { return };
+        let rest = &args[i + 1..];
+        match sub.as_str() {
+            "clone" => {
+                let operands: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
+                if let Some(url) = operands.first() {
+                    let into = operands.get(1).map_or_else(|| repo_name(url).to_string(), |d| d.to_string());
+                    // The same clone in several branches of an `if`, read one after another.
+                    let dir = match dir {
+                        Some(d) if d == into || d.ends_with(&format!("/{into}")) => d,
+                        d => join(d.as_deref(), &into),
+                    };
+                    if self.clones.len() < MAX_ITEMS {
+                        self.clones.push(Clone { url: url.to_string(), dir, rev: None, rev_note: None });
+                    }
+                }
+            }
+            "checkout" | "switch" | "reset" => {
+                let Some(rev) = rest.iter().find(|a| !a.starts_with('-')) else { return };
+                let note = self.note.as_ref().filter(|(at, _)| line.saturating_sub(*at) <= 3).map(|(_, link)| link.clone());
+                let here = dir.unwrap_or_default();
+                if let Some(k) = self.clones.iter().rposition(|c| here == c.dir || here.starts_with(&format!("{}/", c.dir))) {
+                    self.clones[k].rev = Some(rev.clone());
+                    self.clones[k].rev_note = note;
+                }
+            }
+            "apply" | "am" => {
+                let target = option_value(rest, &["--directory"]).map(|d| join(dir.as_deref(), &d)).or(dir);
+                self.push(ActionKind::ApplyPatch, &format!("git {sub}"), target, gate, provenance);
+            }
+            _ => {}
+        }
+    }
+
+    /// `pip install ARGS`: one action per package, path or URL installed.
+    fn install(&mut self, args: &[String], gate: Gate, provenance: &Provenance) {
+        const WITH_VALUE: [&str; 12] =
+            ["-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-t", "--target", "--prefix", "--python", "--trusted-host"];
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            if a == "-r" || a == "--requirement" {
+                i += 2;
+                continue;
+            }
+            if WITH_VALUE.contains(&a.as_str()) {
+                i += 2;
+                continue;
+            }
+            let (editable, spec) = if a == "-e" || a == "--editable" {
+                i += 1;
+                (true, args.get(i).cloned().unwrap_or_default())
+            } else if let Some(v) = a.strip_prefix("--editable=") {
+                (true, v.to_string())
+            } else if a.starts_with('-') {
+                i += 1;
+                continue;
+            } else {
+                (false, a.clone())
+            };
+            i += 1;
+            let tool = if editable { "pip install -e" } else { "pip install" };
+            let url = spec.strip_prefix("git+").unwrap_or(&spec);
+            if url.contains("://") {
+                let (base, rev) = match url.rsplit_once('@').filter(|(b, _)| b.contains("://")) {
+                    Some((b, r)) => (b, Some(r.split('#').next().unwrap_or(r).to_string())),
+                    None => (url, None),
+                };
+                // An archive of a ref: .../OWNER/REPO/archive/REF.tar.gz
+                let (repo, rev) = match base.split_once("/archive/") {
+                    Some((repo_url, file)) => (repo_name(repo_url).to_string(), rev.or_else(|| file.split(".tar").next().or(file.split(".zip").next()).map(str::to_string))),
+                    None => (repo_name(base).to_string(), rev),
+                };
+                if let Some(action) = self.push(ActionKind::Install, tool, Some(spec.clone()), gate, provenance) {
+                    action.package = Some(repo);
+                    action.rev = rev;
+                }
+            } else if spec.starts_with('$') && !editable {
+                // `pip install "$@"`, `"$SPEC"`: not known here.
+                continue;
+            } else if editable || spec.starts_with('.') || spec.starts_with('/') || spec.ends_with(".whl") {
+                let target = join(self.cwd.as_deref(), spec.split('[').next().unwrap_or(&spec));
+                self.push(ActionKind::Install, tool, Some(target), gate, provenance);
+            } else {
+                let name: String = spec.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
+                if let Some(action) = self.push(ActionKind::Install, tool, None, gate, provenance) {
+                    action.package = Some(name);
+                }
+            }
+        }
+    }
+
+    /// A statement that opens a Python heredoc (`python3 - <<EOF`).
+    pub fn python_heredoc(&mut self, opened_at: u64) {
+        self.python = Some((opened_at, PyNames::new()));
+    }
+
+    /// A line of a Python heredoc body; a write is reported at `provenance`,
+    /// the statement that runs the program.
+    pub fn python_line(&mut self, opened_at: u64, text: &str, gate: Gate, provenance: &Provenance) {
+        if self.python.as_ref().is_none_or(|(at, _)| *at != opened_at) {
+            self.python = Some((opened_at, PyNames::new()));
+        }
+        let Some((_, names)) = self.python.as_mut() else { return };
+        if let Some(target) = python_write(text, names) {
+            self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance);
+        }
+    }
+}
+
+/// The value after an option (`-d DIR`, `--directory=DIR`, `-dDIR`).
+fn option_value(args: &[String], names: &[&str]) -> Option<String> {
+    for (k, a) in args.iter().enumerate() {
+        for name in names {
+            if a == name {
+                return args.get(k + 1).cloned();
+            }
+            if let Some(v) = a.strip_prefix(&format!("{name}=")) {
+                return Some(v.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// One line of a Python program: remembers `name = <path>` and returns the
+/// path a write (`open(x, "w")`, `x.write_text(`) goes to, if it can tell.
+fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
+    static ASSIGN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*([A-Za-z_]\w*)\s*=\s*(.+)$").expect("valid regex"));
+    static STRING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"['"]([^'"]*)['"]"#).expect("valid regex"));
+    static OPEN_W: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"\bopen\(\s*([^,()]+?)\s*,\s*(?:mode\s*=\s*)?['"][wax]b?\+?['"]"#).expect("valid regex"));
+    static WRITE_TEXT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"([A-Za-z_][\w.]*|\))\.write_(?:text|bytes)\(").expect("valid regex"));
+    let code = text.split('#').next().unwrap_or("");
+    let value_of = |expr: &str, names: &PyNames| -> Option<String> {
+        let expr = expr.trim();
+        if let Some(located) = module_location(&format!("python {expr}")) {
+            let tail: Vec<String> = STRING.captures_iter(expr).map(|c| c[1].to_string()).filter(|s| !s.is_empty() && !s.contains(' ')).skip(usize::from(expr.contains("find_spec"))).collect();
+            return Some(std::iter::once(located).chain(tail).collect::<Vec<_>>().join("/"));
+        }
+        if let Some((_, v)) = names.iter().rev().find(|(n, _)| expr == n || expr.starts_with(&format!("{n}.")) || expr.starts_with(&format!("{n} "))) {
+            return Some(v.clone());
+        }
+        STRING.captures(expr).map(|c| c[1].to_string()).filter(|s| s.contains('/'))
+    };
+    let target = OPEN_W
+        .captures(code)
+        .and_then(|c| value_of(&c[1], names))
+        .or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
+    if let Some(c) = ASSIGN.captures(code) {
+        if let Some(v) = value_of(&c[2], names).filter(|_| names.len() < MAX_ITEMS) {
+            names.push((c[1].to_string(), v));
+        }
+    }
+    target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_located_from_python() {
+        assert_eq!(module_location(r#"python3 -c "import rixl._api; print(rixl._api.__file__)""#).as_deref(), Some("site-packages/rixl/_api"));
+        assert_eq!(module_location("python3 -c 'import importlib.util as u; print(u.find_spec(\"vllm\").origin)'").as_deref(), Some("site-packages/vllm"));
+        assert_eq!(module_location("echo hi"), None);
+    }
+
+    #[test]
+    fn paths_join_like_cd() {
+        assert_eq!(join(Some("/a/b"), "../c"), "/a/c");
+        assert_eq!(join(Some("/a"), "/x/./y/"), "/x/y");
+        assert_eq!(join(None, "LMCache"), "LMCache");
+        assert_eq!(join(Some("LMCache"), ".."), "");
+    }
+
+    #[test]
+    fn python_writes_and_reads() {
+        let mut names = PyNames::new();
+        assert_eq!(python_write("p = '/sgl-workspace/sglang/python/sglang/x.py'", &mut names), None);
+        assert_eq!(python_write("s = open(p).read()", &mut names), None);
+        assert_eq!(python_write("open(p, 'w').write(s)", &mut names).as_deref(), Some("/sgl-workspace/sglang/python/sglang/x.py"));
+        let mut names = PyNames::new();
+        python_write("path = pathlib.Path(importlib.util.find_spec(\"sglang\").origin).parent / \"srt/a.py\"", &mut names);
+        assert_eq!(python_write("path.write_text(src)", &mut names).as_deref(), Some("site-packages/sglang/srt/a.py"));
+        assert_eq!(python_write("data = json.load(open('results.json'))", &mut PyNames::new()), None);
+    }
+
+    #[test]
+    fn repo_names() {
+        assert_eq!(repo_name("https://github.com/LMCache/LMCache.git"), "LMCache");
+        assert_eq!(repo_name("git@github.com:NVIDIA/srt-slurm"), "srt-slurm");
+    }
+}
