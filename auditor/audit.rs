@@ -33,12 +33,21 @@ pub struct Options {
 }
 
 /// What of a bundle is audited beyond its defaults.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     /// Audit retired configs too (`configs/deprecated/`, any `deprecated/`
     /// directory of a repository checkout): by default they are listed as
     /// skipped, since no sweep runs them and their findings are history.
     pub include_deprecated: bool,
+    /// Paths of a checkout that no submission runs (the policy's `outside`),
+    /// with the reason they are skipped.
+    pub outside: Vec<crate::policy::Outside>,
+}
+
+impl ReadOptions {
+    fn outside_reason(&self, path: &str) -> Option<&str> {
+        self.outside.iter().find(|o| o.covers(path)).map(|o| o.reason.as_str())
+    }
 }
 
 /// Whether a repository path lies in a retired tree (a `deprecated`
@@ -73,8 +82,9 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
         .filter_map(|f| layout::artifact_of(&f.path).map(str::to_string))
         .collect();
     let (jobs, assignment) = layout::group(&artifacts);
+    let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = extractor.files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
     let (mut retired, mut active): (Vec<FileEvidence>, Vec<FileEvidence>) =
-        extractor.files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
+        files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
     if !retired.is_empty() {
         let only_retired = repository::run_only_by_retired(&active, &retired);
         let (more, rest): (Vec<FileEvidence>, Vec<FileEvidence>) = active.into_iter().partition(|f| only_retired.contains(&f.path));
@@ -84,11 +94,13 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     let (mut jobs, sources) = match repository::group(&active) {
         Some(repo) if jobs.is_empty() => {
             skip_retired(&mut bundle, &retired);
+            skip_outside(&mut bundle, &outside, options);
             (from_repository(&bundle, repo, &active), active)
         }
         _ => {
             let mut files = active;
             files.extend(retired);
+            files.extend(outside);
             (by_artifact(&bundle, jobs, &assignment, files), Vec::new())
         }
     };
@@ -106,6 +118,15 @@ fn skip_retired(bundle: &mut Bundle, retired: &[FileEvidence]) {
     for file in bundle.files.iter_mut().filter(|f| paths.contains(f.path.as_str()) && f.status == FileStatus::Read) {
         let why = if is_retired(&file.path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };
         file.status = FileStatus::Skipped(format!("retired ({why}): no sweep runs it; --include-deprecated audits it"));
+    }
+}
+
+/// Marks the files of a checkout that no submission runs as skipped, with the policy's reason.
+fn skip_outside(bundle: &mut Bundle, outside: &[FileEvidence], options: &ReadOptions) {
+    let paths: BTreeSet<&str> = outside.iter().map(|f| f.path.as_str()).collect();
+    for file in bundle.files.iter_mut().filter(|f| paths.contains(f.path.as_str()) && f.status == FileStatus::Read) {
+        let reason = options.outside_reason(&file.path).unwrap_or_default();
+        file.status = FileStatus::Skipped(format!("outside the submissions (policy): {reason}"));
     }
 }
 
@@ -199,7 +220,7 @@ pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &
     let mut reference_only = Vec::new();
     let mut changed_files = 0;
     for (n, path) in paths.iter().enumerate() {
-        let ReadBundle { bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated })?;
+        let ReadBundle { bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() })?;
         bundles.push(bundle);
         let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
             jobs.extend(read_jobs);

@@ -71,8 +71,11 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let id = job.id();
     let Some(sim) = spec.get("simulated_al") else { return };
     let Some(value) = sim.value.as_f64() else { return };
+    // What static sources leave open is for a reviewer to look at, not a violation.
+    let open_severity = if job.job.from_sources { Severity::Warning } else { Severity::Error };
     let undetermined = |findings: &mut Vec<Finding>, what: String| {
-        findings.push(Finding::new("golden-al/undetermined", Severity::Error, what, id, sim.provenance.clone().into_iter().collect()));
+        let evidence = sim.provenance.clone().or_else(|| job.anchor()).into_iter().collect();
+        findings.push(Finding::new("golden-al/undetermined", open_severity, what, id, evidence));
     };
     let key = match key_of(settings, job) {
         Ok(key) => key,
@@ -80,12 +83,15 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     };
     let draft_model = spec.get("draft_model").map(|f| text(&f.value)).unwrap_or_default();
     let sample_method = spec.get("draft_sample_method").map(|f| text(&f.value));
+    // vLLM drafts greedily unless told otherwise; another engine's default is not known.
+    let sample_method = sample_method.or_else(|| (job.facts.engine == Some("vllm")).then(|| "greedy".to_string()));
     let table_name = table_name(settings, &key, &draft_model, sample_method.as_deref());
     let Some(table_name) = table_name else {
-        return undetermined(findings, format!(
-            "no golden curve is defined for {} {} with draft_sample_method {:?} (the policy's curve rules do not cover it)",
-            key.prefix, key.method, sample_method.unwrap_or_else(|| "greedy".into())
-        ));
+        let shown = match &sample_method {
+            Some(m) => format!("with draft_sample_method {m:?}"),
+            None => format!("when the {} launch does not show its draft sample method", job.facts.engine.unwrap_or("engine's")),
+        };
+        return undetermined(findings, format!("no golden curve is defined for {} {} {shown} (the policy's curve rules do not cover it)", key.prefix, key.method));
     };
     let Some(table) = ctx.inputs.golden.tables.get(&table_name) else {
         let looked = format!("table {table_name} (model prefix {}, method {})", key.prefix, key.method);
@@ -221,12 +227,11 @@ fn table_name(settings: &CheckPolicy, key: &Key, draft_model: &str, sample_metho
         return Some(format!("{}_{}", key.prefix, key.method));
     }
     let draft = draft_model.to_ascii_lowercase();
-    let sample = sample_method.unwrap_or("greedy");
     rules
         .iter()
         .find(|r| {
             r.draft_contains.as_ref().is_none_or(|f| draft.contains(&f.to_ascii_lowercase()))
-                && r.draft_sample_method.as_deref().is_none_or(|m| m == sample)
+                && r.draft_sample_method.as_deref().is_none_or(|m| Some(m) == sample_method)
         })
         .map(|r| r.table.clone())
         .or_else(|| rules.iter().all(|r| r.draft_sample_method.is_none()).then(|| format!("{}_{}", key.prefix, key.method)))

@@ -37,6 +37,26 @@ pub struct Policy {
     /// Accepted findings, each with a reason, an owner and an expiry.
     #[serde(default)]
     pub suppressions: Vec<suppressions::Suppression>,
+    /// Paths of a checkout that are not part of any submission (experiments,
+    /// tooling): listed as skipped with the reason, never judged.
+    #[serde(default)]
+    pub outside: Vec<Outside>,
+}
+
+/// Paths of a checkout outside what submissions run, with the reason.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Outside {
+    /// Patterns: an exact path, `DIR/**`, or `*` within one component.
+    pub paths: Vec<String>,
+    pub reason: String,
+}
+
+impl Outside {
+    /// Whether `path` (relative to the checkout) is one of these paths.
+    pub fn covers(&self, path: &str) -> bool {
+        self.paths.iter().any(|p| crate::image::noise::matches(p, path))
+    }
 }
 
 /// Settings of one check. Fields that a check does not use are rejected
@@ -198,6 +218,7 @@ impl Policy {
                 }
                 base.checks.extend(policy.checks);
                 base.suppressions.extend(policy.suppressions);
+                base.outside.extend(policy.outside);
                 Ok(base)
             }
             Some(other) => Err(PolicyError::Invalid {
