@@ -234,3 +234,55 @@ fn the_real_tree_fits_one_comment_and_the_github_format_fills_the_step_summary()
     assert!(written.starts_with("earlier step\n## ❌ auditor verdict: FAIL"), "appended, not overwritten: {}", &written[..200.min(written.len())]);
     assert!(written.chars().count() < 65_536 + 20);
 }
+
+/// The triaged error places of the real tree: `tests/real_tree/errors.txt`,
+/// one `RULE FILE:LINE — reason` a line (`#` comments). Each is a place a
+/// maintainer would act on, with the reason why; the list is reviewed like
+/// code.
+fn triaged_errors() -> std::collections::BTreeMap<(String, String, u64), String> {
+    let path = root().join("tests/real_tree/errors.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = std::collections::BTreeMap::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#')) {
+        let (head, reason) = line.split_once(" — ").unwrap_or_else(|| panic!("errors.txt:{}: no ' — reason'", n + 1));
+        let (rule, place) = head.trim().split_once(' ').unwrap_or_else(|| panic!("errors.txt:{}: expected RULE FILE:LINE", n + 1));
+        let (file, at) = place.trim().rsplit_once(':').unwrap_or_else(|| panic!("errors.txt:{}: expected FILE:LINE", n + 1));
+        assert!(reason.trim().len() > 20, "errors.txt:{}: every place carries its reason", n + 1);
+        let key = (rule.to_string(), file.to_string(), at.parse().unwrap_or_else(|_| panic!("errors.txt:{}: line number", n + 1)));
+        assert!(out.insert(key, reason.trim().to_string()).is_none(), "errors.txt:{}: listed twice", n + 1);
+    }
+    out
+}
+
+/// Regression test on real material (issue: the PR gate on a real
+/// repository): the gate reports exactly the triaged error places of the
+/// InferenceX snapshot, each with a file and line, none from a retired
+/// config. A new error place or a vanished one fails until
+/// `tests/real_tree/errors.txt` says why.
+#[test]
+fn the_real_tree_reports_exactly_the_triaged_error_places() {
+    let (_dir, tree) = real_tree();
+    let out = audit(&[s(&tree), "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    let report = json(&out);
+    let mut got = std::collections::BTreeSet::new();
+    for f in counted_errors(&report) {
+        let e = &f["evidence"][0];
+        let (file, line) = (e["file"].as_str(), e["line"].as_u64());
+        let (Some(file), Some(line)) = (file, line) else { panic!("an error without a file and line: {f}") };
+        assert!(!file.split('/').any(|d| d == "deprecated"), "an error from a retired config: {f}");
+        got.insert((f["rule"].as_str().unwrap().to_string(), file.to_string(), line));
+    }
+    let expected = triaged_errors();
+    let listed: std::collections::BTreeSet<_> = expected.keys().cloned().collect();
+    let new: Vec<_> = got.difference(&listed).collect();
+    let vanished: Vec<_> = listed.difference(&got).collect();
+    assert!(new.is_empty() && vanished.is_empty(), "new error places (triage them in tests/real_tree/errors.txt): {new:#?}\nvanished (remove them with a reason): {vanished:#?}");
+    assert!(got.len() <= 60, "a few dozen places at most: {}", got.len());
+    // What must not be an error: the waived patch script, the eval client's sitecustomize.
+    for f in counted_errors(&report) {
+        let file = f["evidence"][0]["file"].as_str().unwrap();
+        assert!(!file.ends_with("apply_k3_container_patches.sh"), "the waived patch script: {f}");
+        assert!(!(file == "benchmarks/benchmark_lib.sh" && f["rule"].as_str().unwrap().starts_with("engine-patch/")), "the harness (lm-eval, its sitecustomize): {f}");
+    }
+}
