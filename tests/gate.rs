@@ -283,6 +283,8 @@ fn the_real_tree_reports_exactly_the_triaged_error_places() {
     for f in counted_errors(&report) {
         let file = f["evidence"][0]["file"].as_str().unwrap();
         assert!(!file.ends_with("apply_k3_container_patches.sh"), "the waived patch script: {f}");
-        assert!(!(file == "benchmarks/benchmark_lib.sh" && f["rule"].as_str().unwrap().starts_with("engine-patch/")), "the harness (lm-eval, its sitecustomize): {f}");
+        let line = f["evidence"][0]["line"].as_u64().unwrap();
+        let lm_eval = file == "benchmarks/benchmark_lib.sh" && (870..=900).contains(&line);
+        assert!(!lm_eval, "the evaluation client (lm-eval installs, its sitecustomize) is harness: {f}");
     }
 }
