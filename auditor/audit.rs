@@ -121,6 +121,18 @@ fn skip_retired(bundle: &mut Bundle, retired: &[FileEvidence]) {
     }
 }
 
+/// What master-config entries run that the checkout does not hold (a
+/// recipe kept in NVIDIA/srt-slurm, a missing script) or that the auditor
+/// cannot map (a multi-node pipeline): listed once each, with how many
+/// jobs it leaves undecided.
+fn outside_the_input(jobs: &[AuditedJob]) -> Vec<String> {
+    let mut missing: BTreeMap<&str, usize> = BTreeMap::new();
+    for what in jobs.iter().flat_map(|j| j.unexamined.iter()).filter(|u| u.ends_with(repository::NOT_IN_INPUT) || u.ends_with(repository::NOT_MAPPED)) {
+        *missing.entry(what.as_str()).or_default() += 1;
+    }
+    missing.into_iter().map(|(what, n)| format!("{what} ({n} job(s) run it)")).collect()
+}
+
 /// Marks the files of a checkout that no submission runs as skipped, with the policy's reason.
 fn skip_outside(bundle: &mut Bundle, outside: &[FileEvidence], options: &ReadOptions) {
     let paths: BTreeSet<&str> = outside.iter().map(|f| f.path.as_str()).collect();
@@ -250,6 +262,7 @@ pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &
     let results = checks::run_all(&ctx, policy, &inputs.today);
     seen.truncate(judged);
     let mut report = report(&bundles, &seen, &skipped, results, policy);
+    report.not_in_input = outside_the_input(&seen);
     if let Some(reference) = &options.changed_since {
         report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len() });
     }

@@ -317,3 +317,37 @@ fn engine_patches_in_scripts_are_judged_on_parsed_commands() {
     assert_eq!(got, expected, "the read-only sed -n and Python read are not patches; no line-regex double report");
     assert_eq!(check(&report, "engine-patch")["status"], "fail");
 }
+
+/// A recipe that master-config entries name but the checkout does not hold
+/// (kept in NVIDIA/srt-slurm) is listed once, with how many jobs run it, as
+/// not in the input; the jobs that run it are undetermined warnings with a
+/// file and line, never errors; retired configs are skipped with the reason.
+#[test]
+fn recipes_outside_the_tree_are_listed_once_and_retired_configs_skipped() {
+    let entry = |key: &str| format!("{key}:\n  image: lmsysorg/sglang:v0.5.16-cu130\n  model-prefix: dsv4\n  framework: dynamo-sglang\n  runner: gb200\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/elsewhere.yaml\"]\n");
+    let master = format!("{}{}", entry("a-fp4-gb200-dynamo-sglang"), entry("b-fp4-gb200-dynamo-sglang"));
+    let tmp = tempfile::tempdir().unwrap();
+    let retired = "old-fp4-b200-sglang:\n  image: ghcr.io/someone/sglang:x\n  framework: sglang\n  runner: b200\n";
+    write_tree(tmp.path(), &[(MASTER, master.as_str()), ("configs/deprecated/old-master.yaml", retired)]);
+    let (_, report) = audit_json(tmp.path().to_str().unwrap());
+    let listed: Vec<&str> = report["not_in_input"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert!(listed[0].contains("recipes/sglang/dsv4/elsewhere.yaml") && listed[0].contains("(2 job(s) run it)"), "{}", listed[0]);
+    for f in common::findings(&report).filter(|f| f["rule"] == "sim-acc-throughput/undetermined") {
+        assert_eq!(f["severity"], "warning", "{f}");
+        assert!(f["evidence"][0]["line"].as_u64().is_some(), "{f}");
+    }
+    assert!(common::findings(&report).all(|f| f["severity"] != "error"), "the retired ghcr.io image is not judged");
+    let old = report["files"].as_array().unwrap().iter().find(|f| f["path"] == "configs/deprecated/old-master.yaml").unwrap();
+    assert_eq!(old["status"], "skipped");
+    assert!(old["reason"].as_str().unwrap().contains("--include-deprecated"), "{old}");
+    let (_, with_retired) = audit_json_args(tmp.path().to_str().unwrap(), &["--include-deprecated"]);
+    assert!(common::findings(&with_retired).any(|f| f["rule"] == "upstream-image/not-upstream"), "--include-deprecated audits it");
+}
+
+fn audit_json_args(input: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec![input, "--format", "json"];
+    args.extend_from_slice(extra);
+    let out = audit(&args);
+    (code(&out), json(&out))
+}

@@ -28,6 +28,11 @@ use crate::evidence::{FileEvidence, FileKind};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
+/// How a job's `unexamined` entry ends when what it runs is not in the input.
+pub const NOT_IN_INPUT: &str = ", which is not in the input";
+/// How it ends when the auditor cannot yet tell which of the input's files run it.
+pub const NOT_MAPPED: &str = ", which the auditor does not map to the scripts it runs";
+
 /// A job of a repository and the views of files it sees.
 #[derive(Debug, Clone)]
 pub struct RepoJob {
@@ -381,8 +386,15 @@ fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) 
         }
         None => {
             let what = match &group.config_file {
-                Some(c) => format!("the recipe CONFIG_FILE={c} names, which is not in the input"),
-                None => "its launch script or recipe, which the input does not hold".to_string(),
+                Some(c) => format!("the recipe CONFIG_FILE={c} names{NOT_IN_INPUT}"),
+                None if group.entry.meta.multinode == Some(true) => {
+                    format!("the multi-node launch of entry {} (a runner's multi-node pipeline such as amd_utils/){NOT_MAPPED}", group.entry.key)
+                }
+                None => {
+                    let meta = &group.entry.meta;
+                    let name = [&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework].iter().map(|v| v.as_deref().unwrap_or("?")).collect::<Vec<_>>().join("_");
+                    format!("the launch script of entry {} ({name}[_mtp].sh by the runner's name grammar){NOT_IN_INPUT}", group.entry.key)
+                }
             };
             (format!("master-config entry; {what}"), vec![what])
         }

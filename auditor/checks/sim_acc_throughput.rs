@@ -82,7 +82,11 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         // --extra_llm_api_options / --config YAML) may draft from there.
         let config_file = CONFIG_FILE_ARGS.iter().find_map(|k| facts.server_args.get(*k)).map(text);
         if facts.server_args.is_empty() {
-            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but the input shows no server arguments or launch command to tell what runs"), vec![]);
+            let why = match job.absence_caveat() {
+                Some(caveat) => format!("{caveat}, so what runs is not known"),
+                None => "the input shows no server arguments or launch command to tell what runs".to_string(),
+            };
+            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but {why}"), vec![]);
         } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == "trtllm")) {
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}; the {engine} launch reads its speculative settings from {file}, which the input does not show parsed"), vec![]);
         } else {

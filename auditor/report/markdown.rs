@@ -197,6 +197,8 @@ pub fn render(report: &Report) -> String {
     b.section(Some(&format!("Warnings ({} place(s))", warnings.len())), &TABLE, &warnings);
     let not_examined: Vec<String> = report.not_examined.iter().map(|n| format!("- {}", escape(n))).collect();
     b.section(Some(&format!("Not examined ({})", not_examined.len())), &[], &not_examined);
+    let not_in_input: Vec<String> = report.not_in_input.iter().map(|n| format!("- {}", escape(n))).collect();
+    b.section(Some(&format!("Named but not in the input ({})", not_in_input.len())), &[], &not_in_input);
     let baselined = grouped(report, all().filter(|f| f.baselined));
     b.section(Some(&format!("In the baseline ({} place(s)): known before, not counted", baselined.len())), &TABLE, &baselined);
     let suppressed = grouped(report, all().filter(|f| f.suppressed.is_some() && !f.baselined));

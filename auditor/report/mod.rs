@@ -158,6 +158,12 @@ pub struct Report {
     pub files: Vec<FileEntry>,
     /// What could not be examined, and why.
     pub not_examined: Vec<String>,
+    /// What the input names but does not hold (a recipe kept in another
+    /// repository, a launch script the name grammar finds no file for), or
+    /// that the auditor cannot map to the input's files: the jobs that run
+    /// it are undetermined; not part of the input, so not `not_examined`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_in_input: Vec<String>,
     /// `image diff` / `image verify`: per image, how many layers were read,
     /// taken from the layer cache, or shared with the other image. Depends
     /// on the cache's state, unlike the rest of the report.
@@ -225,6 +231,7 @@ impl Report {
             jobs,
             files,
             not_examined,
+            not_in_input: Vec::new(),
             layer_cache: None,
             baseline: None,
             changed_since: None,

@@ -104,6 +104,15 @@ pub fn render(report: &Report, color: bool) -> String {
             }
         }
     }
+    if !report.not_in_input.is_empty() {
+        let _ = writeln!(out, "\nnamed but not in the input ({}; --format json lists them):", report.not_in_input.len());
+        for item in report.not_in_input.iter().take(5) {
+            let _ = writeln!(out, "  - {item}");
+        }
+        if report.not_in_input.len() > 5 {
+            let _ = writeln!(out, "  … {} more", report.not_in_input.len() - 5);
+        }
+    }
     if !report.not_examined.is_empty() {
         let _ = writeln!(out, "\nnot examined:");
         for item in &report.not_examined {
