@@ -163,7 +163,8 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         for (key, value) in &launch.args {
             if !facts.server_args.contains_key(key) {
                 facts.server_args.insert(key.clone(), value.clone());
-                facts.field_sources.insert(key.clone(), (format!("command.{key}"), provenance.clone()));
+                let given = launch.at.get(key).unwrap_or(provenance);
+                facts.field_sources.insert(key.clone(), (format!("command.{key}"), given.clone()));
             }
         }
         for (field, given, logged) in &launch.rewritten {
@@ -569,6 +570,30 @@ mod tests {
         assert_eq!((spec(&f, "simulated_al"), spec(&f, "simulated")), (Value::from(2.49), Value::Bool(true)));
         let f = facts_of(&[("x/vllm_command.txt", FileKind::Command, cmd)]);
         assert_eq!(spec(&f, "simulated_al"), 2.49);
+    }
+
+    #[test]
+    fn launch_arguments_cite_their_own_line() {
+        let script = concat!(
+            "SPEC='{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'\n",
+            "CMD=(\n",
+            "    vllm serve /m\n",
+            "    --tensor-parallel-size 4\n",
+            "    --hf-overrides '{\"text_config\": {\"index_topk_freq\": 4}}'\n",
+            "    --speculative-config \"$SPEC\"\n",
+            ")\n",
+            "write_command \"$DIR/server_command.txt\" \"${CMD[@]}\"\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, script)]);
+        let at = |fact: &Fact| fact.provenance.as_ref().map(|p| (p.line, p.text.clone()));
+        assert_eq!(at(&f.summary["hf_overrides"]), Some((Some(5), r#"--hf-overrides '{"text_config": {"index_topk_freq": 4}}'"#.to_string())));
+        assert_eq!(at(&f.speculative["draft_length"]).map(|(l, _)| l), Some(Some(6)));
+        let continued = "vllm serve /m \\\n  -tp 4 \\\n  --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'\n";
+        let f = facts_of(&[("x/run.sh", FileKind::Script, continued)]);
+        let p = f.speculative["draft_length"].provenance.clone().unwrap();
+        assert_eq!(p.line, Some(3));
+        assert_eq!(&continued[p.span.unwrap().0 as usize..][..20], "--speculative-config");
+        assert_eq!(f.summary["tensor_parallel"].provenance.as_ref().unwrap().line, Some(2));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::gate::{Gate, Gates};
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
-use super::script::{self, BodyLang, Event, ScriptReader};
+use super::script::{self, BodyLang, Event, ScriptReader, Segment};
 use super::script_actions::{self, ActionScanner};
 use super::shell::{self, Token, Word};
 use regex::Regex;
@@ -44,8 +44,9 @@ pub struct ShellScanner {
     /// The same, as each kind of run sees them: `[EVAL_ONLY=true, throughput]`
     /// (an assignment inside an `EVAL_ONLY` branch is seen by one kind only).
     views: [HashMap<String, String>; 2],
-    /// Elements of the arrays assigned so far, expansions resolved, per kind of run.
-    arrays: [HashMap<String, Vec<String>>; 2],
+    /// Elements of the arrays assigned so far, expansions resolved, each
+    /// with the place of its word, per kind of run.
+    arrays: [HashMap<String, Vec<Arg>>; 2],
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
     /// The `EVAL_ONLY` tests around the statement being read, and its gate.
@@ -59,7 +60,12 @@ pub struct ShellScanner {
     heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
     pub problems: Vec<Provenance>,
+    /// The physical lines of the statement being read (empty for one line).
+    segments: Vec<Segment>,
 }
+
+/// A word as a command receives it, and the place of the word that gave it.
+type Arg = (String, Provenance);
 
 impl ShellScanner {
     pub fn new(file: FileRef) -> Self {
@@ -77,6 +83,7 @@ impl ShellScanner {
             actions: ActionScanner::default(),
             heredoc_at: None,
             problems: Vec::new(),
+            segments: Vec::new(),
         }
     }
 
@@ -104,7 +111,9 @@ impl ShellScanner {
                     let first = s.line.text.lines().next().unwrap_or("");
                     self.heredoc_at = Some((s.line.number, Provenance::at_line(&self.file, s.line.number, s.line.offset, first)));
                 }
-                self.statement(&s.tokens, &s.line, 0)
+                self.segments = s.segments;
+                self.statement(&s.tokens, &s.line, 0);
+                self.segments.clear();
             }
             Event::Body { lang: BodyLang::Python, opened_at, line } => {
                 let scope = format!("python@{opened_at}");
@@ -170,7 +179,7 @@ impl ShellScanner {
         }
         let mut rest = tokens;
         loop {
-            if let Some(after) = self.array_assignment(rest) {
+            if let Some(after) = self.array_assignment(rest, line, base) {
                 match after.first() {
                     None => break,
                     Some(t) if separator(t).is_some() => rest = &after[1..],
@@ -214,7 +223,7 @@ impl ShellScanner {
     /// `NAME=( ... )` or `NAME+=( ... )` at the start of `tokens` (after
     /// `local`/`declare -a`): the array is recorded and the tokens after
     /// its `)` returned.
-    fn array_assignment<'t>(&mut self, tokens: &'t [Token]) -> Option<&'t [Token]> {
+    fn array_assignment<'t>(&mut self, tokens: &'t [Token], line: &Line, base: usize) -> Option<&'t [Token]> {
         let open = script::array_start(tokens)?;
         let leaders_ok = tokens[..open - 1].iter().all(|t| {
             matches!(t, Token::Word(w) if matches!(w.text.as_str(), "local" | "declare" | "typeset" | "readonly" | "-a" | "-g" | "-ga" | "-ag"))
@@ -234,10 +243,10 @@ impl ShellScanner {
             .collect();
         for &view in views_of(self.gates.current()) {
             let mut elements = if append { self.arrays[view].get(name).cloned().unwrap_or_default() } else { Vec::new() };
-            elements.extend(self.expand(&words, view));
+            elements.extend(self.expand(&words, view, line, base));
             elements.truncate(MAX_ARRAY);
             match elements.first() {
-                Some(first) => self.views[view].insert(name.to_string(), first.clone()),
+                Some((first, _)) => self.views[view].insert(name.to_string(), first.clone()),
                 None => self.views[view].remove(name),
             };
             self.arrays[view].insert(name.to_string(), elements);
@@ -247,13 +256,14 @@ impl ShellScanner {
 
     /// The words of a command or array as bash passes them on in one kind
     /// of run (`view`): `"${A[@]}"` becomes the elements of array `A`,
-    /// other words their resolved value.
-    fn expand(&self, words: &[&Word], view: usize) -> Vec<String> {
+    /// other words their resolved value; each with the place of its word
+    /// (an array's element keeps the line it was written on).
+    fn expand(&self, words: &[&Word], view: usize, line: &Line, base: usize) -> Vec<Arg> {
         let mut out = Vec::new();
         for word in words {
             match ARRAY_REF.captures(&word.text).filter(|_| word.expands) {
                 Some(caps) => out.extend(self.arrays[view].get(&caps["n"]).into_iter().flatten().cloned()),
-                None => out.push(self.resolve_in(word, Some(view)).0),
+                None => out.push((self.resolve_in(word, Some(view)).0, self.at(line, base, &[word]))),
             }
             if out.len() > MAX_ARRAY {
                 out.truncate(MAX_ARRAY);
@@ -290,7 +300,8 @@ impl ShellScanner {
         };
         let (start, end) = (base + first.span.0, base + last.span.1);
         let text = line.text.get(start..end).unwrap_or(&line.text);
-        Provenance::at_line(&self.file, line.number, line.offset + start as u64, text)
+        let (number, offset) = script::locate(&self.segments, start).unwrap_or((line.number, line.offset + start as u64));
+        Provenance::at_line(&self.file, number, offset, text)
     }
 
     fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
@@ -417,15 +428,21 @@ impl ShellScanner {
         // A command whose words differ between eval-only and throughput runs
         // (an array or variable set in an `EVAL_ONLY` branch) is two commands.
         let views = views_of(self.gate);
-        let argvs: Vec<(usize, Vec<String>)> = views.iter().map(|&v| (v, self.expand(argv_words, v))).collect();
-        let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if a != b);
-        if let Some((_, argv)) = argvs.last() {
+        let argvs: Vec<(usize, Vec<String>, Vec<Provenance>)> = views
+            .iter()
+            .map(|&v| {
+                let (argv, at) = self.expand(argv_words, v, line, base).into_iter().unzip();
+                (v, argv, at)
+            })
+            .collect();
+        let split = matches!(argvs.as_slice(), [(_, a, _), (_, b, _)] if a != b);
+        if let Some((_, argv, _)) = argvs.last() {
             let at = self.at(line, base, argv_words);
             self.actions.command(argv, &[], line.number, self.gate, &at);
         }
-        for (view, argv) in argvs.into_iter().take(if split { 2 } else { 1 }) {
+        for (view, argv, args_at) in argvs.into_iter().take(if split { 2 } else { 1 }) {
             let gate = if split { [Gate::EvalOnly, Gate::NotEval][view] } else { self.gate };
-            let command = Command { argv, gate, provenance: self.at(line, base, argv_words) };
+            let command = Command { argv, gate, provenance: self.at(line, base, argv_words), args_at };
             if command.engine().is_some() {
                 self.commands.push(command);
             }
