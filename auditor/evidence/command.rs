@@ -20,6 +20,10 @@ pub struct Command {
     /// line is known.
     #[serde(skip)]
     pub args_at: Vec<Provenance>,
+    /// For each word of `argv`, the `if`/`case` block its value depends on
+    /// (see [`super::branches`]); empty when none is known.
+    #[serde(skip)]
+    pub branches: Vec<Option<String>>,
 }
 
 impl Command {
@@ -70,7 +74,7 @@ mod tests {
 
     #[test]
     fn engines() {
-        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new() };
+        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
         assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
         assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
         assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));

@@ -24,6 +24,10 @@ pub struct Fact {
     pub from: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The value depends on which arm of an `if`/`case` of a script runs:
+    /// it is one arm's, and may not be paired with another fact's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 /// Where part of `server_args` came from.
@@ -54,12 +58,17 @@ pub struct Facts {
     pub notes: Vec<String>,
     #[serde(skip)]
     field_sources: BTreeMap<String, (String, Provenance)>,
+    /// Places of launch arguments whose value depends on a script branch,
+    /// with the note: a fact read from one carries it.
+    #[serde(skip)]
+    branchy: Vec<(Provenance, String)>,
 }
 
 impl Facts {
-    fn set(map: &mut BTreeMap<String, Fact>, key: &str, value: Value, from: String, provenance: Option<Provenance>) {
+    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, String)], key: &str, value: Value, from: String, provenance: Option<Provenance>) {
         if !value.is_null() {
-            map.insert(key.to_string(), Fact { value, from, provenance });
+            let branch = provenance.as_ref().and_then(|p| branchy.iter().find(|(b, _)| b == p)).map(|(_, note)| note.clone());
+            map.insert(key.to_string(), Fact { value, from, provenance, branch });
         }
     }
 
@@ -72,13 +81,13 @@ impl Facts {
 
     fn summary_from(&mut self, key: &str, fields: &[&str]) {
         if let Some((value, from, provenance)) = fields.iter().find_map(|f| self.arg(f).filter(|(v, _, _)| !v.is_null())) {
-            Self::set(&mut self.summary, key, value, from, provenance);
+            Self::set(&mut self.summary, &self.branchy, key, value, from, provenance);
         }
     }
 
     fn spec_from(&mut self, key: &str, value: Option<(Value, String, Option<Provenance>)>) {
         if let Some((value, from, provenance)) = value {
-            Self::set(&mut self.speculative, key, value, from, provenance);
+            Self::set(&mut self.speculative, &self.branchy, key, value, from, provenance);
         }
     }
 }
@@ -164,6 +173,9 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
             if !facts.server_args.contains_key(key) {
                 facts.server_args.insert(key.clone(), value.clone());
                 let given = launch.at.get(key).unwrap_or(provenance);
+                if let Some(note) = launch.depends.get(key) {
+                    facts.branchy.push((given.clone(), note.clone()));
+                }
                 facts.field_sources.insert(key.clone(), (format!("command.{key}"), given.clone()));
             }
         }
@@ -279,7 +291,7 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
     if let Some((_, other, _)) = found.iter().find(|(o, _, _)| *o != on) {
         facts.notes.push(format!("thinking mode indicators disagree: {from} says {}, {other} says otherwise", mode_name(on)));
     }
-    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance });
+    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance, branch: None });
 }
 
 fn mode_name(on: bool) -> &'static str {
@@ -594,6 +606,35 @@ mod tests {
         assert_eq!(p.line, Some(3));
         assert_eq!(&continued[p.span.unwrap().0 as usize..][..20], "--speculative-config");
         assert_eq!(f.summary["tensor_parallel"].provenance.as_ref().unwrap().line, Some(2));
+    }
+
+    #[test]
+    fn values_picked_in_branches_are_not_mixed() {
+        // K and AL chosen together by CONC: reading in order would pair the
+        // last arm's K with an earlier arm's AL.
+        let script = concat!(
+            "if [ \"$CONC\" -le 8 ]; then\n    K=7\n    AL=3.84\nelif [ \"$CONC\" -le 16 ]; then\n    K=3\n    AL=3.00\nelse\n    K=0\nfi\n",
+            "if [ \"$EVAL_ONLY\" = true ]; then X=1; fi\n",
+            "SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $K, \\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": $AL}\"\n",
+            "vllm serve /m --tensor-parallel-size 8 --speculative-config \"$SPEC\"\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, script)]);
+        assert_eq!(spec(&f, "draft_length"), 7, "the first arm's pair, not K=0 with AL 3.00");
+        assert_eq!(spec(&f, "simulated_al"), 3.84);
+        let note = f.speculative["draft_length"].branch.clone().unwrap();
+        assert!(note.contains("line 1"), "{note}");
+        assert!(f.speculative["simulated_al"].branch.is_some());
+        assert_eq!(f.summary["tensor_parallel"].branch, None);
+        // Arms that agree (SPEC_FLAGS the same under DP_ATTENTION or not) are one value.
+        let agree = concat!(
+            "case \"$MODE\" in\n  a|b)\n    SPEC_FLAGS=(--speculative-algorithm EAGLE --speculative-num-steps 3)\n    PAR=(--dp 8)\n    ;;\n  *)\n",
+            "    SPEC_FLAGS=(\n      --speculative-algorithm EAGLE\n      --speculative-num-steps 3\n    )\n    PAR=()\n    ;;\nesac\n",
+            "python3 -m sglang.launch_server --model-path /m \"${SPEC_FLAGS[@]}\" \"${PAR[@]}\"\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, agree)]);
+        assert_eq!(spec(&f, "draft_length"), 3);
+        assert_eq!(f.speculative["draft_length"].branch, None);
+        assert!(f.command_args.get("dp_size").is_some());
     }
 
     #[test]

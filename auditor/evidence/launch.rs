@@ -48,6 +48,9 @@ pub struct LaunchArgs {
     /// Where each field was given: its flag (with the value when that is
     /// on the same line), not the line that runs the command.
     pub at: BTreeMap<String, Provenance>,
+    /// Fields whose flag or value depends on which arm of an `if`/`case`
+    /// runs, with the note that says so (see [`super::branches`]).
+    pub depends: BTreeMap<String, String>,
 }
 
 /// Map a command's argv onto engine fields; `None` if it launches no engine.
@@ -56,6 +59,8 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
     let table = TABLES.get(engine).cloned().unwrap_or_default();
     let mut args = Map::new();
     let mut at = BTreeMap::new();
+    let mut depends = BTreeMap::new();
+    let branch = |i: usize| command.branches.get(i).cloned().flatten();
     let mut positional = table.positional.iter();
     let start = start.min(command.argv.len());
     let argv = &command.argv[start..];
@@ -91,10 +96,14 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
             _ => command.arg_at(flag_at).clone(),
         };
         at.insert(field.clone(), given);
+        match (flag_at..start + i).find_map(branch) {
+            Some(note) => depends.insert(field.clone(), note),
+            None => depends.remove(&field),
+        };
         args.insert(field, value.map_or(Value::Bool(true), |v| typed(&v)));
     }
     let rewritten = apply_rewrites(&table, &mut args);
-    Some(LaunchArgs { engine, args, rewritten, at })
+    Some(LaunchArgs { engine, args, rewritten, at, depends })
 }
 
 /// A flag and its value as one place when they are on one line; the flag's
@@ -167,7 +176,7 @@ mod tests {
     use serde_json::json;
 
     fn launch(argv: &[&str]) -> LaunchArgs {
-        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: crate::evidence::gate::Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new() };
+        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: crate::evidence::gate::Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
         parse(&command).unwrap()
     }
 

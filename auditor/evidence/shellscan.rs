@@ -10,9 +10,10 @@
 //! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
 //! around it.
 
+use super::branches::{Arg, Branches, Updates, VarState};
 use super::command::Command;
 use super::env::{EnvAssignment, EnvOrigin};
-use super::gate::{Gate, Gates};
+use super::gate::{self, Gate, Gates};
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
@@ -62,10 +63,11 @@ pub struct ShellScanner {
     pub problems: Vec<Provenance>,
     /// The physical lines of the statement being read (empty for one line).
     segments: Vec<Segment>,
+    /// The `if`/`case` blocks around the statement, and the variables whose
+    /// value depends on which arm of one runs (with a note saying so).
+    branches: Branches,
+    branch: HashMap<String, String>,
 }
-
-/// A word as a command receives it, and the place of the word that gave it.
-type Arg = (String, Provenance);
 
 impl ShellScanner {
     pub fn new(file: FileRef) -> Self {
@@ -84,6 +86,8 @@ impl ShellScanner {
             heredoc_at: None,
             problems: Vec::new(),
             segments: Vec::new(),
+            branches: Branches::default(),
+            branch: HashMap::new(),
         }
     }
 
@@ -197,10 +201,16 @@ impl ShellScanner {
                 })
                 .collect();
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            let pattern = self.block_keywords(&texts, op, line.number);
             let taken = self.gates.keywords(&texts);
             self.gate = self.gates.current();
             let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
-            self.simple_command(&words[start..], line, base);
+            if !pattern {
+                self.simple_command(&words[start..], line, base);
+            }
+            if op == Some(";;") {
+                self.blocks(|b, snapshot| b.end_case_arm(snapshot));
+            }
             let redirects: Vec<String> = rest[..end]
                 .windows(2)
                 .filter_map(|pair| match pair {
@@ -233,6 +243,7 @@ impl ShellScanner {
         }
         let Token::Word(head) = &tokens[open - 1] else { return None };
         let (name, append) = script::array_name(&head.text)?;
+        self.touch(name);
         let close = tokens[open..].iter().position(|t| matches!(t, Token::Operator(op, _) if op == ")")).map_or(tokens.len(), |k| open + k);
         let words: Vec<&Word> = tokens[open + 1..close]
             .iter()
@@ -246,9 +257,15 @@ impl ShellScanner {
             elements.extend(self.expand(&words, view, line, base));
             elements.truncate(MAX_ARRAY);
             match elements.first() {
-                Some((first, _)) => self.views[view].insert(name.to_string(), first.clone()),
+                Some(first) => self.views[view].insert(name.to_string(), first.text.clone()),
                 None => self.views[view].remove(name),
             };
+            if view == 1 {
+                match elements.iter().find_map(|a| a.branch.clone()) {
+                    Some(note) => self.branch.insert(name.to_string(), note),
+                    None => self.branch.remove(name),
+                };
+            }
             self.arrays[view].insert(name.to_string(), elements);
         }
         Some(tokens.get(close + 1..).unwrap_or(&[]))
@@ -263,7 +280,7 @@ impl ShellScanner {
         for word in words {
             match ARRAY_REF.captures(&word.text).filter(|_| word.expands) {
                 Some(caps) => out.extend(self.arrays[view].get(&caps["n"]).into_iter().flatten().cloned()),
-                None => out.push((self.resolve_in(word, Some(view)).0, self.at(line, base, &[word]))),
+                None => out.push(Arg { text: self.resolve_in(word, Some(view)).0, at: self.at(line, base, &[word]), branch: self.word_branch(word) }),
             }
             if out.len() > MAX_ARRAY {
                 out.truncate(MAX_ARRAY);
@@ -276,6 +293,10 @@ impl ShellScanner {
     /// Record `NAME=value` (the assignment word) as the kinds of run that
     /// execute it see it.
     fn remember(&mut self, name: &str, word: &Word) {
+        match self.word_branch(word) {
+            Some(note) => self.branch.insert(name.to_string(), note),
+            None => self.branch.remove(name),
+        };
         // `P=$(python3 -c 'import X; print(X.__file__)')` holds where X is installed.
         let located = shell::split_assignment(&word.text).and_then(|(_, v)| v.starts_with("$(").then(|| script_actions::module_location(v)).flatten());
         if let Some(path) = located {
@@ -292,6 +313,106 @@ impl ShellScanner {
                 _ => self.views[view].remove(name),
             };
         }
+    }
+
+    /// The block keywords (`if`, `elif`, `else`, `fi`, `case`, `esac`) and
+    /// `case` patterns that start a simple command, for [`Branches`];
+    /// returns whether the command is a pattern (not run).
+    fn block_keywords(&mut self, texts: &[&str], op: Option<&str>, line: u64) -> bool {
+        for (k, word) in texts.iter().enumerate() {
+            match *word {
+                "if" => {
+                    let condition = &texts[k + 1..];
+                    self.branches.open(condition, gate::test_gate(condition).is_none(), false, line);
+                    return false;
+                }
+                "case" => {
+                    let subject = &texts[k + 1..texts.len().saturating_sub(1).max(k + 1)];
+                    self.branches.open(subject, true, true, line);
+                    return false;
+                }
+                "elif" | "else" => {
+                    let default = *word == "else";
+                    self.blocks(|b, snapshot| b.next_arm(default, snapshot));
+                }
+                "fi" | "esac" => {
+                    self.blocks(|b, snapshot| b.close(snapshot));
+                }
+                "then" | "do" => {}
+                _ => break,
+            }
+        }
+        if !self.branches.expecting_pattern() {
+            return false;
+        }
+        // `a|b)`: the words before `|` are part of the pattern too.
+        match op {
+            Some(")") => {
+                let first = texts.iter().position(|w| *w != "(").unwrap_or(texts.len());
+                self.branches.start_arm(texts[first..] == ["*"]);
+                true
+            }
+            Some("|") => true,
+            _ => false,
+        }
+    }
+
+    /// Run a block operation with the variables' states at hand, and apply its updates.
+    fn blocks(&mut self, op: impl FnOnce(&mut Branches, &dyn Fn(&str) -> VarState) -> Updates) {
+        let mut branches = std::mem::take(&mut self.branches);
+        let updates = op(&mut branches, &|n| self.snapshot(n));
+        self.branches = branches;
+        self.apply(updates);
+    }
+
+    /// What the scanner knows of variable `name` now.
+    fn snapshot(&self, name: &str) -> VarState {
+        VarState {
+            var: self.vars.get(name).cloned(),
+            views: [0, 1].map(|v| self.views[v].get(name).cloned()),
+            arrays: [0, 1].map(|v| self.arrays[v].get(name).cloned()),
+            branch: self.branch.get(name).cloned(),
+        }
+    }
+
+    /// Set variables to the states the blocks decided.
+    fn apply(&mut self, updates: Updates) {
+        for (name, state) in updates {
+            fn put<T>(map: &mut HashMap<String, T>, name: &str, value: Option<T>) {
+                match value {
+                    Some(v) => map.insert(name.to_string(), v),
+                    None => map.remove(name),
+                };
+            }
+            put(&mut self.vars, &name, state.var);
+            let [v0, v1] = state.views;
+            put(&mut self.views[0], &name, v0);
+            put(&mut self.views[1], &name, v1);
+            let [a0, a1] = state.arrays;
+            put(&mut self.arrays[0], &name, a0);
+            put(&mut self.arrays[1], &name, a1);
+            put(&mut self.branch, &name, state.branch);
+        }
+    }
+
+    /// Variable `name` is about to be assigned.
+    fn touch(&mut self, name: &str) {
+        let state = self.snapshot(name);
+        self.branches.touch(name, || state);
+    }
+
+    /// The block a word's value depends on: that of a variable it expands.
+    fn word_branch(&self, word: &Word) -> Option<String> {
+        if !word.expands || self.branch.is_empty() {
+            return None;
+        }
+        if let Some(caps) = ARRAY_REF.captures(&word.text) {
+            return self.branch.get(&caps["n"]).cloned();
+        }
+        VAR_REF.captures_iter(&word.text).find_map(|caps| {
+            let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
+            self.branch.get(name).cloned()
+        })
     }
 
     fn at(&self, line: &Line, base: usize, words: &[&Word]) -> Provenance {
@@ -338,7 +459,7 @@ impl ShellScanner {
                 }
             }
         });
-        let leftover = text.contains("$(") || text.contains('`');
+        let leftover = text.contains("$(") || text.contains('`') || text.contains("${");
         (text.into_owned(), unresolved || leftover)
     }
 
@@ -348,6 +469,8 @@ impl ShellScanner {
             "export" | "declare" | "typeset" | "readonly" | "local" => self.declaration(words, line, base),
             "unset" => {
                 for word in words.iter().skip(1).filter(|w| shell::is_var_name(&w.text)) {
+                    self.touch(&word.text);
+                    self.branch.remove(&word.text);
                     let provenance = self.at(line, base, &[first, word]);
                     self.vars.remove(&word.text);
                     for view in &mut self.views {
@@ -387,6 +510,7 @@ impl ShellScanner {
             let provenance = self.at(line, base, &[word]);
             match shell::split_assignment(&word.text) {
                 Some((name, _)) => {
+                    self.touch(name);
                     let (resolved, expands) = self.resolve(word);
                     let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
                     if !expands {
@@ -428,21 +552,19 @@ impl ShellScanner {
         // A command whose words differ between eval-only and throughput runs
         // (an array or variable set in an `EVAL_ONLY` branch) is two commands.
         let views = views_of(self.gate);
-        let argvs: Vec<(usize, Vec<String>, Vec<Provenance>)> = views
-            .iter()
-            .map(|&v| {
-                let (argv, at) = self.expand(argv_words, v, line, base).into_iter().unzip();
-                (v, argv, at)
-            })
-            .collect();
-        let split = matches!(argvs.as_slice(), [(_, a, _), (_, b, _)] if a != b);
-        if let Some((_, argv, _)) = argvs.last() {
+        let argvs: Vec<(usize, Vec<Arg>)> = views.iter().map(|&v| (v, self.expand(argv_words, v, line, base))).collect();
+        let texts = |args: &[Arg]| args.iter().map(|a| a.text.clone()).collect::<Vec<_>>();
+        let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if texts(a) != texts(b));
+        if let Some((_, args)) = argvs.last() {
             let at = self.at(line, base, argv_words);
-            self.actions.command(argv, &[], line.number, self.gate, &at);
+            self.actions.command(&texts(args), &[], line.number, self.gate, &at);
         }
-        for (view, argv, args_at) in argvs.into_iter().take(if split { 2 } else { 1 }) {
+        for (view, args) in argvs.into_iter().take(if split { 2 } else { 1 }) {
             let gate = if split { [Gate::EvalOnly, Gate::NotEval][view] } else { self.gate };
-            let command = Command { argv, gate, provenance: self.at(line, base, argv_words), args_at };
+            let argv = texts(&args);
+            let branches = args.iter().map(|a| a.branch.clone()).collect();
+            let args_at = args.into_iter().map(|a| a.at).collect();
+            let command = Command { argv, gate, provenance: self.at(line, base, argv_words), args_at, branches };
             if command.engine().is_some() {
                 self.commands.push(command);
             }
@@ -469,6 +591,9 @@ impl ShellScanner {
 
     fn assign_word(&mut self, word: &Word, origin: EnvOrigin, scope: &str, line: &Line, base: usize) {
         let Some((name, _)) = shell::split_assignment(&word.text) else { return };
+        if scope == "file" {
+            self.touch(name);
+        }
         let (resolved, expands) = self.resolve(word);
         let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
         if scope == "file" && !expands {
