@@ -15,13 +15,21 @@ const MAX_DEPTH: usize = 32;
 /// Most variables followed per block.
 const MAX_VARS: usize = 256;
 
+/// What a value depends on: the block, said in a note, and for a JSON
+/// object the only keys whose values depend on it (`None`: all of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    pub note: String,
+    pub keys: Option<Vec<String>>,
+}
+
 /// A word as a command receives it: its value, the place of the word that
 /// gave it, and the block it depends on, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Arg {
     pub text: String,
     pub at: Provenance,
-    pub branch: Option<String>,
+    pub branch: Option<Branch>,
 }
 
 /// What a script knows of one variable at a point: its plain value on any
@@ -32,7 +40,7 @@ pub struct VarState {
     pub var: Option<String>,
     pub views: [Option<String>; 2],
     pub arrays: [Option<Vec<Arg>>; 2],
-    pub branch: Option<String>,
+    pub branch: Option<Branch>,
 }
 
 impl VarState {
@@ -192,13 +200,13 @@ impl Branches {
                     }
                 }
                 let note = format!("{name} differs between the arms of {}: {}", block.label, shown.join(" | "));
-                let note: String = note.chars().take(400).collect();
+                let branch = Branch { note: note.chars().take(400).collect(), keys: None };
                 for (view, array) in value.arrays.iter_mut().enumerate() {
                     if let Some(array) = array {
-                        mark_unstable(array, &states, view, &note);
+                        mark_unstable(array, &states, view, &branch);
                     }
                 }
-                value.branch = Some(note);
+                value.branch = Some(branch);
             }
             out.push((name.clone(), value));
         }
@@ -209,7 +217,7 @@ impl Branches {
 /// Mark the elements of an array that not every arm has in the same place:
 /// an element is stable when every arm has it after the same word, or
 /// every arm has it before the same word (a flag and its value agree).
-fn mark_unstable(array: &mut [Arg], arms: &[&VarState], view: usize, note: &str) {
+fn mark_unstable(array: &mut [Arg], arms: &[&VarState], view: usize, branch: &Branch) {
     let texts: Vec<String> = array.iter().map(|a| a.text.clone()).collect();
     for (j, arg) in array.iter_mut().enumerate() {
         let left = j.checked_sub(1).map(|k| texts[k].as_str());
@@ -222,7 +230,7 @@ fn mark_unstable(array: &mut [Arg], arms: &[&VarState], view: usize, note: &str)
             })
         };
         if !(arms.iter().all(|s| has(s, true)) || arms.iter().all(|s| has(s, false))) {
-            arg.branch = Some(note.to_string());
+            arg.branch = Some(branch.clone());
         }
     }
 }

@@ -23,7 +23,7 @@ pub struct Command {
     /// For each word of `argv`, the `if`/`case` block its value depends on
     /// (see [`super::branches`]); empty when none is known.
     #[serde(skip)]
-    pub branches: Vec<Option<String>>,
+    pub branches: Vec<Option<super::branches::Branch>>,
 }
 
 impl Command {

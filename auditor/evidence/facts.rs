@@ -5,6 +5,7 @@
 //! `speculative` facts that checks consume — each fact with the place it
 //! was read from.
 
+use super::branches::Branch;
 use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};
 use super::launch::{self, LaunchArgs};
@@ -61,13 +62,16 @@ pub struct Facts {
     /// Places of launch arguments whose value depends on a script branch,
     /// with the note: a fact read from one carries it.
     #[serde(skip)]
-    branchy: Vec<(Provenance, String)>,
+    branchy: Vec<(Provenance, Branch)>,
 }
 
 impl Facts {
-    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, String)], key: &str, value: Value, from: String, provenance: Option<Provenance>) {
+    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, Branch)], key: &str, value: Value, from: String, provenance: Option<Provenance>) {
         if !value.is_null() {
-            let branch = provenance.as_ref().and_then(|p| branchy.iter().find(|(b, _)| b == p)).map(|(_, note)| note.clone());
+            // A JSON-valued argument may depend on a branch only in some keys
+            // (`from` is `command.speculative_config.<key>` for those).
+            let depends = |b: &Branch| b.keys.as_ref().is_none_or(|keys| keys.iter().any(|k| from.ends_with(&format!(".{k}"))));
+            let branch = provenance.as_ref().and_then(|p| branchy.iter().find(|(at, b)| at == p && depends(b))).map(|(_, b)| b.note.clone());
             map.insert(key.to_string(), Fact { value, from, provenance, branch });
         }
     }
@@ -173,8 +177,8 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
             if !facts.server_args.contains_key(key) {
                 facts.server_args.insert(key.clone(), value.clone());
                 let given = launch.at.get(key).unwrap_or(provenance);
-                if let Some(note) = launch.depends.get(key) {
-                    facts.branchy.push((given.clone(), note.clone()));
+                if let Some(branch) = launch.depends.get(key) {
+                    facts.branchy.push((given.clone(), branch.clone()));
                 }
                 facts.field_sources.insert(key.clone(), (format!("command.{key}"), given.clone()));
             }

@@ -50,7 +50,7 @@ pub struct LaunchArgs {
     pub at: BTreeMap<String, Provenance>,
     /// Fields whose flag or value depends on which arm of an `if`/`case`
     /// runs, with the note that says so (see [`super::branches`]).
-    pub depends: BTreeMap<String, String>,
+    pub depends: BTreeMap<String, super::branches::Branch>,
 }
 
 /// Map a command's argv onto engine fields; `None` if it launches no engine.

@@ -10,7 +10,7 @@
 //! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
 //! around it.
 
-use super::branches::{Arg, Branches, Updates, VarState};
+use super::branches::{Arg, Branch, Branches, Updates, VarState};
 use super::command::Command;
 use super::env::{EnvAssignment, EnvOrigin};
 use super::gate::{self, Gate, Gates};
@@ -31,7 +31,10 @@ static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-
 /// Most elements kept in one array.
 const MAX_ARRAY: usize = 4096;
 static VAR_REF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>[^}]*))?\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)").expect("valid regex"));
+    LazyLock::new(|| {
+        Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>[^}]*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
+            .expect("valid regex")
+    });
 
 /// Words that may precede the command of a simple statement.
 const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
@@ -66,7 +69,7 @@ pub struct ShellScanner {
     /// The `if`/`case` blocks around the statement, and the variables whose
     /// value depends on which arm of one runs (with a note saying so).
     branches: Branches,
-    branch: HashMap<String, String>,
+    branch: HashMap<String, Branch>,
 }
 
 impl ShellScanner {
@@ -293,8 +296,9 @@ impl ShellScanner {
     /// Record `NAME=value` (the assignment word) as the kinds of run that
     /// execute it see it.
     fn remember(&mut self, name: &str, word: &Word) {
-        match self.word_branch(word) {
-            Some(note) => self.branch.insert(name.to_string(), note),
+        let raw = shell::split_assignment(&word.text).map_or("", |(_, v)| v);
+        match self.word_branch(word).map(|b| self.narrow(word, raw, b)) {
+            Some(branch) => self.branch.insert(name.to_string(), branch),
             None => self.branch.remove(name),
         };
         // `P=$(python3 -c 'import X; print(X.__file__)')` holds where X is installed.
@@ -307,6 +311,11 @@ impl ShellScanner {
             return;
         }
         for &view in views_of(self.gate) {
+            // `SPEC=$(printf '{"k": %d}' "$K")` builds a value from pieces.
+            if let Some(value) = self.printf_value(raw, view) {
+                self.views[view].insert(name.to_string(), value);
+                continue;
+            }
             let (resolved, expands) = self.resolve_in(word, Some(view));
             match resolved.split_once('=') {
                 Some((_, value)) if !expands => self.views[view].insert(name.to_string(), value.to_string()),
@@ -357,6 +366,78 @@ impl ShellScanner {
         }
     }
 
+    /// A value that depends on a block, built as a JSON object (a
+    /// speculative config assembled from variables): only the keys whose
+    /// values change with the variables the block decides depend on it.
+    fn narrow(&self, word: &Word, raw: &str, branch: Branch) -> Branch {
+        if branch.keys.is_some() {
+            return branch;
+        }
+        let value_with = |vars: &HashMap<String, String>| {
+            self.printf_with(raw, vars).or_else(|| {
+                let (text, expands) = self.resolve_map(word, vars);
+                (!expands).then(|| text.split_once('=').map_or(String::new(), |(_, v)| v.to_string()))
+            })
+        };
+        let mut other = self.views[1].clone();
+        for caps in VAR_REF.captures_iter(&word.text) {
+            let name = caps.name("b").or(caps.name("t")).or(caps.name("n")).map_or("", |m| m.as_str());
+            if self.branch.contains_key(name) {
+                other.insert(name.to_string(), "__auditor_other_arm__".to_string());
+            }
+        }
+        let object = |v: Option<String>| v.and_then(|v| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&v).ok());
+        match (object(value_with(&self.views[1])), object(value_with(&other))) {
+            (Some(a), Some(b)) => {
+                let keys = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).cloned().collect::<std::collections::BTreeSet<_>>();
+                Branch { keys: Some(keys.into_iter().collect()), ..branch }
+            }
+            _ => branch,
+        }
+    }
+
+    /// `$(printf FORMAT ARGS...)` as one kind of run sees it; `None` when
+    /// it is not a lone printf, an argument is unresolved, or the format
+    /// has conversions [`printf`] does not do.
+    fn printf_value(&self, value: &str, view: usize) -> Option<String> {
+        self.printf_with(value, &self.views[view])
+    }
+
+    fn printf_with(&self, value: &str, vars: &HashMap<String, String>) -> Option<String> {
+        let inner = value.strip_prefix("$(")?.strip_suffix(')')?;
+        let tokens = shell::tokenize(inner).ok()?;
+        let mut words = Vec::new();
+        for token in &tokens {
+            match token {
+                Token::Word(w) => words.push(w),
+                Token::Operator(..) => return None,
+            }
+        }
+        let (program, rest) = words.split_first()?;
+        // `$(awk "BEGIN{print (A-1)/K}")`: arithmetic on the script's values.
+        if program.text == "awk" && rest.len() == 1 {
+            let (text, expands) = self.resolve_map(rest[0], vars);
+            let expr = text.trim().strip_prefix("BEGIN")?.trim().strip_prefix('{')?.strip_suffix('}')?.trim().strip_prefix("print")?;
+            return (!expands).then(|| awk_number(arith(expr)?)).flatten();
+        }
+        if program.text != "printf" || rest.len() > 64 {
+            return None;
+        }
+        let mut args = Vec::new();
+        for word in rest {
+            let (text, expands) = self.resolve_map(word, vars);
+            if expands {
+                return None;
+            }
+            args.push(text);
+        }
+        let (format, args) = args.split_first()?;
+        if format.starts_with('-') {
+            return None;
+        }
+        printf(format, args)
+    }
+
     /// Run a block operation with the variables' states at hand, and apply its updates.
     fn blocks(&mut self, op: impl FnOnce(&mut Branches, &dyn Fn(&str) -> VarState) -> Updates) {
         let mut branches = std::mem::take(&mut self.branches);
@@ -402,7 +483,7 @@ impl ShellScanner {
     }
 
     /// The block a word's value depends on: that of a variable it expands.
-    fn word_branch(&self, word: &Word) -> Option<String> {
+    fn word_branch(&self, word: &Word) -> Option<Branch> {
         if !word.expands || self.branch.is_empty() {
             return None;
         }
@@ -410,7 +491,7 @@ impl ShellScanner {
             return self.branch.get(&caps["n"]).cloned();
         }
         VAR_REF.captures_iter(&word.text).find_map(|caps| {
-            let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
+            let name = caps.name("b").or(caps.name("t")).or(caps.name("n")).map_or("", |m| m.as_str());
             self.branch.get(name).cloned()
         })
     }
@@ -447,8 +528,24 @@ impl ShellScanner {
             Some(v) => &self.views[v],
             None => &self.vars,
         };
+        self.resolve_map(word, vars)
+    }
+
+    fn resolve_map(&self, word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
+        if !word.expands {
+            return (word.text.clone(), false);
+        }
         let mut unresolved = false;
         let text = VAR_REF.replace_all(&word.text, |caps: &regex::Captures| {
+            if let (Some(name), Some(op), Some(pattern)) = (caps.name("t"), caps.name("op"), caps.name("p")) {
+                return match vars.get(name.as_str()).and_then(|v| trim(v, op.as_str(), pattern.as_str())) {
+                    Some(v) => v,
+                    None => {
+                        unresolved = true;
+                        caps[0].to_string()
+                    }
+                };
+            }
             let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
             match (vars.get(name), caps.name("d")) {
                 (Some(v), _) => v.clone(),
@@ -649,6 +746,143 @@ impl ShellScanner {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
     }
+}
+
+/// bash `printf FORMAT ARGS` for `%s`, `%d`/`%i`, `%f`/`%.Nf`, `%%` and
+/// `\n`/`\t`/`\\` escapes, with the format used once; `None` otherwise.
+fn printf(format: &str, args: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('\\') => out.push('\\'),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            },
+            '%' => {
+                let mut precision = None;
+                if chars.peek() == Some(&'.') {
+                    chars.next();
+                    let mut digits = String::new();
+                    while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                        digits.push(*d);
+                        chars.next();
+                    }
+                    precision = Some(digits.parse::<usize>().ok().filter(|p| *p <= 32)?);
+                }
+                let mut arg = || args.next().cloned().unwrap_or_default();
+                match chars.next()? {
+                    '%' if precision.is_none() => out.push('%'),
+                    's' if precision.is_none() => out.push_str(&arg()),
+                    'd' | 'i' if precision.is_none() => {
+                        let a = arg().trim().to_string();
+                        out.push_str(&if a.is_empty() { 0 } else { a.parse::<i64>().ok()? }.to_string());
+                    }
+                    'f' => {
+                        let a = arg().trim().to_string();
+                        let n = if a.is_empty() { 0.0 } else { a.parse::<f64>().ok().filter(|n| n.is_finite())? };
+                        out.push_str(&format!("{n:.*}", precision.unwrap_or(6)));
+                    }
+                    _ => return None,
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    args.next().is_none().then_some(out)
+}
+
+/// A number as awk prints it (`%.6g`).
+fn awk_number(n: f64) -> Option<String> {
+    if !n.is_finite() {
+        return None;
+    }
+    if n == n.trunc() && n.abs() < 1e15 {
+        return Some(format!("{}", n as i64));
+    }
+    let digits = 5i32.saturating_sub(n.abs().log10().floor() as i32).clamp(0, 17) as usize;
+    let text = format!("{n:.digits$}");
+    Some(if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text })
+}
+
+/// `+ - * /` and parentheses over decimal numbers; `None` for anything else.
+fn arith(expr: &str) -> Option<f64> {
+    fn sum(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
+        let mut v = product(t, i, depth)?;
+        while let Some(&op) = t.get(*i).filter(|c| **c == b'+' || **c == b'-') {
+            *i += 1;
+            let r = product(t, i, depth)?;
+            v = if op == b'+' { v + r } else { v - r };
+        }
+        Some(v)
+    }
+    fn product(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
+        let mut v = atom(t, i, depth)?;
+        while let Some(&op) = t.get(*i).filter(|c| **c == b'*' || **c == b'/') {
+            *i += 1;
+            let r = atom(t, i, depth)?;
+            v = if op == b'*' { v * r } else { v / r };
+        }
+        Some(v)
+    }
+    fn atom(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
+        match t.get(*i)? {
+            b'(' if depth < 32 => {
+                *i += 1;
+                let v = sum(t, i, depth + 1)?;
+                (t.get(*i) == Some(&b')')).then(|| *i += 1)?;
+                Some(v)
+            }
+            b'-' => {
+                *i += 1;
+                atom(t, i, depth + 1).map(|v| -v)
+            }
+            _ => {
+                let start = *i;
+                while t.get(*i).is_some_and(|c| c.is_ascii_digit() || *c == b'.') {
+                    *i += 1;
+                }
+                std::str::from_utf8(&t[start..*i]).ok()?.parse().ok()
+            }
+        }
+    }
+    let compact: Vec<u8> = expr.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+    if compact.len() > 256 {
+        return None;
+    }
+    let mut i = 0;
+    let v = sum(&compact, &mut i, 0)?;
+    (i == compact.len()).then_some(v)
+}
+
+/// `${V#p}`, `${V##p}`, `${V%p}`, `${V%%p}` for patterns that are a
+/// literal with at most a `*` on the side away from the anchor (`*/`,
+/// `/*`, `.sh`); `None` for other patterns.
+fn trim(value: &str, op: &str, pattern: &str) -> Option<String> {
+    let plain = |p: &str| !p.contains(['*', '?', '[', '$', '\\']);
+    let prefix = op.starts_with('#');
+    let longest = op.len() == 2;
+    let out = match (prefix, pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+        (true, Some(lit), _) if plain(lit) && !lit.is_empty() => match if longest { value.rfind(lit) } else { value.find(lit) } {
+            Some(i) => &value[i + lit.len()..],
+            None => value,
+        },
+        (false, _, Some(lit)) if plain(lit) && !lit.is_empty() => match if longest { value.find(lit) } else { value.rfind(lit) } {
+            Some(i) => &value[..i],
+            None => value,
+        },
+        _ if plain(pattern) && prefix => value.strip_prefix(pattern).unwrap_or(value),
+        _ if plain(pattern) => value.strip_suffix(pattern).unwrap_or(value),
+        _ => return None,
+    };
+    Some(out.to_string())
 }
 
 /// The kinds of run a gate's statements run in, as indexes of
@@ -908,6 +1142,23 @@ mod tests {
         text.push_str("python3 -m sglang.launch_server \"${A[@]}\"\n");
         let s = scan_script(&text);
         assert_eq!(s.commands[0].argv.len(), MAX_ARRAY);
+    }
+
+    #[test]
+    fn printf_awk_and_trims_are_evaluated() {
+        let s = scan_script(concat!(
+            "D=org/Draft-Head\nK=3\nAL=2.789\n",
+            "P=/m/${D##*/}\nQ=${D%/*}\n",
+            "C=$(printf '{\"m\":\"%s\",\"k\":%d,\"al\":%.2f}' \"$P\" \"$K\" \"$AL\")\n",
+            "R=$(awk \"BEGIN{print ($AL-1)/$K}\")\n",
+            "vllm serve \"$Q\" --a \"$C\" --b \"$R\" --c \"$(printf '%x' 1)\"\n",
+        ));
+        assert_eq!(s.commands[0].argv[2..], ["org", "--a", r#"{"m":"/m/Draft-Head","k":3,"al":2.79}"#, "--b", "0.596333", "--c", "$(printf '%x' 1)"]);
+        assert_eq!(arith("((1+2)*3-1)/-2"), Some(-4.0));
+        assert_eq!(arith("1+"), None);
+        assert_eq!(arith(&"(".repeat(100)), None);
+        assert_eq!(printf("%s-%s", &["a".into()]), Some("a-".into()));
+        assert_eq!(printf("%d", &["x".into()]), None);
     }
 
     #[test]
