@@ -32,7 +32,7 @@ static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-
 const MAX_ARRAY: usize = 4096;
 static VAR_REF: LazyLock<Regex> =
     LazyLock::new(|| {
-        Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>[^}]*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
+        Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>(?:[^{}]|\$\{[^{}]*\})*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
             .expect("valid regex")
     });
 
@@ -70,6 +70,10 @@ pub struct ShellScanner {
     /// value depends on which arm of one runs (with a note saying so).
     branches: Branches,
     branch: HashMap<String, Branch>,
+    /// Values of variables with the references the input does not resolve
+    /// left in (`${WORKSPACE}/utils/aiperf`): enough to name what a script
+    /// installs or edits, never a launch argument.
+    partial: HashMap<String, String>,
 }
 
 impl ShellScanner {
@@ -91,6 +95,7 @@ impl ShellScanner {
             segments: Vec::new(),
             branches: Branches::default(),
             branch: HashMap::new(),
+            partial: HashMap::new(),
         }
     }
 
@@ -309,6 +314,12 @@ impl ShellScanner {
                 self.views[view].insert(name.to_string(), path.clone());
             }
             return;
+        }
+        if !raw.starts_with("$(") && self.partial.len() < 4096 {
+            let mut known = self.partial.clone();
+            known.extend(self.views[1].iter().map(|(k, v)| (k.clone(), v.clone())));
+            let (text, _) = self.resolve_map(word, &known);
+            self.partial.insert(name.to_string(), text.split_once('=').map_or(String::new(), |(_, v)| v.to_string()));
         }
         for &view in views_of(self.gate) {
             // `SPEC=$(printf '{"k": %d}' "$K")` builds a value from pieces.
@@ -549,6 +560,13 @@ impl ShellScanner {
             let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
             match (vars.get(name), caps.name("d")) {
                 (Some(v), _) => v.clone(),
+                // `${A:-${B}/x}`: the default's own references resolve too.
+                (None, Some(default)) if default.as_str().contains('$') => {
+                    let inner = Word { text: default.as_str().to_string(), span: (0, 0), expands: true };
+                    let (text, expands) = self.resolve_map(&inner, vars);
+                    unresolved |= expands;
+                    text
+                }
                 (None, Some(default)) => default.as_str().to_string(),
                 (None, None) => {
                     unresolved = true;
@@ -654,7 +672,14 @@ impl ShellScanner {
         let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if texts(a) != texts(b));
         if let Some((_, args)) = argvs.last() {
             let at = self.at(line, base, argv_words);
-            self.actions.command(&texts(args), &[], line.number, self.gate, &at);
+            // What an action names, with the references the input leaves open kept.
+            let mut known = self.partial.clone();
+            known.extend(self.views[1].iter().map(|(k, v)| (k.clone(), v.clone())));
+            let named: Vec<String> = match argv_words.iter().any(|w| ARRAY_REF.is_match(&w.text)) {
+                true => texts(args),
+                false => argv_words.iter().map(|w| self.resolve_map(w, &known).0).collect(),
+            };
+            self.actions.command(&named, &[], line.number, self.gate, &at);
         }
         for (view, args) in argvs.into_iter().take(if split { 2 } else { 1 }) {
             let gate = if split { [Gate::EvalOnly, Gate::NotEval][view] } else { self.gate };
@@ -1159,6 +1184,23 @@ mod tests {
         assert_eq!(arith(&"(".repeat(100)), None);
         assert_eq!(printf("%s-%s", &["a".into()]), Some("a-".into()));
         assert_eq!(printf("%d", &["x".into()]), None);
+    }
+
+    #[test]
+    fn find_exec_edits_the_files_found_and_fallbacks_are_one_action() {
+        use crate::evidence::script_actions::ActionKind;
+        let s = scan_script(concat!(
+            "D=recipes/x\n",
+            "find \"$D\" -name \"*.yaml\" \\\n    -exec sed -i '/FORCE/d' {} +\n",
+            "W=${WS:-${ROOT}/utils/aiperf}\n",
+            "( cd /src/wrapper && { pip install --no-deps . || pip install --no-deps --break-system-packages . ; } )\n",
+            "uv pip install -e \"$W\"\n",
+        ));
+        let got: Vec<(ActionKind, u64, Option<&str>)> =
+            s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
+        assert_eq!(got[0], (ActionKind::InPlaceEdit, 2, Some("recipes/x/**/*.yaml")));
+        assert_eq!(got.iter().filter(|(k, l, _)| *k == ActionKind::Install && *l == 5).count(), 1, "{got:?}");
+        assert!(got.iter().any(|(k, l, t)| *k == ActionKind::Install && *l == 6 && t.is_some_and(|t| t.ends_with("/utils/aiperf"))), "{got:?}");
     }
 
     #[test]
