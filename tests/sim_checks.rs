@@ -178,3 +178,48 @@ fn an_undeterminable_table_is_an_error_not_a_pass() {
     assert_eq!((code, c["status"].as_str().unwrap()), (1, "fail"));
     assert!(c["findings"][0]["message"].as_str().unwrap().contains("table dsr1_mtp"), "{}", c["findings"][0]["message"]);
 }
+
+#[test]
+fn launch_scripts_that_build_their_speculative_settings() {
+    let rules = |report: &Value, file: &str| -> Vec<String> {
+        report["checks"].as_array().unwrap().iter()
+            .flat_map(|c| c["findings"].as_array().unwrap().iter())
+            .filter(|f| f["job"].as_str() == Some(file))
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // A config assembled by printf, and an ATOM acceptance rate computed by awk.
+    let printf = concat!(
+        "MODEL_PATH=/data/models/MiniMax-M3\nNUM_SPEC_TOKENS=3\nAL=2.78\nDRAFT=/data/models/MiniMax-M3-EAGLE3-GQA\n",
+        "SPEC_CONFIG=$(printf \\\n  '{\"method\":\"eagle3\",\"model\":\"%s\",\"num_speculative_tokens\":%d,\"rejection_sample_method\":\"synthetic\",\"synthetic_acceptance_length\":%.2f}' \\\n  \"$DRAFT\" \"$NUM_SPEC_TOKENS\" \"$AL\")\n",
+        "CMD=(vllm serve \"$MODEL_PATH\" --speculative-config \"$SPEC_CONFIG\")\n\"${CMD[@]}\" &\n",
+    );
+    let awk = concat!(
+        "ACC=2.99\nK=3\nRATE=$(awk \"BEGIN{print ($ACC-1)/$K}\")\n",
+        "CMD=(python -m atom.entrypoints.openai_server --model /data/models/GLM-5.2 --method mtp --num-speculative-tokens \"$K\" --spec-decode-acceptance-rate \"$RATE\")\n\"${CMD[@]}\" &\n",
+    );
+    // K and AL picked by CONC in branches; a config the input does not show.
+    let branches = concat!(
+        "if [ \"$CONC\" -le 8 ]; then\n  K=7\n  AL=3.84\nelse\n  K=0\nfi\n",
+        "SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $K, \\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": $AL}\"\n",
+        "vllm serve /data/models/GLM-5.2 --speculative-config \"$SPEC\"\n",
+    );
+    let hidden = "SPEC_CONFIG=$(build_config)\nvllm serve /data/models/GLM-5.2 --speculative-config \"$SPEC_CONFIG\"\n";
+    let dir = "benchmarks/single_node/agentic";
+    let files = [
+        (format!("{dir}/minimaxm3_fp4_b200_mtp.sh"), printf),
+        (format!("{dir}/glm5.2_fp4_mi355x_atom_mtp.sh"), awk),
+        (format!("{dir}/glm5.2_fp4_b300_vllm_mtp.sh"), branches),
+        (format!("{dir}/glm5.2_fp4_b200_vllm_mtp.sh"), hidden),
+    ];
+    let owned: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+    let (_, report) = audit_files(&owned);
+    let printf_rules = rules(&report, &files[0].0);
+    assert!(printf_rules.contains(&"sim-acc-throughput/simulated".to_string()) && printf_rules.contains(&"golden-al/match".to_string()), "{printf_rules:?}");
+    let awk_rules = rules(&report, &files[1].0);
+    assert!(awk_rules.contains(&"sim-acc-throughput/simulated".to_string()), "{awk_rules:?}");
+    let branch_rules = rules(&report, &files[2].0);
+    assert!(branch_rules.contains(&"golden-al/undetermined".to_string()) && !branch_rules.iter().any(|r| r == "golden-al/no-cell"), "{branch_rules:?}");
+    let hidden_rules = rules(&report, &files[3].0);
+    assert!(hidden_rules.contains(&"sim-acc-throughput/undetermined".to_string()) && !hidden_rules.iter().any(|r| r.ends_with("no-drafting")), "{hidden_rules:?}");
+}

@@ -77,6 +77,20 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let evidence = sim.provenance.clone().or_else(|| job.anchor()).into_iter().collect();
         findings.push(Finding::new("golden-al/undetermined", open_severity, what, id, evidence));
     };
+    // A draft length and an AL chosen in different arms of a script's
+    // `if`/`case` cannot be paired by reading the script in order.
+    if let Some(note) = [spec.get("draft_length"), Some(sim)].into_iter().flatten().find_map(|f| f.branch.clone()) {
+        let mut evidence: Vec<Provenance> = sim.provenance.iter().cloned().collect();
+        evidence.extend(spec.get("draft_length").and_then(|f| f.provenance.clone()).filter(|p| Some(p) != sim.provenance.as_ref()));
+        findings.push(Finding::new(
+            "golden-al/undetermined",
+            Severity::Error,
+            format!("simulates at {} but the draft length and AL depend on which branch of the script runs ({note}); each arm's pair cannot be followed, so no draft length is assumed", text(&sim.value)),
+            id,
+            evidence,
+        ));
+        return;
+    }
     let key = match key_of(settings, job) {
         Ok(key) => key,
         Err(missing) => return undetermined(findings, format!("simulates at {} but {missing}", text(&sim.value))),

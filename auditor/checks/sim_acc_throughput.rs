@@ -11,6 +11,7 @@
 use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
 use crate::bundle::{JobKind, Scenario};
+use serde_json::Value;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 
@@ -48,6 +49,9 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     CheckResult::judged(ID, settings, findings, pass, fail, open)
 }
 
+/// Launch arguments that turn speculative decoding on.
+const SPEC_ARGS: &[&str] = &["speculative_config", "speculative_algorithm", "speculative_model", "speculative_draft_model_path", "num_speculative_tokens", "method"];
+
 /// Launch arguments that name a configuration file the engine reads its
 /// other settings from.
 const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
@@ -81,12 +85,19 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         // A launch that reads its settings from a file (TRT-LLM's
         // --extra_llm_api_options / --config YAML) may draft from there.
         let config_file = CONFIG_FILE_ARGS.iter().find_map(|k| facts.server_args.get(*k)).map(text);
+        // A speculative flag whose value the script builds from what the
+        // input does not show: the launch may draft.
+        let unresolved = SPEC_ARGS.iter().find_map(|k| {
+            facts.server_args.get(*k).and_then(Value::as_str).filter(|v| v.contains('$')).map(|v| (*k, v.to_string()))
+        });
         if facts.server_args.is_empty() {
             let why = match job.absence_caveat() {
                 Some(caveat) => format!("{caveat}, so what runs is not known"),
                 None => "the input shows no server arguments or launch command to tell what runs".to_string(),
             };
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but {why}"), vec![]);
+        } else if let Some((field, value)) = unresolved {
+            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}; the launch passes {field} {value}, a value the input does not show"), vec![]);
         } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == "trtllm")) {
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}; the {engine} launch reads its speculative settings from {file}, which the input does not show parsed"), vec![]);
         } else {

@@ -15,6 +15,15 @@ pub struct Command {
     #[serde(skip_serializing_if = "Gate::is_always")]
     pub gate: Gate,
     pub provenance: Provenance,
+    /// Where each word of `argv` was written (an array element or a
+    /// continued line has its own line); empty when only the command's
+    /// line is known.
+    #[serde(skip)]
+    pub args_at: Vec<Provenance>,
+    /// For each word of `argv`, the `if`/`case` block its value depends on
+    /// (see [`super::branches`]); empty when none is known.
+    #[serde(skip)]
+    pub branches: Vec<Option<super::branches::Branch>>,
 }
 
 impl Command {
@@ -41,6 +50,11 @@ impl Command {
         })
     }
 
+    /// Where word `i` of `argv` was written: its own place, else the command's.
+    pub fn arg_at(&self, i: usize) -> &Provenance {
+        self.args_at.get(i).unwrap_or(&self.provenance)
+    }
+
     /// The serving engine this command launches, if it launches one.
     pub fn engine(&self) -> Option<&'static str> {
         self.launch().map(|(engine, _)| engine)
@@ -60,7 +74,7 @@ mod tests {
 
     #[test]
     fn engines() {
-        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
+        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
         assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
         assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
         assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));

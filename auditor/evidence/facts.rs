@@ -5,6 +5,7 @@
 //! `speculative` facts that checks consume — each fact with the place it
 //! was read from.
 
+use super::branches::Branch;
 use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};
 use super::launch::{self, LaunchArgs};
@@ -24,6 +25,10 @@ pub struct Fact {
     pub from: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The value depends on which arm of an `if`/`case` of a script runs:
+    /// it is one arm's, and may not be paired with another fact's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 /// Where part of `server_args` came from.
@@ -54,12 +59,20 @@ pub struct Facts {
     pub notes: Vec<String>,
     #[serde(skip)]
     field_sources: BTreeMap<String, (String, Provenance)>,
+    /// Places of launch arguments whose value depends on a script branch,
+    /// with the note: a fact read from one carries it.
+    #[serde(skip)]
+    branchy: Vec<(Provenance, Branch)>,
 }
 
 impl Facts {
-    fn set(map: &mut BTreeMap<String, Fact>, key: &str, value: Value, from: String, provenance: Option<Provenance>) {
+    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, Branch)], key: &str, value: Value, from: String, provenance: Option<Provenance>) {
         if !value.is_null() {
-            map.insert(key.to_string(), Fact { value, from, provenance });
+            // A JSON-valued argument may depend on a branch only in some keys
+            // (`from` is `command.speculative_config.<key>` for those).
+            let depends = |b: &Branch| b.keys.as_ref().is_none_or(|keys| keys.iter().any(|k| from.ends_with(&format!(".{k}"))));
+            let branch = provenance.as_ref().and_then(|p| branchy.iter().find(|(at, b)| at == p && depends(b))).map(|(_, b)| b.note.clone());
+            map.insert(key.to_string(), Fact { value, from, provenance, branch });
         }
     }
 
@@ -72,13 +85,13 @@ impl Facts {
 
     fn summary_from(&mut self, key: &str, fields: &[&str]) {
         if let Some((value, from, provenance)) = fields.iter().find_map(|f| self.arg(f).filter(|(v, _, _)| !v.is_null())) {
-            Self::set(&mut self.summary, key, value, from, provenance);
+            Self::set(&mut self.summary, &self.branchy, key, value, from, provenance);
         }
     }
 
     fn spec_from(&mut self, key: &str, value: Option<(Value, String, Option<Provenance>)>) {
         if let Some((value, from, provenance)) = value {
-            Self::set(&mut self.speculative, key, value, from, provenance);
+            Self::set(&mut self.speculative, &self.branchy, key, value, from, provenance);
         }
     }
 }
@@ -163,7 +176,11 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         for (key, value) in &launch.args {
             if !facts.server_args.contains_key(key) {
                 facts.server_args.insert(key.clone(), value.clone());
-                facts.field_sources.insert(key.clone(), (format!("command.{key}"), provenance.clone()));
+                let given = launch.at.get(key).unwrap_or(provenance);
+                if let Some(branch) = launch.depends.get(key) {
+                    facts.branchy.push((given.clone(), branch.clone()));
+                }
+                facts.field_sources.insert(key.clone(), (format!("command.{key}"), given.clone()));
             }
         }
         for (field, given, logged) in &launch.rewritten {
@@ -278,7 +295,7 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
     if let Some((_, other, _)) = found.iter().find(|(o, _, _)| *o != on) {
         facts.notes.push(format!("thinking mode indicators disagree: {from} says {}, {other} says otherwise", mode_name(on)));
     }
-    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance });
+    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance, branch: None });
 }
 
 fn mode_name(on: bool) -> &'static str {
@@ -569,6 +586,59 @@ mod tests {
         assert_eq!((spec(&f, "simulated_al"), spec(&f, "simulated")), (Value::from(2.49), Value::Bool(true)));
         let f = facts_of(&[("x/vllm_command.txt", FileKind::Command, cmd)]);
         assert_eq!(spec(&f, "simulated_al"), 2.49);
+    }
+
+    #[test]
+    fn launch_arguments_cite_their_own_line() {
+        let script = concat!(
+            "SPEC='{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'\n",
+            "CMD=(\n",
+            "    vllm serve /m\n",
+            "    --tensor-parallel-size 4\n",
+            "    --hf-overrides '{\"text_config\": {\"index_topk_freq\": 4}}'\n",
+            "    --speculative-config \"$SPEC\"\n",
+            ")\n",
+            "write_command \"$DIR/server_command.txt\" \"${CMD[@]}\"\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, script)]);
+        let at = |fact: &Fact| fact.provenance.as_ref().map(|p| (p.line, p.text.clone()));
+        assert_eq!(at(&f.summary["hf_overrides"]), Some((Some(5), r#"--hf-overrides '{"text_config": {"index_topk_freq": 4}}'"#.to_string())));
+        assert_eq!(at(&f.speculative["draft_length"]).map(|(l, _)| l), Some(Some(6)));
+        let continued = "vllm serve /m \\\n  -tp 4 \\\n  --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'\n";
+        let f = facts_of(&[("x/run.sh", FileKind::Script, continued)]);
+        let p = f.speculative["draft_length"].provenance.clone().unwrap();
+        assert_eq!(p.line, Some(3));
+        assert_eq!(&continued[p.span.unwrap().0 as usize..][..20], "--speculative-config");
+        assert_eq!(f.summary["tensor_parallel"].provenance.as_ref().unwrap().line, Some(2));
+    }
+
+    #[test]
+    fn values_picked_in_branches_are_not_mixed() {
+        // K and AL chosen together by CONC: reading in order would pair the
+        // last arm's K with an earlier arm's AL.
+        let script = concat!(
+            "if [ \"$CONC\" -le 8 ]; then\n    K=7\n    AL=3.84\nelif [ \"$CONC\" -le 16 ]; then\n    K=3\n    AL=3.00\nelse\n    K=0\nfi\n",
+            "if [ \"$EVAL_ONLY\" = true ]; then X=1; fi\n",
+            "SPEC=\"{\\\"method\\\": \\\"mtp\\\", \\\"num_speculative_tokens\\\": $K, \\\"rejection_sample_method\\\": \\\"synthetic\\\", \\\"synthetic_acceptance_length\\\": $AL}\"\n",
+            "vllm serve /m --tensor-parallel-size 8 --speculative-config \"$SPEC\"\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, script)]);
+        assert_eq!(spec(&f, "draft_length"), 7, "the first arm's pair, not K=0 with AL 3.00");
+        assert_eq!(spec(&f, "simulated_al"), 3.84);
+        let note = f.speculative["draft_length"].branch.clone().unwrap();
+        assert!(note.contains("line 1"), "{note}");
+        assert!(f.speculative["simulated_al"].branch.is_some());
+        assert_eq!(f.summary["tensor_parallel"].branch, None);
+        // Arms that agree (SPEC_FLAGS the same under DP_ATTENTION or not) are one value.
+        let agree = concat!(
+            "case \"$MODE\" in\n  a|b)\n    SPEC_FLAGS=(--speculative-algorithm EAGLE --speculative-num-steps 3)\n    PAR=(--dp 8)\n    ;;\n  *)\n",
+            "    SPEC_FLAGS=(\n      --speculative-algorithm EAGLE\n      --speculative-num-steps 3\n    )\n    PAR=()\n    ;;\nesac\n",
+            "python3 -m sglang.launch_server --model-path /m \"${SPEC_FLAGS[@]}\" \"${PAR[@]}\"\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, agree)]);
+        assert_eq!(spec(&f, "draft_length"), 3);
+        assert_eq!(f.speculative["draft_length"].branch, None);
+        assert!(f.command_args.get("dp_size").is_some());
     }
 
     #[test]

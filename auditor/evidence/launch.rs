@@ -6,6 +6,7 @@
 //! (`NEXTN` -> `EAGLE`). The alias tables are data: `signatures/engine-args.toml`.
 
 use super::command::Command;
+use super::provenance::Provenance;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -44,6 +45,12 @@ pub struct LaunchArgs {
     pub args: Map<String, Value>,
     /// Values the engine rewrites before logging: (field, as given, as logged).
     pub rewritten: Vec<(String, String, String)>,
+    /// Where each field was given: its flag (with the value when that is
+    /// on the same line), not the line that runs the command.
+    pub at: BTreeMap<String, Provenance>,
+    /// Fields whose flag or value depends on which arm of an `if`/`case`
+    /// runs, with the note that says so (see [`super::branches`]).
+    pub depends: BTreeMap<String, super::branches::Branch>,
 }
 
 /// Map a command's argv onto engine fields; `None` if it launches no engine.
@@ -51,15 +58,21 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
     let (engine, start) = command.launch()?;
     let table = TABLES.get(engine).cloned().unwrap_or_default();
     let mut args = Map::new();
+    let mut at = BTreeMap::new();
+    let mut depends = BTreeMap::new();
+    let branch = |i: usize| command.branches.get(i).cloned().flatten();
     let mut positional = table.positional.iter();
-    let argv = &command.argv[start.min(command.argv.len())..];
+    let start = start.min(command.argv.len());
+    let argv = &command.argv[start..];
     let mut i = 0;
     while i < argv.len() {
         let word = &argv[i];
+        let flag_at = start + i;
         i += 1;
         let Some(flag) = word.strip_prefix("--").or_else(|| word.strip_prefix('-').filter(|f| !f.is_empty() && !is_number(word))) else {
             if let Some(name) = positional.next() {
                 args.insert(name.clone(), Value::String(word.clone()));
+                at.insert(name.clone(), command.arg_at(flag_at).clone());
             }
             continue;
         };
@@ -77,10 +90,31 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
                 _ => None,
             },
         };
-        args.insert(field_of(&table, name), value.map_or(Value::Bool(true), |v| typed(&v)));
+        let field = field_of(&table, name);
+        let given = match start + i - 1 {
+            v if v > flag_at => joined(command.arg_at(flag_at), command.arg_at(v)),
+            _ => command.arg_at(flag_at).clone(),
+        };
+        at.insert(field.clone(), given);
+        match (flag_at..start + i).find_map(branch) {
+            Some(note) => depends.insert(field.clone(), note),
+            None => depends.remove(&field),
+        };
+        args.insert(field, value.map_or(Value::Bool(true), |v| typed(&v)));
     }
     let rewritten = apply_rewrites(&table, &mut args);
-    Some(LaunchArgs { engine, args, rewritten })
+    Some(LaunchArgs { engine, args, rewritten, at, depends })
+}
+
+/// A flag and its value as one place when they are on one line; the flag's
+/// place otherwise.
+fn joined(flag: &Provenance, value: &Provenance) -> Provenance {
+    match (flag.span, value.span) {
+        (Some((a, _)), Some((_, b))) if flag.line == value.line && flag.file == value.file && flag.line.is_some() && b >= a && flag != value => {
+            Provenance { span: Some((a, b)), text: super::provenance::clip(&format!("{} {}", flag.text, value.text)), ..flag.clone() }
+        }
+        _ => flag.clone(),
+    }
 }
 
 /// The engine field a flag sets: `speculative-num-steps` ->
@@ -142,7 +176,7 @@ mod tests {
     use serde_json::json;
 
     fn launch(argv: &[&str]) -> LaunchArgs {
-        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: crate::evidence::gate::Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, "") };
+        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: crate::evidence::gate::Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
         parse(&command).unwrap()
     }
 

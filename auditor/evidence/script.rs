@@ -24,6 +24,27 @@ pub struct Statement {
     pub line: Line,
     /// The tokens of `line.text`.
     pub tokens: Vec<Token>,
+    /// Where each physical line starts in `line.text`, so that a word of a
+    /// statement joined over lines is cited at its own line.
+    pub segments: Vec<Segment>,
+}
+
+/// A physical line inside a joined statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Byte index in the joined text where the physical line starts.
+    pub at: usize,
+    /// Its line number and the file offset of its first byte.
+    pub number: u64,
+    pub offset: u64,
+}
+
+/// The physical line of byte `pos` of a joined statement: its number and
+/// the file offset of `pos`. `None` without segments.
+pub fn locate(segments: &[Segment], pos: usize) -> Option<(u64, u64)> {
+    let k = segments.partition_point(|s| s.at <= pos).checked_sub(1)?;
+    let s = segments[k];
+    Some((s.number, s.offset + (pos - s.at) as u64))
 }
 
 /// What one physical line turned out to be.
@@ -51,9 +72,10 @@ struct Heredoc {
 /// Turns physical lines into [`Event`]s.
 #[derive(Default)]
 pub struct ScriptReader {
-    /// A statement still open: its text so far, its physical line count, and
-    /// whether it ended in a `\` continuation (joined without a newline).
-    pending: Option<(Line, usize, bool)>,
+    /// A statement still open: its text so far, its physical line count,
+    /// whether it ended in a `\` continuation (joined without a newline),
+    /// and where its physical lines start.
+    pending: Option<(Line, usize, bool, Vec<Segment>)>,
     heredoc: Option<Heredoc>,
 }
 
@@ -67,33 +89,34 @@ impl ScriptReader {
             }
             return vec![Event::Body { lang: doc.lang, opened_at: doc.opened_at, line: line.clone() }];
         }
-        let (mut joined, count) = match self.pending.take() {
-            Some((mut start, count, continued)) => {
+        let (mut joined, count, segments) = match self.pending.take() {
+            Some((mut start, count, continued, mut segments)) => {
                 if !continued {
                     start.text.push('\n');
                 }
+                segments.push(Segment { at: start.text.len(), number: line.number, offset: line.offset });
                 start.text.push_str(&line.text);
-                (start, count + 1)
+                (start, count + 1, segments)
             }
-            None => (line.clone(), 1),
+            None => (line.clone(), 1, vec![Segment { at: 0, number: line.number, offset: line.offset }]),
         };
         // A trailing unescaped backslash continues the statement.
         if joined.text.ends_with('\\') && trailing_backslashes(&joined.text) % 2 == 1 && count < MAX_JOIN {
             joined.text.pop();
-            self.pending = Some((joined, count, true));
+            self.pending = Some((joined, count, true, segments));
             return Vec::new();
         }
         match shell::tokenize(&joined.text) {
             Ok(tokens) if count < MAX_ARRAY_JOIN && array_open(&tokens) => {
-                self.pending = Some((joined, count, false));
+                self.pending = Some((joined, count, false, segments));
                 Vec::new()
             }
             Ok(tokens) => {
                 self.heredoc = heredoc_of(&tokens, joined.number);
-                vec![Event::Statement(Statement { line: joined, tokens })]
+                vec![Event::Statement(Statement { line: joined, tokens, segments })]
             }
             Err(_) if count < MAX_JOIN => {
-                self.pending = Some((joined, count, false));
+                self.pending = Some((joined, count, false, segments));
                 Vec::new()
             }
             Err(e) => vec![Event::Unparsed(joined, e)],
@@ -103,8 +126,8 @@ impl ScriptReader {
     /// End of input: a statement still open is reported as unparsed.
     pub fn finish(&mut self) -> Vec<Event> {
         match self.pending.take() {
-            Some((line, _, _)) => match shell::tokenize(&line.text) {
-                Ok(tokens) => vec![Event::Statement(Statement { line, tokens })],
+            Some((line, _, _, segments)) => match shell::tokenize(&line.text) {
+                Ok(tokens) => vec![Event::Statement(Statement { line, tokens, segments })],
                 Err(e) => vec![Event::Unparsed(line, e)],
             },
             None => Vec::new(),

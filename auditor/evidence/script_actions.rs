@@ -140,6 +140,9 @@ pub struct ActionScanner {
     /// The Python heredoc being read: its opening line and the targets its names hold.
     python: Option<(u64, PyNames)>,
     pub actions: Vec<ScriptAction>,
+    /// The first line of the statement being read and the index of its
+    /// first action: `pip install X || pip install --flag X` is one install.
+    statement: Option<(u64, usize)>,
 }
 
 type PyNames = Vec<(String, String)>;
@@ -186,6 +189,7 @@ impl ActionScanner {
         if self.actions.len() >= MAX_ITEMS {
             return None;
         }
+        let function = self.functions.last().map(|(name, line, _)| (name.clone(), *line));
         let clone = target.as_deref().and_then(|t| self.clone_of(t)).cloned();
         self.actions.push(ScriptAction {
             kind,
@@ -195,7 +199,7 @@ impl ActionScanner {
             package: None,
             rev: None,
             clone,
-            function: self.functions.last().map(|(name, line, _)| (name.clone(), *line)),
+            function,
             gate,
             provenance: provenance.clone(),
         });
@@ -213,6 +217,26 @@ impl ActionScanner {
     /// One simple command: `argv` resolved, `redirects` the files its
     /// `>`/`>>`/`&>` write, `line` the first line of its statement.
     pub fn command(&mut self, argv: &[String], redirects: &[String], line: u64, gate: Gate, provenance: &Provenance) {
+        let first = match self.statement {
+            Some((l, first)) if l == line => first,
+            _ => self.actions.len(),
+        };
+        self.statement = Some((line, first));
+        let start = self.actions.len();
+        self.command_at(argv, redirects, line, gate, provenance, 0);
+        // The same action again in one statement (a `||` fallback) is one action.
+        let same = |a: &ScriptAction, b: &ScriptAction| ScriptAction { provenance: b.provenance.clone(), ..a.clone() } == *b;
+        let mut k = start;
+        while k < self.actions.len() {
+            if self.actions[first..k].iter().any(|earlier| same(earlier, &self.actions[k])) {
+                self.actions.remove(k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    fn command_at(&mut self, argv: &[String], redirects: &[String], line: u64, gate: Gate, provenance: &Provenance, depth: usize) {
         for target in redirects.iter().filter(|t| !t.starts_with("/dev/") && !t.is_empty()) {
             let target = join(self.cwd.as_deref(), target);
             self.push(ActionKind::Overwrite, ">", Some(target), gate, provenance);
@@ -222,6 +246,26 @@ impl ActionScanner {
         let args = &argv[1..];
         let positional = |args: &[String]| -> Vec<String> { args.iter().filter(|a| !a.starts_with('-')).cloned().collect() };
         match program {
+            // `find ROOT -name '*.yaml' -exec sed -i '...' {} +`: the command
+            // runs on the files found.
+            "find" if depth < 2 => {
+                let Some(exec) = args.iter().position(|a| a == "-exec" || a == "-execdir") else { return };
+                let mut roots: Vec<String> = args[..exec].iter().take_while(|a| !a.starts_with('-') && *a != "!" && *a != "(").cloned().collect();
+                if roots.is_empty() {
+                    roots.push(".".to_string());
+                }
+                let name = args.windows(2).find(|w| w[0] == "-name" || w[0] == "-iname").map(|w| w[1].clone());
+                let inner: Vec<&String> = args[exec + 1..].iter().take_while(|a| *a != ";" && *a != "+").collect();
+                for root in &roots {
+                    let found = match &name {
+                        Some(n) => format!("{}/**/{n}", root.trim_end_matches('/')),
+                        None => format!("{}/**", root.trim_end_matches('/')),
+                    };
+                    let found = join(self.cwd.as_deref(), &found);
+                    let run: Vec<String> = inner.iter().map(|a| if *a == "{}" { found.clone() } else { a.to_string() }).collect();
+                    self.command_at(&run, &[], line, gate, provenance, depth + 1);
+                }
+            }
             "cd" | "pushd" => {
                 self.cwd = match args.iter().find(|a| !a.starts_with('-')) {
                     // Already there (the same `cd` in several branches of an `if`).

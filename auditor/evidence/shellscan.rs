@@ -10,13 +10,14 @@
 //! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
 //! around it.
 
+use super::branches::{Arg, Branch, Branches, Updates, VarState};
 use super::command::Command;
 use super::env::{EnvAssignment, EnvOrigin};
-use super::gate::{Gate, Gates};
+use super::gate::{self, Gate, Gates};
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
-use super::script::{self, BodyLang, Event, ScriptReader};
+use super::script::{self, BodyLang, Event, ScriptReader, Segment};
 use super::script_actions::{self, ActionScanner};
 use super::shell::{self, Token, Word};
 use regex::Regex;
@@ -30,7 +31,10 @@ static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-
 /// Most elements kept in one array.
 const MAX_ARRAY: usize = 4096;
 static VAR_REF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>[^}]*))?\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)").expect("valid regex"));
+    LazyLock::new(|| {
+        Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>(?:[^{}]|\$\{[^{}]*\})*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
+            .expect("valid regex")
+    });
 
 /// Words that may precede the command of a simple statement.
 const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
@@ -44,8 +48,9 @@ pub struct ShellScanner {
     /// The same, as each kind of run sees them: `[EVAL_ONLY=true, throughput]`
     /// (an assignment inside an `EVAL_ONLY` branch is seen by one kind only).
     views: [HashMap<String, String>; 2],
-    /// Elements of the arrays assigned so far, expansions resolved, per kind of run.
-    arrays: [HashMap<String, Vec<String>>; 2],
+    /// Elements of the arrays assigned so far, expansions resolved, each
+    /// with the place of its word, per kind of run.
+    arrays: [HashMap<String, Vec<Arg>>; 2],
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
     /// The `EVAL_ONLY` tests around the statement being read, and its gate.
@@ -59,6 +64,16 @@ pub struct ShellScanner {
     heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
     pub problems: Vec<Provenance>,
+    /// The physical lines of the statement being read (empty for one line).
+    segments: Vec<Segment>,
+    /// The `if`/`case` blocks around the statement, and the variables whose
+    /// value depends on which arm of one runs (with a note saying so).
+    branches: Branches,
+    branch: HashMap<String, Branch>,
+    /// Values of variables with the references the input does not resolve
+    /// left in (`${WORKSPACE}/utils/aiperf`): enough to name what a script
+    /// installs or edits, never a launch argument.
+    partial: HashMap<String, String>,
 }
 
 impl ShellScanner {
@@ -77,6 +92,10 @@ impl ShellScanner {
             actions: ActionScanner::default(),
             heredoc_at: None,
             problems: Vec::new(),
+            segments: Vec::new(),
+            branches: Branches::default(),
+            branch: HashMap::new(),
+            partial: HashMap::new(),
         }
     }
 
@@ -104,7 +123,9 @@ impl ShellScanner {
                     let first = s.line.text.lines().next().unwrap_or("");
                     self.heredoc_at = Some((s.line.number, Provenance::at_line(&self.file, s.line.number, s.line.offset, first)));
                 }
-                self.statement(&s.tokens, &s.line, 0)
+                self.segments = s.segments;
+                self.statement(&s.tokens, &s.line, 0);
+                self.segments.clear();
             }
             Event::Body { lang: BodyLang::Python, opened_at, line } => {
                 let scope = format!("python@{opened_at}");
@@ -170,7 +191,7 @@ impl ShellScanner {
         }
         let mut rest = tokens;
         loop {
-            if let Some(after) = self.array_assignment(rest) {
+            if let Some(after) = self.array_assignment(rest, line, base) {
                 match after.first() {
                     None => break,
                     Some(t) if separator(t).is_some() => rest = &after[1..],
@@ -188,10 +209,16 @@ impl ShellScanner {
                 })
                 .collect();
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            let pattern = self.block_keywords(&texts, op, line.number);
             let taken = self.gates.keywords(&texts);
             self.gate = self.gates.current();
             let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
-            self.simple_command(&words[start..], line, base);
+            if !pattern {
+                self.simple_command(&words[start..], line, base);
+            }
+            if op == Some(";;") {
+                self.blocks(|b, snapshot| b.end_case_arm(snapshot));
+            }
             let redirects: Vec<String> = rest[..end]
                 .windows(2)
                 .filter_map(|pair| match pair {
@@ -214,7 +241,7 @@ impl ShellScanner {
     /// `NAME=( ... )` or `NAME+=( ... )` at the start of `tokens` (after
     /// `local`/`declare -a`): the array is recorded and the tokens after
     /// its `)` returned.
-    fn array_assignment<'t>(&mut self, tokens: &'t [Token]) -> Option<&'t [Token]> {
+    fn array_assignment<'t>(&mut self, tokens: &'t [Token], line: &Line, base: usize) -> Option<&'t [Token]> {
         let open = script::array_start(tokens)?;
         let leaders_ok = tokens[..open - 1].iter().all(|t| {
             matches!(t, Token::Word(w) if matches!(w.text.as_str(), "local" | "declare" | "typeset" | "readonly" | "-a" | "-g" | "-ga" | "-ag"))
@@ -224,6 +251,7 @@ impl ShellScanner {
         }
         let Token::Word(head) = &tokens[open - 1] else { return None };
         let (name, append) = script::array_name(&head.text)?;
+        self.touch(name);
         let close = tokens[open..].iter().position(|t| matches!(t, Token::Operator(op, _) if op == ")")).map_or(tokens.len(), |k| open + k);
         let words: Vec<&Word> = tokens[open + 1..close]
             .iter()
@@ -234,12 +262,18 @@ impl ShellScanner {
             .collect();
         for &view in views_of(self.gates.current()) {
             let mut elements = if append { self.arrays[view].get(name).cloned().unwrap_or_default() } else { Vec::new() };
-            elements.extend(self.expand(&words, view));
+            elements.extend(self.expand(&words, view, line, base));
             elements.truncate(MAX_ARRAY);
             match elements.first() {
-                Some(first) => self.views[view].insert(name.to_string(), first.clone()),
+                Some(first) => self.views[view].insert(name.to_string(), first.text.clone()),
                 None => self.views[view].remove(name),
             };
+            if view == 1 {
+                match elements.iter().find_map(|a| a.branch.clone()) {
+                    Some(note) => self.branch.insert(name.to_string(), note),
+                    None => self.branch.remove(name),
+                };
+            }
             self.arrays[view].insert(name.to_string(), elements);
         }
         Some(tokens.get(close + 1..).unwrap_or(&[]))
@@ -247,13 +281,14 @@ impl ShellScanner {
 
     /// The words of a command or array as bash passes them on in one kind
     /// of run (`view`): `"${A[@]}"` becomes the elements of array `A`,
-    /// other words their resolved value.
-    fn expand(&self, words: &[&Word], view: usize) -> Vec<String> {
+    /// other words their resolved value; each with the place of its word
+    /// (an array's element keeps the line it was written on).
+    fn expand(&self, words: &[&Word], view: usize, line: &Line, base: usize) -> Vec<Arg> {
         let mut out = Vec::new();
         for word in words {
             match ARRAY_REF.captures(&word.text).filter(|_| word.expands) {
                 Some(caps) => out.extend(self.arrays[view].get(&caps["n"]).into_iter().flatten().cloned()),
-                None => out.push(self.resolve_in(word, Some(view)).0),
+                None => out.push(Arg { text: self.resolve_in(word, Some(view)).0, at: self.at(line, base, &[word]), branch: self.word_branch(word) }),
             }
             if out.len() > MAX_ARRAY {
                 out.truncate(MAX_ARRAY);
@@ -266,6 +301,11 @@ impl ShellScanner {
     /// Record `NAME=value` (the assignment word) as the kinds of run that
     /// execute it see it.
     fn remember(&mut self, name: &str, word: &Word) {
+        let raw = shell::split_assignment(&word.text).map_or("", |(_, v)| v);
+        match self.word_branch(word).map(|b| self.narrow(word, raw, b)) {
+            Some(branch) => self.branch.insert(name.to_string(), branch),
+            None => self.branch.remove(name),
+        };
         // `P=$(python3 -c 'import X; print(X.__file__)')` holds where X is installed.
         let located = shell::split_assignment(&word.text).and_then(|(_, v)| v.starts_with("$(").then(|| script_actions::module_location(v)).flatten());
         if let Some(path) = located {
@@ -275,7 +315,18 @@ impl ShellScanner {
             }
             return;
         }
+        if !raw.starts_with("$(") && self.partial.len() < 4096 {
+            let mut known = self.partial.clone();
+            known.extend(self.views[1].iter().map(|(k, v)| (k.clone(), v.clone())));
+            let (text, _) = self.resolve_map(word, &known);
+            self.partial.insert(name.to_string(), text.split_once('=').map_or(String::new(), |(_, v)| v.to_string()));
+        }
         for &view in views_of(self.gate) {
+            // `SPEC=$(printf '{"k": %d}' "$K")` builds a value from pieces.
+            if let Some(value) = self.printf_value(raw, view) {
+                self.views[view].insert(name.to_string(), value);
+                continue;
+            }
             let (resolved, expands) = self.resolve_in(word, Some(view));
             match resolved.split_once('=') {
                 Some((_, value)) if !expands => self.views[view].insert(name.to_string(), value.to_string()),
@@ -284,13 +335,186 @@ impl ShellScanner {
         }
     }
 
+    /// The block keywords (`if`, `elif`, `else`, `fi`, `case`, `esac`) and
+    /// `case` patterns that start a simple command, for [`Branches`];
+    /// returns whether the command is a pattern (not run).
+    fn block_keywords(&mut self, texts: &[&str], op: Option<&str>, line: u64) -> bool {
+        for (k, word) in texts.iter().enumerate() {
+            match *word {
+                "if" => {
+                    let condition = &texts[k + 1..];
+                    self.branches.open(condition, gate::test_gate(condition).is_none(), false, line);
+                    return false;
+                }
+                "case" => {
+                    let subject = &texts[k + 1..texts.len().saturating_sub(1).max(k + 1)];
+                    self.branches.open(subject, true, true, line);
+                    return false;
+                }
+                "elif" | "else" => {
+                    let default = *word == "else";
+                    self.blocks(|b, snapshot| b.next_arm(default, snapshot));
+                }
+                "fi" | "esac" => {
+                    self.blocks(|b, snapshot| b.close(snapshot));
+                }
+                "then" | "do" => {}
+                _ => break,
+            }
+        }
+        if !self.branches.expecting_pattern() {
+            return false;
+        }
+        // `a|b)`: the words before `|` are part of the pattern too.
+        match op {
+            Some(")") => {
+                let first = texts.iter().position(|w| *w != "(").unwrap_or(texts.len());
+                self.branches.start_arm(texts[first..] == ["*"]);
+                true
+            }
+            Some("|") => true,
+            _ => false,
+        }
+    }
+
+    /// A value that depends on a block, built as a JSON object (a
+    /// speculative config assembled from variables): only the keys whose
+    /// values change with the variables the block decides depend on it.
+    fn narrow(&self, word: &Word, raw: &str, branch: Branch) -> Branch {
+        if branch.keys.is_some() {
+            return branch;
+        }
+        let value_with = |vars: &HashMap<String, String>| {
+            self.printf_with(raw, vars).or_else(|| {
+                let (text, expands) = self.resolve_map(word, vars);
+                (!expands).then(|| text.split_once('=').map_or(String::new(), |(_, v)| v.to_string()))
+            })
+        };
+        let mut other = self.views[1].clone();
+        for caps in VAR_REF.captures_iter(&word.text) {
+            let name = caps.name("b").or(caps.name("t")).or(caps.name("n")).map_or("", |m| m.as_str());
+            if self.branch.contains_key(name) {
+                other.insert(name.to_string(), "__auditor_other_arm__".to_string());
+            }
+        }
+        let object = |v: Option<String>| v.and_then(|v| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&v).ok());
+        match (object(value_with(&self.views[1])), object(value_with(&other))) {
+            (Some(a), Some(b)) => {
+                let keys = a.keys().chain(b.keys()).filter(|k| a.get(*k) != b.get(*k)).cloned().collect::<std::collections::BTreeSet<_>>();
+                Branch { keys: Some(keys.into_iter().collect()), ..branch }
+            }
+            _ => branch,
+        }
+    }
+
+    /// `$(printf FORMAT ARGS...)` as one kind of run sees it; `None` when
+    /// it is not a lone printf, an argument is unresolved, or the format
+    /// has conversions [`printf`] does not do.
+    fn printf_value(&self, value: &str, view: usize) -> Option<String> {
+        self.printf_with(value, &self.views[view])
+    }
+
+    fn printf_with(&self, value: &str, vars: &HashMap<String, String>) -> Option<String> {
+        let inner = value.strip_prefix("$(")?.strip_suffix(')')?;
+        let tokens = shell::tokenize(inner).ok()?;
+        let mut words = Vec::new();
+        for token in &tokens {
+            match token {
+                Token::Word(w) => words.push(w),
+                Token::Operator(..) => return None,
+            }
+        }
+        let (program, rest) = words.split_first()?;
+        // `$(awk "BEGIN{print (A-1)/K}")`: arithmetic on the script's values.
+        if program.text == "awk" && rest.len() == 1 {
+            let (text, expands) = self.resolve_map(rest[0], vars);
+            let expr = text.trim().strip_prefix("BEGIN")?.trim().strip_prefix('{')?.strip_suffix('}')?.trim().strip_prefix("print")?;
+            return (!expands).then(|| awk_number(arith(expr)?)).flatten();
+        }
+        if program.text != "printf" || rest.len() > 64 {
+            return None;
+        }
+        let mut args = Vec::new();
+        for word in rest {
+            let (text, expands) = self.resolve_map(word, vars);
+            if expands {
+                return None;
+            }
+            args.push(text);
+        }
+        let (format, args) = args.split_first()?;
+        if format.starts_with('-') {
+            return None;
+        }
+        printf(format, args)
+    }
+
+    /// Run a block operation with the variables' states at hand, and apply its updates.
+    fn blocks(&mut self, op: impl FnOnce(&mut Branches, &dyn Fn(&str) -> VarState) -> Updates) {
+        let mut branches = std::mem::take(&mut self.branches);
+        let updates = op(&mut branches, &|n| self.snapshot(n));
+        self.branches = branches;
+        self.apply(updates);
+    }
+
+    /// What the scanner knows of variable `name` now.
+    fn snapshot(&self, name: &str) -> VarState {
+        VarState {
+            var: self.vars.get(name).cloned(),
+            views: [0, 1].map(|v| self.views[v].get(name).cloned()),
+            arrays: [0, 1].map(|v| self.arrays[v].get(name).cloned()),
+            branch: self.branch.get(name).cloned(),
+        }
+    }
+
+    /// Set variables to the states the blocks decided.
+    fn apply(&mut self, updates: Updates) {
+        for (name, state) in updates {
+            fn put<T>(map: &mut HashMap<String, T>, name: &str, value: Option<T>) {
+                match value {
+                    Some(v) => map.insert(name.to_string(), v),
+                    None => map.remove(name),
+                };
+            }
+            put(&mut self.vars, &name, state.var);
+            let [v0, v1] = state.views;
+            put(&mut self.views[0], &name, v0);
+            put(&mut self.views[1], &name, v1);
+            let [a0, a1] = state.arrays;
+            put(&mut self.arrays[0], &name, a0);
+            put(&mut self.arrays[1], &name, a1);
+            put(&mut self.branch, &name, state.branch);
+        }
+    }
+
+    /// Variable `name` is about to be assigned.
+    fn touch(&mut self, name: &str) {
+        let state = self.snapshot(name);
+        self.branches.touch(name, || state);
+    }
+
+    /// The block a word's value depends on: that of a variable it expands.
+    fn word_branch(&self, word: &Word) -> Option<Branch> {
+        if !word.expands || self.branch.is_empty() {
+            return None;
+        }
+        if let Some(caps) = ARRAY_REF.captures(&word.text) {
+            return self.branch.get(&caps["n"]).cloned();
+        }
+        VAR_REF.captures_iter(&word.text).find_map(|caps| {
+            let name = caps.name("b").or(caps.name("t")).or(caps.name("n")).map_or("", |m| m.as_str());
+            self.branch.get(name).cloned()
+        })
+    }
+
     fn at(&self, line: &Line, base: usize, words: &[&Word]) -> Provenance {
         let (Some(first), Some(last)) = (words.first(), words.last()) else {
             return Provenance::at_line(&self.file, line.number, line.offset, &line.text);
         };
         let (start, end) = (base + first.span.0, base + last.span.1);
         let text = line.text.get(start..end).unwrap_or(&line.text);
-        Provenance::at_line(&self.file, line.number, line.offset + start as u64, text)
+        let (number, offset) = script::locate(&self.segments, start).unwrap_or((line.number, line.offset + start as u64));
+        Provenance::at_line(&self.file, number, offset, text)
     }
 
     fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
@@ -315,11 +539,34 @@ impl ShellScanner {
             Some(v) => &self.views[v],
             None => &self.vars,
         };
+        self.resolve_map(word, vars)
+    }
+
+    fn resolve_map(&self, word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
+        if !word.expands {
+            return (word.text.clone(), false);
+        }
         let mut unresolved = false;
         let text = VAR_REF.replace_all(&word.text, |caps: &regex::Captures| {
+            if let (Some(name), Some(op), Some(pattern)) = (caps.name("t"), caps.name("op"), caps.name("p")) {
+                return match vars.get(name.as_str()).and_then(|v| trim(v, op.as_str(), pattern.as_str())) {
+                    Some(v) => v,
+                    None => {
+                        unresolved = true;
+                        caps[0].to_string()
+                    }
+                };
+            }
             let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
             match (vars.get(name), caps.name("d")) {
                 (Some(v), _) => v.clone(),
+                // `${A:-${B}/x}`: the default's own references resolve too.
+                (None, Some(default)) if default.as_str().contains('$') => {
+                    let inner = Word { text: default.as_str().to_string(), span: (0, 0), expands: true };
+                    let (text, expands) = self.resolve_map(&inner, vars);
+                    unresolved |= expands;
+                    text
+                }
                 (None, Some(default)) => default.as_str().to_string(),
                 (None, None) => {
                     unresolved = true;
@@ -327,7 +574,7 @@ impl ShellScanner {
                 }
             }
         });
-        let leftover = text.contains("$(") || text.contains('`');
+        let leftover = text.contains("$(") || text.contains('`') || text.contains("${");
         (text.into_owned(), unresolved || leftover)
     }
 
@@ -337,6 +584,8 @@ impl ShellScanner {
             "export" | "declare" | "typeset" | "readonly" | "local" => self.declaration(words, line, base),
             "unset" => {
                 for word in words.iter().skip(1).filter(|w| shell::is_var_name(&w.text)) {
+                    self.touch(&word.text);
+                    self.branch.remove(&word.text);
                     let provenance = self.at(line, base, &[first, word]);
                     self.vars.remove(&word.text);
                     for view in &mut self.views {
@@ -376,6 +625,7 @@ impl ShellScanner {
             let provenance = self.at(line, base, &[word]);
             match shell::split_assignment(&word.text) {
                 Some((name, _)) => {
+                    self.touch(name);
                     let (resolved, expands) = self.resolve(word);
                     let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
                     if !expands {
@@ -417,15 +667,26 @@ impl ShellScanner {
         // A command whose words differ between eval-only and throughput runs
         // (an array or variable set in an `EVAL_ONLY` branch) is two commands.
         let views = views_of(self.gate);
-        let argvs: Vec<(usize, Vec<String>)> = views.iter().map(|&v| (v, self.expand(argv_words, v))).collect();
-        let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if a != b);
-        if let Some((_, argv)) = argvs.last() {
+        let argvs: Vec<(usize, Vec<Arg>)> = views.iter().map(|&v| (v, self.expand(argv_words, v, line, base))).collect();
+        let texts = |args: &[Arg]| args.iter().map(|a| a.text.clone()).collect::<Vec<_>>();
+        let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if texts(a) != texts(b));
+        if let Some((_, args)) = argvs.last() {
             let at = self.at(line, base, argv_words);
-            self.actions.command(argv, &[], line.number, self.gate, &at);
+            // What an action names, with the references the input leaves open kept.
+            let mut known = self.partial.clone();
+            known.extend(self.views[1].iter().map(|(k, v)| (k.clone(), v.clone())));
+            let named: Vec<String> = match argv_words.iter().any(|w| ARRAY_REF.is_match(&w.text)) {
+                true => texts(args),
+                false => argv_words.iter().map(|w| self.resolve_map(w, &known).0).collect(),
+            };
+            self.actions.command(&named, &[], line.number, self.gate, &at);
         }
-        for (view, argv) in argvs.into_iter().take(if split { 2 } else { 1 }) {
+        for (view, args) in argvs.into_iter().take(if split { 2 } else { 1 }) {
             let gate = if split { [Gate::EvalOnly, Gate::NotEval][view] } else { self.gate };
-            let command = Command { argv, gate, provenance: self.at(line, base, argv_words) };
+            let argv = texts(&args);
+            let branches = args.iter().map(|a| a.branch.clone()).collect();
+            let args_at = args.into_iter().map(|a| a.at).collect();
+            let command = Command { argv, gate, provenance: self.at(line, base, argv_words), args_at, branches };
             if command.engine().is_some() {
                 self.commands.push(command);
             }
@@ -452,6 +713,9 @@ impl ShellScanner {
 
     fn assign_word(&mut self, word: &Word, origin: EnvOrigin, scope: &str, line: &Line, base: usize) {
         let Some((name, _)) = shell::split_assignment(&word.text) else { return };
+        if scope == "file" {
+            self.touch(name);
+        }
         let (resolved, expands) = self.resolve(word);
         let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
         if scope == "file" && !expands {
@@ -507,6 +771,143 @@ impl ShellScanner {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
     }
+}
+
+/// bash `printf FORMAT ARGS` for `%s`, `%d`/`%i`, `%f`/`%.Nf`, `%%` and
+/// `\n`/`\t`/`\\` escapes, with the format used once; `None` otherwise.
+fn printf(format: &str, args: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('\\') => out.push('\\'),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            },
+            '%' => {
+                let mut precision = None;
+                if chars.peek() == Some(&'.') {
+                    chars.next();
+                    let mut digits = String::new();
+                    while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                        digits.push(*d);
+                        chars.next();
+                    }
+                    precision = Some(digits.parse::<usize>().ok().filter(|p| *p <= 32)?);
+                }
+                let mut arg = || args.next().cloned().unwrap_or_default();
+                match chars.next()? {
+                    '%' if precision.is_none() => out.push('%'),
+                    's' if precision.is_none() => out.push_str(&arg()),
+                    'd' | 'i' if precision.is_none() => {
+                        let a = arg().trim().to_string();
+                        out.push_str(&if a.is_empty() { 0 } else { a.parse::<i64>().ok()? }.to_string());
+                    }
+                    'f' => {
+                        let a = arg().trim().to_string();
+                        let n = if a.is_empty() { 0.0 } else { a.parse::<f64>().ok().filter(|n| n.is_finite())? };
+                        out.push_str(&format!("{n:.*}", precision.unwrap_or(6)));
+                    }
+                    _ => return None,
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    args.next().is_none().then_some(out)
+}
+
+/// A number as awk prints it (`%.6g`).
+fn awk_number(n: f64) -> Option<String> {
+    if !n.is_finite() {
+        return None;
+    }
+    if n == n.trunc() && n.abs() < 1e15 {
+        return Some(format!("{}", n as i64));
+    }
+    let digits = 5i32.saturating_sub(n.abs().log10().floor() as i32).clamp(0, 17) as usize;
+    let text = format!("{n:.digits$}");
+    Some(if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text })
+}
+
+/// `+ - * /` and parentheses over decimal numbers; `None` for anything else.
+fn arith(expr: &str) -> Option<f64> {
+    fn sum(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
+        let mut v = product(t, i, depth)?;
+        while let Some(&op) = t.get(*i).filter(|c| **c == b'+' || **c == b'-') {
+            *i += 1;
+            let r = product(t, i, depth)?;
+            v = if op == b'+' { v + r } else { v - r };
+        }
+        Some(v)
+    }
+    fn product(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
+        let mut v = atom(t, i, depth)?;
+        while let Some(&op) = t.get(*i).filter(|c| **c == b'*' || **c == b'/') {
+            *i += 1;
+            let r = atom(t, i, depth)?;
+            v = if op == b'*' { v * r } else { v / r };
+        }
+        Some(v)
+    }
+    fn atom(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
+        match t.get(*i)? {
+            b'(' if depth < 32 => {
+                *i += 1;
+                let v = sum(t, i, depth + 1)?;
+                (t.get(*i) == Some(&b')')).then(|| *i += 1)?;
+                Some(v)
+            }
+            b'-' => {
+                *i += 1;
+                atom(t, i, depth + 1).map(|v| -v)
+            }
+            _ => {
+                let start = *i;
+                while t.get(*i).is_some_and(|c| c.is_ascii_digit() || *c == b'.') {
+                    *i += 1;
+                }
+                std::str::from_utf8(&t[start..*i]).ok()?.parse().ok()
+            }
+        }
+    }
+    let compact: Vec<u8> = expr.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+    if compact.len() > 256 {
+        return None;
+    }
+    let mut i = 0;
+    let v = sum(&compact, &mut i, 0)?;
+    (i == compact.len()).then_some(v)
+}
+
+/// `${V#p}`, `${V##p}`, `${V%p}`, `${V%%p}` for patterns that are a
+/// literal with at most a `*` on the side away from the anchor (`*/`,
+/// `/*`, `.sh`); `None` for other patterns.
+fn trim(value: &str, op: &str, pattern: &str) -> Option<String> {
+    let plain = |p: &str| !p.contains(['*', '?', '[', '$', '\\']);
+    let prefix = op.starts_with('#');
+    let longest = op.len() == 2;
+    let out = match (prefix, pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
+        (true, Some(lit), _) if plain(lit) && !lit.is_empty() => match if longest { value.rfind(lit) } else { value.find(lit) } {
+            Some(i) => &value[i + lit.len()..],
+            None => value,
+        },
+        (false, _, Some(lit)) if plain(lit) && !lit.is_empty() => match if longest { value.find(lit) } else { value.rfind(lit) } {
+            Some(i) => &value[..i],
+            None => value,
+        },
+        _ if plain(pattern) && prefix => value.strip_prefix(pattern).unwrap_or(value),
+        _ if plain(pattern) => value.strip_suffix(pattern).unwrap_or(value),
+        _ => return None,
+    };
+    Some(out.to_string())
 }
 
 /// The kinds of run a gate's statements run in, as indexes of
@@ -766,6 +1167,40 @@ mod tests {
         text.push_str("python3 -m sglang.launch_server \"${A[@]}\"\n");
         let s = scan_script(&text);
         assert_eq!(s.commands[0].argv.len(), MAX_ARRAY);
+    }
+
+    #[test]
+    fn printf_awk_and_trims_are_evaluated() {
+        let s = scan_script(concat!(
+            "D=org/Draft-Head\nK=3\nAL=2.789\n",
+            "P=/m/${D##*/}\nQ=${D%/*}\n",
+            "C=$(printf '{\"m\":\"%s\",\"k\":%d,\"al\":%.2f}' \"$P\" \"$K\" \"$AL\")\n",
+            "R=$(awk \"BEGIN{print ($AL-1)/$K}\")\n",
+            "vllm serve \"$Q\" --a \"$C\" --b \"$R\" --c \"$(printf '%x' 1)\"\n",
+        ));
+        assert_eq!(s.commands[0].argv[2..], ["org", "--a", r#"{"m":"/m/Draft-Head","k":3,"al":2.79}"#, "--b", "0.596333", "--c", "$(printf '%x' 1)"]);
+        assert_eq!(arith("((1+2)*3-1)/-2"), Some(-4.0));
+        assert_eq!(arith("1+"), None);
+        assert_eq!(arith(&"(".repeat(100)), None);
+        assert_eq!(printf("%s-%s", &["a".into()]), Some("a-".into()));
+        assert_eq!(printf("%d", &["x".into()]), None);
+    }
+
+    #[test]
+    fn find_exec_edits_the_files_found_and_fallbacks_are_one_action() {
+        use crate::evidence::script_actions::ActionKind;
+        let s = scan_script(concat!(
+            "D=recipes/x\n",
+            "find \"$D\" -name \"*.yaml\" \\\n    -exec sed -i '/FORCE/d' {} +\n",
+            "W=${WS:-${ROOT}/utils/aiperf}\n",
+            "( cd /src/wrapper && { pip install --no-deps . || pip install --no-deps --break-system-packages . ; } )\n",
+            "uv pip install -e \"$W\"\n",
+        ));
+        let got: Vec<(ActionKind, u64, Option<&str>)> =
+            s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
+        assert_eq!(got[0], (ActionKind::InPlaceEdit, 2, Some("recipes/x/**/*.yaml")));
+        assert_eq!(got.iter().filter(|(k, l, _)| *k == ActionKind::Install && *l == 5).count(), 1, "{got:?}");
+        assert!(got.iter().any(|(k, l, t)| *k == ActionKind::Install && *l == 6 && t.is_some_and(|t| t.ends_with("/utils/aiperf"))), "{got:?}");
     }
 
     #[test]
