@@ -145,7 +145,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let excludes: Vec<String> = config.get("exclude_layer").and_then(Value::as_array).map(|a| a.iter().map(text).collect()).unwrap_or_default();
         let covers_draft = excludes.iter().any(|p| ["mtp", "nextn", "draft", "eagle"].iter().any(|k| p.to_ascii_lowercase().contains(k)));
         if !covers_draft {
-            let provenance = facts.summary.get("model").and_then(|f| f.provenance.clone());
+            let provenance = facts.arg_provenance("online_quant_config").cloned().or_else(|| facts.summary.get("model").and_then(|f| f.provenance.clone()));
             push("draft-precision/online-quant", Severity::Error, format!("online_quant_config {} quantizes the model online and its exclude_layer {excludes:?} does not name the draft (mtp) layers", text(&config)), provenance.into_iter().collect());
         }
     }

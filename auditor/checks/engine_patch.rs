@@ -204,6 +204,10 @@ fn action_finding(settings: &CheckPolicy, action: &ScriptAction) -> Option<Findi
     if let Some((name, line)) = &action.function {
         context.push_str(&format!(" in function {name} (defined at line {line})"));
     }
+    if action.after_launch {
+        // Not excused: an engine imports modules and compiles kernels lazily, after it starts.
+        context.push_str(" after the script's last engine launch (the running server may still import it lazily; the client shares it)");
+    }
     match action.gate {
         Gate::EvalOnly => context.push_str(" in the EVAL_ONLY=true branch"),
         Gate::NotEval => context.push_str(" in the throughput branch (EVAL_ONLY not true)"),

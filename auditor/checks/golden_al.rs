@@ -84,7 +84,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         evidence.extend(spec.get("draft_length").and_then(|f| f.provenance.clone()).filter(|p| Some(p) != sim.provenance.as_ref()));
         findings.push(Finding::new(
             "golden-al/undetermined",
-            Severity::Error,
+            open_severity,
             format!("simulates at {} but the draft length and AL depend on which branch of the script runs ({note}); each arm's pair cannot be followed, so no draft length is assumed", text(&sim.value)),
             id,
             evidence,

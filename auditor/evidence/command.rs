@@ -31,23 +31,7 @@ impl Command {
     /// where the engine's own arguments start (wrappers such as `srun`,
     /// `numactl` or `python3 -m` come before it).
     pub fn launch(&self) -> Option<(&'static str, usize)> {
-        let next_is_serve = |i: usize| self.argv.get(i + 1).is_some_and(|n| n == "serve");
-        self.argv.iter().enumerate().find_map(|(i, word)| {
-            let base = word.rsplit('/').next().unwrap_or(word);
-            if word.starts_with("sglang.launch_server") {
-                Some(("sglang", i + 1))
-            } else if word.starts_with("vllm.entrypoints") {
-                Some(("vllm", i + 1))
-            } else if word.starts_with("atom.entrypoints") {
-                Some(("atom", i + 1))
-            } else if base == "trtllm-serve" || word.starts_with("tensorrt_llm.commands.serve") {
-                Some(("trtllm", i + 1))
-            } else if (base == "sglang" || base == "vllm") && next_is_serve(i) {
-                Some((if base == "sglang" { "sglang" } else { "vllm" }, i + 2))
-            } else {
-                None
-            }
-        })
+        launch_of(&self.argv)
     }
 
     /// Where word `i` of `argv` was written: its own place, else the command's.
@@ -88,4 +72,27 @@ mod tests {
         assert!(!is_command_file("benchmark_command.txt"));
         assert!(!is_command_file("notes.txt"));
     }
+}
+
+/// The serving engine an argv launches and the index where the engine's
+/// own arguments start (wrappers such as `srun`, `numactl` or `python3 -m`
+/// come before it).
+pub fn launch_of(argv: &[String]) -> Option<(&'static str, usize)> {
+    let next_is_serve = |i: usize| argv.get(i + 1).is_some_and(|n| n == "serve");
+    argv.iter().enumerate().find_map(|(i, word)| {
+        let base = word.rsplit('/').next().unwrap_or(word);
+        if word.starts_with("sglang.launch_server") {
+            Some(("sglang", i + 1))
+        } else if word.starts_with("vllm.entrypoints") {
+            Some(("vllm", i + 1))
+        } else if word.starts_with("atom.entrypoints") {
+            Some(("atom", i + 1))
+        } else if base == "trtllm-serve" || word.starts_with("tensorrt_llm.commands.serve") {
+            Some(("trtllm", i + 1))
+        } else if (base == "sglang" || base == "vllm") && next_is_serve(i) {
+            Some((if base == "sglang" { "sglang" } else { "vllm" }, i + 2))
+        } else {
+            None
+        }
+    })
 }

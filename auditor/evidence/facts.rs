@@ -77,6 +77,11 @@ impl Facts {
     }
 
     /// A `server_args` field as a fact.
+    /// Where a `server_args` field was written (its flag's line on a launch), if known.
+    pub fn arg_provenance(&self, field: &str) -> Option<&Provenance> {
+        self.field_sources.get(field).map(|(_, p)| p)
+    }
+
     fn arg(&self, field: &str) -> Option<(Value, String, Option<Provenance>)> {
         let value = self.server_args.get(field)?.clone();
         let (from, provenance) = self.field_sources.get(field).cloned().map_or((format!("server_args.{field}"), None), |(f, p)| (f, Some(p)));

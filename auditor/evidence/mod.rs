@@ -338,7 +338,7 @@ impl<'e> Extractor<'e> {
         evidence.env_dumps = listing.dumps;
         evidence.commands = shell.commands;
         if evidence.kind == FileKind::Script {
-            evidence.actions = shell.actions.actions;
+            evidence.actions = shell.actions.finish();
         }
         evidence.records = records.records;
         for p in shell.problems {

@@ -82,6 +82,11 @@ pub struct ScriptAction {
     #[serde(skip_serializing_if = "Gate::is_always")]
     pub gate: Gate,
     pub provenance: Provenance,
+    /// At the script's top level, after its (last) top-level engine launch:
+    /// the running server has loaded its code already, and no later start
+    /// in this script reads the change.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub after_launch: bool,
 }
 
 /// The repository name of a clone or install URL (`.../LMCache.git` -> `LMCache`).
@@ -143,11 +148,24 @@ pub struct ActionScanner {
     /// The first line of the statement being read and the index of its
     /// first action: `pip install X || pip install --flag X` is one install.
     statement: Option<(u64, usize)>,
+    /// Lines of the engine launches at the script's top level (not in a function body).
+    launches: Vec<u64>,
 }
 
 type PyNames = Vec<(String, String)>;
 
 impl ActionScanner {
+    /// The actions, each marked when it comes after the script's last
+    /// top-level engine launch (and is at the top level itself).
+    pub fn finish(mut self) -> Vec<ScriptAction> {
+        if let Some(last) = self.launches.iter().max().copied() {
+            for action in self.actions.iter_mut().filter(|a| a.function.is_none()) {
+                action.after_launch = action.provenance.line.is_some_and(|l| l > last);
+            }
+        }
+        self.actions
+    }
+
     /// A comment line: a link in it may explain the checkout below.
     pub fn comment(&mut self, number: u64, text: &str) {
         if let Some(at) = text.find("http") {
@@ -202,6 +220,7 @@ impl ActionScanner {
             function,
             gate,
             provenance: provenance.clone(),
+            after_launch: false,
         });
         self.actions.last_mut()
     }
@@ -217,6 +236,9 @@ impl ActionScanner {
     /// One simple command: `argv` resolved, `redirects` the files its
     /// `>`/`>>`/`&>` write, `line` the first line of its statement.
     pub fn command(&mut self, argv: &[String], redirects: &[String], line: u64, gate: Gate, provenance: &Provenance) {
+        if self.functions.is_empty() && super::command::launch_of(argv).is_some() && self.launches.len() < MAX_ITEMS {
+            self.launches.push(line);
+        }
         let first = match self.statement {
             Some((l, first)) if l == line => first,
             _ => self.actions.len(),

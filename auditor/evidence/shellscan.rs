@@ -1159,6 +1159,20 @@ mod tests {
     }
 
     #[test]
+    fn actions_after_the_last_top_level_launch_are_marked() {
+        let s = scan_script(concat!(
+            "start() {\n  python3 -m sglang.launch_server --tp 8 &\n}\n",
+            "pip install -q --upgrade transformers\n",
+            "python3 -m sglang.launch_server --tp 8 > log 2>&1 &\n",
+            "pip install -q --upgrade transformers\n",
+            "fix() {\n  pip install -q --upgrade transformers\n}\n",
+        ));
+        let marks: Vec<(u64, bool)> = s.actions.finish().iter().map(|a| (a.provenance.line.unwrap(), a.after_launch)).collect();
+        // A launch inside a function does not count (it may run later); an action in a function is never marked.
+        assert_eq!(marks, [(4, false), (5, false), (6, true), (8, false)], "line 5: the launch's own > log");
+    }
+
+    #[test]
     fn huge_and_self_referencing_arrays_are_bounded() {
         let mut text = String::from("A=(x)\n");
         for _ in 0..20 {
