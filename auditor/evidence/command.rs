@@ -51,29 +51,6 @@ pub fn is_command_file(name: &str) -> bool {
     name.ends_with("_command.txt") && name != "benchmark_command.txt"
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::evidence::provenance::FileRef;
-
-    #[test]
-    fn engines() {
-        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
-        assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
-        assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
-        assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));
-        assert_eq!(cmd(&["python", "-m", "atom.entrypoints.openai_server"]).engine(), Some("atom"));
-        assert_eq!(cmd(&["aiperf", "profile"]).engine(), None);
-    }
-
-    #[test]
-    fn names() {
-        assert!(is_command_file("sglang_command.txt"));
-        assert!(!is_command_file("benchmark_command.txt"));
-        assert!(!is_command_file("notes.txt"));
-    }
-}
-
 /// The serving engine an argv launches and the index where the engine's
 /// own arguments start (wrappers such as `srun`, `numactl` or `python3 -m`
 /// come before it).
@@ -95,4 +72,27 @@ pub fn launch_of(argv: &[String]) -> Option<(&'static str, usize)> {
             None
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::provenance::FileRef;
+
+    #[test]
+    fn engines() {
+        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
+        assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
+        assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
+        assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));
+        assert_eq!(cmd(&["python", "-m", "atom.entrypoints.openai_server"]).engine(), Some("atom"));
+        assert_eq!(cmd(&["aiperf", "profile"]).engine(), None);
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_command_file("sglang_command.txt"));
+        assert!(!is_command_file("benchmark_command.txt"));
+        assert!(!is_command_file("notes.txt"));
+    }
 }
