@@ -1,14 +1,14 @@
 //! The audit pipeline: bundles -> evidence -> jobs -> checks -> report.
 
-use crate::bundle::{self, layout, repository, Bundle, BundleError, FileStatus, Limits};
+use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout, repository};
 use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Inputs};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
 use crate::policy::Policy;
-use crate::signatures::Engine;
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
+use crate::signatures::Engine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -76,15 +76,10 @@ pub struct ReadBundle {
 pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOptions) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
     let mut bundle = bundle::read_bundle(path, limits, &mut extractor)?;
-    let artifacts: BTreeSet<String> = bundle
-        .files
-        .iter()
-        .filter_map(|f| layout::artifact_of(&f.path).map(str::to_string))
-        .collect();
+    let artifacts: BTreeSet<String> = bundle.files.iter().filter_map(|f| layout::artifact_of(&f.path).map(str::to_string)).collect();
     let (jobs, assignment) = layout::group(&artifacts);
     let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = extractor.files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
-    let (mut retired, mut active): (Vec<FileEvidence>, Vec<FileEvidence>) =
-        files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
+    let (mut retired, mut active): (Vec<FileEvidence>, Vec<FileEvidence>) = files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
     if !retired.is_empty() {
         let only_retired = repository::run_only_by_retired(&active, &retired);
         let (more, rest): (Vec<FileEvidence>, Vec<FileEvidence>) = active.into_iter().partition(|f| only_retired.contains(&f.path));
@@ -146,8 +141,10 @@ fn skip_outside(bundle: &mut Bundle, outside: &[FileEvidence], options: &ReadOpt
 fn by_artifact(bundle: &Bundle, jobs: Vec<layout::Job>, assignment: &BTreeMap<String, String>, files: Vec<FileEvidence>) -> Vec<AuditedJob> {
     let label = bundle.path.clone();
     let recognised = !jobs.is_empty();
-    let mut by_job: BTreeMap<String, AuditedJob> =
-        jobs.into_iter().map(|job| (job.id.clone(), AuditedJob { bundle: label.clone(), job, files: Vec::new(), facts: Facts::default(), unexamined: Vec::new() })).collect();
+    let mut by_job: BTreeMap<String, AuditedJob> = jobs
+        .into_iter()
+        .map(|job| (job.id.clone(), AuditedJob { bundle: label.clone(), job, files: Vec::new(), facts: Facts::default(), unexamined: Vec::new() }))
+        .collect();
     let job_of = |artifact: Option<&str>| {
         artifact.and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| if recognised { "run".to_string() } else { "bundle".to_string() })
     };
@@ -232,7 +229,8 @@ pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &
     let mut reference_only = Vec::new();
     let mut changed_files = 0;
     for (n, path) in paths.iter().enumerate() {
-        let ReadBundle { bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() })?;
+        let ReadBundle { bundle, jobs: read_jobs, sources } =
+            read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() })?;
         bundles.push(bundle);
         let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
             jobs.extend(read_jobs);
@@ -329,9 +327,9 @@ fn report(bundles: &[Bundle], jobs: &[AuditedJob], skipped: &[(AuditedJob, Strin
     for (key, id) in all().flat_map(|j| j.files.iter().map(move |f| ((j.bundle.as_str(), f.path.as_str()), j.job.id.as_str()))) {
         file_job.entry(key).or_insert(id);
     }
-    let (inputs, files, not_examined) =
-        account(bundles, |bundle, path| file_job.get(&(bundle, path)).map(|j| j.to_string()));
-    let entry = |j: &AuditedJob, skipped: Option<&String>| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len(), skipped: skipped.cloned() };
+    let (inputs, files, not_examined) = account(bundles, |bundle, path| file_job.get(&(bundle, path)).map(|j| j.to_string()));
+    let entry =
+        |j: &AuditedJob, skipped: Option<&String>| JobEntry { bundle: j.bundle.clone(), job: j.job.clone(), files: j.files.len(), skipped: skipped.cloned() };
     let jobs = jobs.iter().map(|j| entry(j, None)).chain(skipped.iter().map(|(j, why)| entry(j, Some(why)))).collect();
     Report::new(policy.name.clone(), inputs, checks, jobs, files, not_examined)
 }
@@ -339,10 +337,7 @@ fn report(bundles: &[Bundle], jobs: &[AuditedJob], skipped: &[(AuditedJob, Strin
 /// The report's account of what was read: the inputs, every file with its
 /// status (and job, from `job_of(bundle, path)`), and what was not examined,
 /// prefixed with the bundle when there are several.
-pub(crate) fn account(
-    bundles: &[Bundle],
-    job_of: impl Fn(&str, &str) -> Option<String>,
-) -> (Vec<Input>, Vec<FileEntry>, Vec<String>) {
+pub(crate) fn account(bundles: &[Bundle], job_of: impl Fn(&str, &str) -> Option<String>) -> (Vec<Input>, Vec<FileEntry>, Vec<String>) {
     let multi = bundles.len() > 1;
     let mut not_examined = Vec::new();
     let mut files = Vec::new();

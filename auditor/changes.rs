@@ -61,10 +61,10 @@ impl Changes {
             let detail = if verify.stderr.is_empty() { "unknown revision".to_string() } else { detail(&verify) };
             return Err(ChangesError::UnknownRef { path: dir.to_path_buf(), reference: reference.to_string(), detail });
         }
-        let split = |bytes: Vec<u8>| -> Vec<String> {
-            bytes.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect()
-        };
-        let mut files: BTreeSet<String> = split(run(dir, &["diff", "--name-only", "--no-renames", "--relative", "-z", &commit(reference), "--"])?).into_iter().collect();
+        let split =
+            |bytes: Vec<u8>| -> Vec<String> { bytes.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect() };
+        let mut files: BTreeSet<String> =
+            split(run(dir, &["diff", "--name-only", "--no-renames", "--relative", "-z", &commit(reference), "--"])?).into_iter().collect();
         let untracked: BTreeSet<String> = split(run(dir, &["ls-files", "--others", "--exclude-standard", "-z"])?).into_iter().collect();
         files.extend(untracked.iter().cloned());
         Ok(Changes { files, untracked, lines: BTreeMap::new() })
@@ -94,11 +94,7 @@ fn commit(reference: &str) -> String {
 /// Run git in `dir`; its standard output, or an error with its first line of standard error.
 fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, ChangesError> {
     let out = git(dir, args)?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(ChangesError::Git { path: dir.to_path_buf(), args: args.join(" "), detail: detail(&out) })
-    }
+    if out.status.success() { Ok(out.stdout) } else { Err(ChangesError::Git { path: dir.to_path_buf(), args: args.join(" "), detail: detail(&out) }) }
 }
 
 /// The lines of the new side that `diff -U0` hunks touch; a pure deletion
@@ -151,14 +147,23 @@ fn sourced(script: &str, text: &str) -> Vec<String> {
         let line = line.trim_start();
         let Some(rest) = line.strip_prefix("source ").or_else(|| line.strip_prefix(". ")) else { continue };
         let unquoted: String = rest.trim().chars().filter(|c| *c != '"' && *c != '\'').collect();
-        let here = ["$(dirname $0)", "$(dirname ${BASH_SOURCE[0]})", "$(dirname $BASH_SOURCE)", "${SCRIPT_DIR}", "$SCRIPT_DIR", "$HERE", "${HERE}", "$DIR", "${DIR}"];
+        let here =
+            ["$(dirname $0)", "$(dirname ${BASH_SOURCE[0]})", "$(dirname $BASH_SOURCE)", "${SCRIPT_DIR}", "$SCRIPT_DIR", "$HERE", "${HERE}", "$DIR", "${DIR}"];
         // The directory substitutions hold spaces: the argument ends at the first space after them.
         let (prefix, tail) = match here.iter().find(|p| unquoted.starts_with(**p)) {
             Some(p) => unquoted.split_at(p.len()),
             None => ("", unquoted.as_str()),
         };
         let arg = format!("{prefix}{}", tail.split_whitespace().next().unwrap_or(""));
-        let root = ["/workspace", "$INFERENCEX_ROOT", "${INFERENCEX_ROOT}", "$INFMAX_CONTAINER_WORKSPACE", "${INFMAX_CONTAINER_WORKSPACE}", "$GITHUB_WORKSPACE", "${GITHUB_WORKSPACE}"];
+        let root = [
+            "/workspace",
+            "$INFERENCEX_ROOT",
+            "${INFERENCEX_ROOT}",
+            "$INFMAX_CONTAINER_WORKSPACE",
+            "${INFMAX_CONTAINER_WORKSPACE}",
+            "$GITHUB_WORKSPACE",
+            "${GITHUB_WORKSPACE}",
+        ];
         let joined = if let Some(rest) = here.iter().find_map(|p| arg.strip_prefix(p)) {
             dir.join(rest.trim_start_matches('/'))
         } else if let Some(rest) = root.iter().find_map(|p| arg.strip_prefix(p)) {
@@ -241,7 +246,8 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
         for view in &job.files {
             let path = view.path.as_str();
             if let Some(ranges) = changed_entries.get(path) {
-                let lines = view.env.iter().filter_map(|a| a.provenance.line).chain(view.metadata.as_ref().and_then(|m| m.image_at.as_ref()).and_then(|p| p.line));
+                let lines =
+                    view.env.iter().filter_map(|a| a.provenance.line).chain(view.metadata.as_ref().and_then(|m| m.image_at.as_ref()).and_then(|p| p.line));
                 let hit = match ranges {
                     None => true,
                     Some(ranges) => lines.into_iter().any(|l| ranges.iter().any(|(s, e)| (*s..*e).contains(&l))),
@@ -292,6 +298,9 @@ mod tests {
     #[test]
     fn sourced_paths_resolve_against_script_and_checkout() {
         let text = "source \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n  . ./env.sh\nsource /workspace/benchmarks/x.sh\nsource $WS/env.sh\nsource /etc/profile\nsource ../../../../../../escape.sh\n";
-        assert_eq!(sourced("benchmarks/single_node/fixed/a.sh", text), vec!["benchmarks/benchmark_lib.sh", "benchmarks/single_node/fixed/env.sh", "benchmarks/x.sh"]);
+        assert_eq!(
+            sourced("benchmarks/single_node/fixed/a.sh", text),
+            vec!["benchmarks/benchmark_lib.sh", "benchmarks/single_node/fixed/env.sh", "benchmarks/x.sh"]
+        );
     }
 }

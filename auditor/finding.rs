@@ -64,7 +64,20 @@ pub struct Finding {
 impl Finding {
     pub fn new(rule: &str, severity: Severity, message: String, job: Option<&str>, evidence: Vec<Provenance>) -> Self {
         let fingerprint = fingerprint(rule, &evidence);
-        Finding { rule: rule.to_string(), severity, message, job: job.map(str::to_string), jobs: Vec::new(), evidence, fingerprint, suppressed: None, baselined: false, kind: None, path: None, diff: None }
+        Finding {
+            rule: rule.to_string(),
+            severity,
+            message,
+            job: job.map(str::to_string),
+            jobs: Vec::new(),
+            evidence,
+            fingerprint,
+            suppressed: None,
+            baselined: false,
+            kind: None,
+            path: None,
+            diff: None,
+        }
     }
 
     /// An image finding: its kind and the path inside the image it concerns.
@@ -193,7 +206,8 @@ mod tests {
     #[test]
     fn one_cause_at_one_place_is_one_finding_listing_its_jobs() {
         let f = |job: &str, line: u64, rule: &str| Finding::new(rule, Severity::Error, format!("m {job}"), Some(job), vec![at(line, "X=1")]);
-        let grouped = group_by_place(vec![f("a#decode", 3, "r/x"), f("b#decode", 3, "r/x"), f("a#decode", 4, "r/x"), f("c", 3, "r/y"), f("b#decode", 3, "r/x")]);
+        let grouped =
+            group_by_place(vec![f("a#decode", 3, "r/x"), f("b#decode", 3, "r/x"), f("a#decode", 4, "r/x"), f("c", 3, "r/y"), f("b#decode", 3, "r/x")]);
         assert_eq!(grouped.len(), 3);
         assert_eq!((grouped[0].job.as_deref(), grouped[0].jobs.clone()), (Some("a#decode"), vec!["a#decode".to_string(), "b#decode".to_string()]));
         assert_eq!(grouped[0].evidence.len(), 1, "the same evidence is kept once");

@@ -5,8 +5,8 @@
 
 pub mod audit;
 pub mod baseline;
-pub mod changes;
 pub mod bundle;
+pub mod changes;
 pub mod checks;
 pub mod evidence;
 pub mod finding;

@@ -2,19 +2,19 @@
 //! outcomes to exit codes (0 pass, 1 fail, 2 usage or unreadable input,
 //! 3 incomplete).
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result, bail};
 use auditor::audit::{self, AuditError};
 use auditor::baseline::{Baseline, BaselineFile};
-use auditor::bundle::limits::parse_size;
 use auditor::bundle::Limits;
+use auditor::bundle::limits::parse_size;
 use auditor::checks::{Inputs, REGISTRY};
 use auditor::evidence::{knobs::Catalog, view};
-use auditor::policy::thresholds::Thresholds;
-use auditor::image::{self, forensics, limits, ChangeKind, ImageRef, OpenOptions, Platform};
+use auditor::image::{self, ChangeKind, ImageRef, OpenOptions, Platform, forensics, limits};
 use auditor::policy::Policy;
+use auditor::policy::thresholds::Thresholds;
 use auditor::report::{Format, Report};
 use auditor::scan;
-use auditor::signatures::{describe, selftest, Engine};
+use auditor::signatures::{Engine, describe, selftest};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -341,12 +341,23 @@ impl ForensicArgs {
     fn options(&self) -> Result<forensics::Options> {
         let platform = self.platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
         let jobs = self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)).max(1);
-        let open = OpenOptions { platform, insecure_registries: self.insecure_registries.clone(), max_concurrent_fetches: jobs, progress: std::io::stderr().is_terminal(), ..OpenOptions::default() };
+        let open = OpenOptions {
+            platform,
+            insecure_registries: self.insecure_registries.clone(),
+            max_concurrent_fetches: jobs,
+            progress: std::io::stderr().is_terminal(),
+            ..OpenOptions::default()
+        };
         let Some(cache_dir) = self.cache_dir.clone().or_else(forensics::default_cache_dir) else {
             bail!("no cache directory: set HOME or XDG_CACHE_HOME, or pass --cache-dir DIR");
         };
         let today = self.today.clone().unwrap_or_else(auditor::policy::suppressions::today);
-        let limits = limits::LayerLimits { max_size: self.max_layer_size, max_ratio: self.max_layer_ratio, max_entries: self.max_layer_entries, max_depth: self.max_path_depth };
+        let limits = limits::LayerLimits {
+            max_size: self.max_layer_size,
+            max_ratio: self.max_layer_ratio,
+            max_entries: self.max_layer_entries,
+            max_depth: self.max_path_depth,
+        };
         Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, limits, today })
     }
 }
@@ -540,7 +551,10 @@ fn read_waivers(dir: &PathBuf) -> Result<Vec<auditor::evidence::waiver::Waiver>>
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
-    for path in paths.iter().filter(|p| auditor::evidence::waiver::Waiver::is_waiver_path(&format!("waiver/{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()))) {
+    for path in paths
+        .iter()
+        .filter(|p| auditor::evidence::waiver::Waiver::is_waiver_path(&format!("waiver/{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())))
+    {
         let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         let text = String::from_utf8_lossy(&text[..text.len().min(auditor::evidence::waiver::MAX_WAIVER)]).into_owned();
         out.push(auditor::evidence::waiver::Waiver::parse(&path.display().to_string(), &text));
@@ -592,11 +606,20 @@ fn image_command(command: ImageCommand) -> Result<u8> {
             let changes = image::container_changes(&container)?;
             let text = match format {
                 EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&changes)?),
-                EvidenceFormat::Text => changes.iter().map(|c| format!("{} {}\n", match c.kind {
-                    ChangeKind::Added => 'A',
-                    ChangeKind::Modified => 'C',
-                    ChangeKind::Deleted => 'D',
-                }, c.path)).collect(),
+                EvidenceFormat::Text => changes
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {}\n",
+                            match c.kind {
+                                ChangeKind::Added => 'A',
+                                ChangeKind::Modified => 'C',
+                                ChangeKind::Deleted => 'D',
+                            },
+                            c.path
+                        )
+                    })
+                    .collect(),
             };
             emit(&text, None)?;
             Ok(0)
@@ -673,7 +696,12 @@ fn evidence_text(value: &serde_json::Value) -> String {
         }
         for (name, e) in v["env"].as_object().into_iter().flatten() {
             let line = e["line"].as_u64().map(|l| format!(":{l}")).unwrap_or_default();
-            out.push_str(&format!("{name}={}  (effective {})  {}{line}\n", e["value"].as_str().unwrap_or(""), e["effective"], e["file"].as_str().unwrap_or("")));
+            out.push_str(&format!(
+                "{name}={}  (effective {})  {}{line}\n",
+                e["value"].as_str().unwrap_or(""),
+                e["effective"],
+                e["file"].as_str().unwrap_or("")
+            ));
         }
         for c in v["commands"].as_array().into_iter().flatten() {
             let argv: Vec<&str> = c["argv"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).collect();

@@ -6,10 +6,10 @@
 //! packs feed, so the report and its exit codes are the audit's.
 
 use crate::audit::account;
-use crate::bundle::{self, layout, Bundle, Disposition, FileStatus, Limits, MemberVisitor};
+use crate::bundle::{self, Bundle, Disposition, FileStatus, Limits, MemberVisitor, layout};
 use crate::checks::{CheckResult, Status};
-use crate::evidence::provenance::FileRef;
 use crate::evidence::classify;
+use crate::evidence::provenance::FileRef;
 use crate::finding::{Finding, Severity};
 use crate::report::Report;
 use crate::signatures::Engine;

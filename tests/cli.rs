@@ -67,7 +67,8 @@ fn sarif_is_2_1_0_with_a_location_on_every_result() {
     assert!(sarif["$schema"].as_str().unwrap().contains("sarif-schema-2.1.0"));
     let run = &sarif["runs"][0];
     let rules: Vec<&str> = run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
-    let results: Vec<_> = run["results"].as_array().unwrap().iter().filter(|r| r["level"] == "error" && r["ruleId"].as_str().unwrap().starts_with("forbidden-env/")).collect();
+    let results: Vec<_> =
+        run["results"].as_array().unwrap().iter().filter(|r| r["level"] == "error" && r["ruleId"].as_str().unwrap().starts_with("forbidden-env/")).collect();
     assert_eq!(results.len(), 2, "one error per failing job");
     for r in run["results"].as_array().unwrap() {
         assert!(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].is_string(), "{r}");
@@ -138,12 +139,8 @@ fn output_file_receives_the_report() {
 fn archives_give_the_same_verdict_jobs_and_findings_as_the_directory() {
     let summary = |bundle: &str| {
         let report = json(&audit(&[bundle, "--format", "json"]));
-        let jobs: Vec<(String, String)> = report["jobs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|j| (j["id"].as_str().unwrap().to_string(), j["kind"].as_str().unwrap().to_string()))
-            .collect();
+        let jobs: Vec<(String, String)> =
+            report["jobs"].as_array().unwrap().iter().map(|j| (j["id"].as_str().unwrap().to_string(), j["kind"].as_str().unwrap().to_string())).collect();
         let statuses: Vec<String> = report["files"].as_array().unwrap().iter().map(|f| f["status"].as_str().unwrap().to_string()).collect();
         (report["verdict"].clone(), jobs, statuses, report["checks"][0]["summary"].clone())
     };
@@ -269,9 +266,8 @@ fn image_json(args: &[&str]) -> (i32, serde_json::Value) {
 }
 
 fn rules(report: &serde_json::Value) -> Vec<(String, String)> {
-    let mut rules: Vec<(String, String)> = findings(report)
-        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["path"].as_str().unwrap_or("").to_string()))
-        .collect();
+    let mut rules: Vec<(String, String)> =
+        findings(report).map(|f| (f["rule"].as_str().unwrap().to_string(), f["path"].as_str().unwrap_or("").to_string())).collect();
     rules.sort();
     rules
 }

@@ -8,10 +8,8 @@ mod common;
 use common::*;
 
 fn shapes() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("samples/bundles/env-shapes"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(root().join("samples/bundles/env-shapes")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names
 }

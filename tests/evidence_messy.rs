@@ -11,9 +11,22 @@ fn wrapped_coloured_truncated_server_args_keep_exactly_the_fields_before_the_cut
     let v = json(&out);
     let keys: Vec<&str> = v["server_args"].as_object().unwrap().keys().map(String::as_str).collect();
     let mut expected = vec![
-        "model_path", "tokenizer_path", "speculative_draft_model_path", "load_format", "model_loader_extra_config",
-        "trust_remote_code", "dtype", "quantization", "kv_cache_dtype", "tp_size", "ep_size", "speculative_algorithm",
-        "speculative_num_steps", "speculative_eagle_topk", "cuda_graph_config", "speculative_num_draft_tokens",
+        "model_path",
+        "tokenizer_path",
+        "speculative_draft_model_path",
+        "load_format",
+        "model_loader_extra_config",
+        "trust_remote_code",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+        "tp_size",
+        "ep_size",
+        "speculative_algorithm",
+        "speculative_num_steps",
+        "speculative_eagle_topk",
+        "cuda_graph_config",
+        "speculative_num_draft_tokens",
         "mem_fraction_static",
     ];
     expected.sort();

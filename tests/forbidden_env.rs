@@ -113,7 +113,10 @@ fn a_policy_file_can_forbid_more_and_rejects_unknown_checks() {
     write_tree(
         tmp.path(),
         &[
-            ("policy.toml", "name = \"strict\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\n[[checks.forbidden-env.forbid]]\nname = \"PYTHONPATH\"\nwhen = \"set\"\nreason = \"import shadowing\"\n"),
+            (
+                "policy.toml",
+                "name = \"strict\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\n[[checks.forbidden-env.forbid]]\nname = \"PYTHONPATH\"\nwhen = \"set\"\nreason = \"import shadowing\"\n",
+            ),
             ("bad.toml", "name = \"bad\"\n[checks.no-such-check]\ntitle = \"t\"\n"),
             (&format!("b/agentic_{RF}/results/env.sh"), "export PYTHONPATH=/tmp/shadow\n"),
         ],

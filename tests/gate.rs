@@ -111,17 +111,21 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-const SCRIPT: &str = "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../benchmark_lib.sh\"\npython3 -m sglang.launch_server --model-path /models/m --tp 8 --port 8000\n";
+const SCRIPT: &str =
+    "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../benchmark_lib.sh\"\npython3 -m sglang.launch_server --model-path /models/m --tp 8 --port 8000\n";
 
 /// A git repository of launch scripts (each a throughput and an eval-only job), committed.
 fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    write_tree(dir.path(), &[
-        ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"),
-        ("benchmarks/single_node/a_fp8_h100.sh", SCRIPT),
-        ("benchmarks/single_node/b_fp8_h100.sh", SCRIPT),
-        ("benchmarks/single_node/c_fp8_h100.sh", "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /models/m --tp 4\n"),
-    ]);
+    write_tree(
+        dir.path(),
+        &[
+            ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"),
+            ("benchmarks/single_node/a_fp8_h100.sh", SCRIPT),
+            ("benchmarks/single_node/b_fp8_h100.sh", SCRIPT),
+            ("benchmarks/single_node/c_fp8_h100.sh", "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /models/m --tp 4\n"),
+        ],
+    );
     git(dir.path(), &["init", "-q"]);
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-qm", "base"]);
@@ -178,20 +182,31 @@ fn changed_since_judges_only_the_jobs_of_changed_files_and_lists_the_rest_as_ski
 #[test]
 fn changed_since_a_master_config_entry_judges_that_entry_only() {
     let dir = tempfile::tempdir().unwrap();
-    let entry = |key: &str, image: &str| format!("{key}:\n  image: {image}\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: h100\n  precision: fp8\n  framework: sglang\n  multinode: false\n");
+    let entry = |key: &str, image: &str| {
+        format!(
+            "{key}:\n  image: {image}\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: h100\n  precision: fp8\n  framework: sglang\n  multinode: false\n"
+        )
+    };
     let master = format!("{}{}", entry("dsr1-fp8-h100-sglang", "lmsysorg/sglang:v0.5.0"), entry("dsr1-fp8-h200-sglang", "lmsysorg/sglang:v0.5.0"));
     write_tree(dir.path(), &[("configs/nvidia-master.yaml", &master)]);
     git(dir.path(), &["init", "-q"]);
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-qm", "base"]);
-    let changed = master.replacen("lmsysorg/sglang:v0.5.0", "example.com/fork/sglang:v0.5.0", 2).replacen("example.com/fork/sglang:v0.5.0", "lmsysorg/sglang:v0.5.0", 1);
+    let changed =
+        master.replacen("lmsysorg/sglang:v0.5.0", "example.com/fork/sglang:v0.5.0", 2).replacen("example.com/fork/sglang:v0.5.0", "lmsysorg/sglang:v0.5.0", 1);
     std::fs::write(dir.path().join("configs/nvidia-master.yaml"), changed).unwrap();
     let out = auditor(&["audit", s(dir.path()), "--changed-since", "HEAD", "--format", "json"]);
     let report = json(&out);
     let ids = judged(&report);
     assert_eq!(ids.len(), 1, "{ids:?}");
     assert!(ids[0].starts_with("configs/nvidia-master.yaml#dsr1-fp8-h200-sglang"), "{ids:?}");
-    assert!(report["jobs"].as_array().unwrap().iter().any(|j| j["id"].as_str().unwrap().starts_with("configs/nvidia-master.yaml#dsr1-fp8-h100-sglang") && j.get("skipped").is_some()));
+    assert!(
+        report["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["id"].as_str().unwrap().starts_with("configs/nvidia-master.yaml#dsr1-fp8-h100-sglang") && j.get("skipped").is_some())
+    );
 }
 
 #[test]
@@ -219,11 +234,8 @@ fn the_real_tree_fits_one_comment_and_the_github_format_fills_the_step_summary()
 
     let summary = dir.path().join("summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_auditor"))
-        .args(["audit", s(&tree), "--format", "github"])
-        .env("GITHUB_STEP_SUMMARY", &summary)
-        .output()
-        .unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_auditor")).args(["audit", s(&tree), "--format", "github"]).env("GITHUB_STEP_SUMMARY", &summary).output().unwrap();
     assert_eq!(code(&out), 1);
     let annotations = stdout(&out);
     let first = annotations.lines().next().unwrap();
@@ -277,7 +289,10 @@ fn the_real_tree_reports_exactly_the_triaged_error_places() {
     let listed: std::collections::BTreeSet<_> = expected.keys().cloned().collect();
     let new: Vec<_> = got.difference(&listed).collect();
     let vanished: Vec<_> = listed.difference(&got).collect();
-    assert!(new.is_empty() && vanished.is_empty(), "new error places (triage them in tests/real_tree/errors.txt): {new:#?}\nvanished (remove them with a reason): {vanished:#?}");
+    assert!(
+        new.is_empty() && vanished.is_empty(),
+        "new error places (triage them in tests/real_tree/errors.txt): {new:#?}\nvanished (remove them with a reason): {vanished:#?}"
+    );
     assert!(got.len() <= 60, "a few dozen places at most: {}", got.len());
     // What must not be an error: the waived patch script, the eval client's sitecustomize.
     for f in counted_errors(&report) {

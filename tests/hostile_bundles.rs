@@ -334,7 +334,8 @@ fn a_gz_log_is_held_to_the_member_size_limit_by_what_it_expands_to() {
     let bundle = sb.path("input/bundle");
     write_tree(&bundle, &[("server_logs_x/results/server.log", "[2026-09-02 14:40:07] server started\n")]);
     let line = "[2026-09-02 14:40:07] decode batch, #running-req: 8, #token: 1024\n";
-    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(bundle.join("server_logs_x/results/worker.log.gz")).unwrap(), flate2::Compression::default());
+    let mut gz =
+        flate2::write::GzEncoder::new(std::fs::File::create(bundle.join("server_logs_x/results/worker.log.gz")).unwrap(), flate2::Compression::default());
     gz.write_all(line.repeat((3 << 20) / line.len()).as_bytes()).unwrap();
     gz.finish().unwrap();
     let m = sb.run("gz-member", &["audit", str_of(&bundle), "--format", "json", "--max-member-size", "1M"]);
@@ -372,13 +373,16 @@ fn nothing_in_a_bundle_is_ever_executed() {
     let touch = format!("#!/bin/sh\ntouch {}\n", str_of(&marker));
     let python = format!("import pathlib; pathlib.Path({:?}).touch()\n", str_of(&marker));
     let bundle = sb.path("input/bundle");
-    write_tree(&bundle, &[
-        ("server_logs_x/results/server.log", "[2026-09-02 14:40:07] server started\n"),
-        ("server_logs_x/launch.sh", &touch),
-        ("server_logs_x/sitecustomize.py", &python),
-        ("server_logs_x/hook.pth", &format!("import os; os.system('touch {}')\n", str_of(&marker))),
-        ("server_logs_x/Makefile", &format!("all:\n\ttouch {}\n", str_of(&marker))),
-    ]);
+    write_tree(
+        &bundle,
+        &[
+            ("server_logs_x/results/server.log", "[2026-09-02 14:40:07] server started\n"),
+            ("server_logs_x/launch.sh", &touch),
+            ("server_logs_x/sitecustomize.py", &python),
+            ("server_logs_x/hook.pth", &format!("import os; os.system('touch {}')\n", str_of(&marker))),
+            ("server_logs_x/Makefile", &format!("all:\n\ttouch {}\n", str_of(&marker))),
+        ],
+    );
     use std::os::unix::fs::PermissionsExt;
     let script = bundle.join("server_logs_x/launch.sh");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -20,7 +20,7 @@ mod common;
 
 use common::{auditor_measured, check, findings, sandbox_root, snapshot};
 use flate2::write::GzEncoder;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -350,7 +350,11 @@ impl Sandbox {
         for (path, _) in snapshot(&cache) {
             let rel = path.strip_prefix(&cache).unwrap().display().to_string();
             let name = rel.strip_prefix("layers-v1/").unwrap_or("");
-            let ok = rel == "layers-v1" || name.strip_prefix("sha256-").and_then(|n| n.strip_suffix(".idx").or_else(|| n.strip_suffix(".pack"))).is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+            let ok = rel == "layers-v1"
+                || name
+                    .strip_prefix("sha256-")
+                    .and_then(|n| n.strip_suffix(".idx").or_else(|| n.strip_suffix(".pack")))
+                    .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
             assert!(ok, "{case}: {rel} in the cache dir is not a cache file");
         }
         println!("hostile-layers peak-rss {case} {} KiB {:.2} s exit {}", m.max_rss_kib, m.elapsed.as_secs_f64(), m.code);
@@ -375,7 +379,6 @@ impl Sandbox {
 }
 
 // ------------------------------------------------------------ report views
-
 
 fn hostile_findings(report: &Value) -> Vec<&Value> {
     findings(report).filter(|f| f["rule"] == "image-integrity/hostile-entry").collect()
@@ -480,7 +483,12 @@ fn a_symlink_out_of_the_root_and_entries_written_through_it_are_refused() {
     let run = sb.diff("symlink-escape", "links", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
     let f = hostile(&run.report, "/usr/lib/evil/pwned.py", &digests[1]);
-    assert_eq!(reason(f), format!("its directory goes through the symlink /usr/lib/evil -> {out}, which leaves the root (an extractor that follows it writes outside the image): not applied"));
+    assert_eq!(
+        reason(f),
+        format!(
+            "its directory goes through the symlink /usr/lib/evil -> {out}, which leaves the root (an extractor that follows it writes outside the image): not applied"
+        )
+    );
     hostile(&run.report, "/usr/lib/evil/later.py", &digests[2]);
     assert_eq!(hostile_findings(&run.report).len(), 2, "{:#}", run.report);
     // the link itself is indexed as a link; nothing under it, nothing at its target
@@ -509,7 +517,10 @@ fn hard_links_out_of_the_root_or_to_entries_not_yet_seen_are_refused_without_con
     assert!(reason(f).starts_with(&format!("a hard link whose target {climbing} a `..` component")), "{f:#}");
     for (path, target) in [("/usr/bin/host", host.as_str()), ("/usr/bin/ghost", "/usr/bin/not-there"), ("/usr/bin/early", "/usr/bin/late")] {
         let f = hostile(&run.report, path, &digests[1]);
-        assert_eq!(reason(f), format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)"));
+        assert_eq!(
+            reason(f),
+            format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)")
+        );
         assert!(change(&run.report, path).is_none(), "{path} must not be indexed");
     }
     assert!(reason(hostile(&run.report, "/usr/bin/dir", &digests[1])).starts_with("a hard link to the directory /usr/lib"));
@@ -558,7 +569,11 @@ fn a_decompression_bomb_of_one_huge_file_is_refused_at_its_header() {
     assert_eq!(run.code, 1, "{:#}", run.report);
     let f = hostile(&run.report, "bomb/zeros", &digests[1]);
     let end = (8u64 << 30) + 512;
-    assert!(reason(f).starts_with(&format!("decompression bomb: entry bomb/zeros takes the layer to {end} bytes uncompressed from a {}-byte blob", bomb.blob.len())), "{f:#}");
+    assert!(
+        reason(f)
+            .starts_with(&format!("decompression bomb: entry bomb/zeros takes the layer to {end} bytes uncompressed from a {}-byte blob", bomb.blob.len())),
+        "{f:#}"
+    );
     assert!(not_examined(&run.report).contains("layer 1"), "{:#}", run.report);
     assert!(check(&run.report, "engine-patch")["summary"].as_str().unwrap().contains("1 layer(s) could not be read"));
     assert!(run.elapsed < Duration::from_secs(30), "found at the header, before any data: {:?}", run.elapsed);
@@ -627,7 +642,11 @@ fn the_layer_limits_are_flags() {
     assert_eq!(run.code, 3, "{:#}", run.report);
     assert!(hostile_findings(&run.report).is_empty());
     let why = not_examined(&run.report);
-    assert!(why.contains(&format!("layer 1 ({})", digests[1])) && why.contains("entry data/zeros.bin takes the uncompressed layer to 314573312 bytes, over --max-layer-size (104857600): not read further"), "{why}");
+    assert!(
+        why.contains(&format!("layer 1 ({})", digests[1]))
+            && why.contains("entry data/zeros.bin takes the uncompressed layer to 314573312 bytes, over --max-layer-size (104857600): not read further"),
+        "{why}"
+    );
     assert_eq!(check(&run.report, "image-integrity")["status"], "error");
 }
 
@@ -762,9 +781,11 @@ fn pax_names_with_nul_bytes_bad_utf8_or_past_path_max_are_hostile_entries() {
 fn pax_headers_with_huge_or_bogus_values_are_clear_errors_or_bombs() {
     let sb = Sandbox::new();
     // a size that lies: 99999999999999 bytes claimed, 1 byte there
-    let liar = |media_type| layer(media_type, |t| {
-        t.entry(b"usr/liar", b'0', b"", b"x", &[("size", b"99999999999999")]);
-    });
+    let liar = |media_type| {
+        layer(media_type, |t| {
+            t.entry(b"usr/liar", b'0', b"", b"x", &[("size", b"99999999999999")]);
+        })
+    };
     let (gz, plain) = (liar(GZIP), liar(PLAIN));
     let bogus_time = layer(GZIP, |t| {
         t.entry(b"usr/when", b'0', b"", b"x", &[("mtime", b"yesterday")]);
@@ -779,19 +800,28 @@ fn pax_headers_with_huge_or_bogus_values_are_clear_errors_or_bombs() {
     // compressed: the claim is an expansion no blob of that size can make
     let run = sb.verify("pax-size-lie-gzip", "liar-gz", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
-    assert!(reason(hostile(&run.report, "usr/liar", &gz_digests[1])).starts_with("decompression bomb: entry usr/liar takes the layer to 100000000001536 bytes"));
+    assert!(
+        reason(hostile(&run.report, "usr/liar", &gz_digests[1])).starts_with("decompression bomb: entry usr/liar takes the layer to 100000000001536 bytes")
+    );
     // uncompressed: over the size limit, not examined
     let run = sb.verify("pax-size-lie-plain", "liar-plain", &[]);
     assert_eq!(run.code, 3, "{:#}", run.report);
     let why = not_examined(&run.report);
-    assert!(why.contains(&plain_digests[1]) && why.contains("entry usr/liar takes the uncompressed layer to 100000000001536 bytes, over --max-layer-size"), "{why}");
+    assert!(
+        why.contains(&plain_digests[1]) && why.contains("entry usr/liar takes the uncompressed layer to 100000000001536 bytes, over --max-layer-size"),
+        "{why}"
+    );
     let run = sb.verify("pax-bogus-mtime", "bogus-time", &[]);
     assert_eq!(run.code, 3, "{:#}", run.report);
     assert!(not_examined(&run.report).contains("tar entry at byte 0: PAX record mtime=\"yesterday\" is not a number"), "{:#}", run.report);
     let run = sb.verify("pax-2MiB-record", "huge-record", &[]);
     assert_eq!(run.code, 3, "{:#}", run.report);
     let size = pax_record("comment", &vec![b'c'; 2 << 20]).len();
-    assert!(not_examined(&run.report).contains(&format!("tar header at byte 0: extension header of {size} bytes (at most 1048576 accepted)")), "{:#}", run.report);
+    assert!(
+        not_examined(&run.report).contains(&format!("tar header at byte 0: extension header of {size} bytes (at most 1048576 accepted)")),
+        "{:#}",
+        run.report
+    );
 }
 
 #[test]

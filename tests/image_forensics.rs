@@ -60,7 +60,6 @@ fn diff(pinned: &str, upstream: &str, cache: &Path) -> (i32, Value) {
     run(&["image", "diff", pinned, "--upstream", upstream], cache)
 }
 
-
 /// The finding of `rule` at `path`.
 fn finding<'a>(report: &'a Value, rule: &str, path: &str) -> &'a Value {
     let all: Vec<&Value> = report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap()).collect();
@@ -107,7 +106,13 @@ fn every_patch_kind_in_a_patched_image_is_found_with_its_kind_path_and_severity(
     assert_eq!(edit["evidence"][0]["layer"], last_layer);
     assert!(finding(&report, "engine-patch/distribution-file", "/usr/lib/python3/dist-packages/six.py")["message"].as_str().unwrap().contains("six 1.16.0"));
     // the config: an injection variable, and the forbidden flag through forbidden-env
-    let injection = report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap()).find(|f| f["rule"] == "engine-patch/injection-env").expect("PYTHONPATH finding");
+    let injection = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["findings"].as_array().unwrap())
+        .find(|f| f["rule"] == "engine-patch/injection-env")
+        .expect("PYTHONPATH finding");
     assert_eq!((injection["kind"].as_str(), injection["severity"].as_str()), (Some("config"), Some("error")));
     assert!(injection["message"].as_str().unwrap().contains("PYTHONPATH=/opt/patches"));
     let forbidden = check(&report, "forbidden-env");
@@ -117,7 +122,17 @@ fn every_patch_kind_in_a_patched_image_is_found_with_its_kind_path_and_severity(
     assert_eq!(check(&report, "image-integrity")["status"], "pass");
     // the other formats render the same findings
     for format in ["text", "markdown", "sarif", "junit", "github"] {
-        let out = auditor(&["image", "diff", &oci("fx-patched"), "--upstream", &oci("fx-upstream"), "--format", format, "--cache-dir", cache.path().to_str().unwrap()]);
+        let out = auditor(&[
+            "image",
+            "diff",
+            &oci("fx-patched"),
+            "--upstream",
+            &oci("fx-upstream"),
+            "--format",
+            format,
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ]);
         assert_eq!(common::code(&out), 1, "{format}");
         assert!(stdout(&out).contains("zz-inject.pth"), "{format}: {}", stdout(&out));
     }
@@ -194,7 +209,12 @@ fn verify_flags_in_place_edits_against_record_and_passes_the_shipped_image() {
 /// Push a ref of the layout to the open registry, digests preserved.
 fn push(reference: &str, to: &str) -> String {
     let dest = format!("docker://{}/auditor/forensics:{to}", env("AUDITOR_TEST_REGISTRY"));
-    let out = Command::new("skopeo").args(["copy", "-q", "--dest-tls-verify=false", "--preserve-digests"]).arg(oci(reference)).arg(&dest).output().expect("run skopeo");
+    let out = Command::new("skopeo")
+        .args(["copy", "-q", "--dest-tls-verify=false", "--preserve-digests"])
+        .arg(oci(reference))
+        .arg(&dest)
+        .output()
+        .expect("run skopeo");
     assert!(out.status.success(), "skopeo copy: {}", String::from_utf8_lossy(&out.stderr));
     dest
 }

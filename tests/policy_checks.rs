@@ -23,7 +23,10 @@ fn arch_override_names_the_flag_value_and_effect() {
     let f = failing("samples/bundles/arch-override-fail", "arch-override");
     assert_eq!(f["rule"], "arch-override/config-override");
     let message = f["message"].as_str().unwrap();
-    assert!(message.contains("--json-model-override-args") && message.contains("index_topk_freq") && message.contains("skipping it on most layers"), "{message}");
+    assert!(
+        message.contains("--json-model-override-args") && message.contains("index_topk_freq") && message.contains("skipping it on most layers"),
+        "{message}"
+    );
     assert_eq!(f["evidence"][0]["text"], r#"json_model_override_args={"index_topk_freq": 4, "use_index_cache": true}"#);
     assert!(f["evidence"][0]["line"].as_u64().is_some());
 }
@@ -66,7 +69,9 @@ fn draft_precision_fails_an_explicit_draft_quantization() {
 fn draft_precision_inherited_quantization_passes_and_substituted_drafts_fail() {
     let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
     let log = |draft: &str, quant: &str| {
-        format!("[2026-10-14 03:12:55] server_args={{'model_path': '/data/models/DeepSeek-V4-Pro', 'quantization': 'modelopt_fp4', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3, 'speculative_draft_model_path': {draft}, 'speculative_draft_model_quantization': {quant}}}\n")
+        format!(
+            "[2026-10-14 03:12:55] server_args={{'model_path': '/data/models/DeepSeek-V4-Pro', 'quantization': 'modelopt_fp4', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3, 'speculative_draft_model_path': {draft}, 'speculative_draft_model_quantization': {quant}}}\n"
+        )
     };
     let status = |log: String| {
         let tmp = tempfile::tempdir().unwrap();
@@ -151,12 +156,8 @@ fn engine_patch_fails_unwaived_patches_with_script_and_line() {
     let report = json(&out);
     let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
     assert_eq!(check["status"], "fail");
-    let found: Vec<(String, u64)> = check["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap()))
-        .collect();
+    let found: Vec<(String, u64)> =
+        check["findings"].as_array().unwrap().iter().map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap())).collect();
     // Judged on the script's parsed commands: `git apply ... || patch ...` is two patch commands on
     // line 10, one finding at that place (one cause, one place) that keeps both as evidence.
     assert_eq!(found, [("engine-patch/apply".to_string(), 10), ("engine-patch/edit".to_string(), 11)]);

@@ -59,8 +59,7 @@ fn scan_reports_rules_lines_gz_and_binary_and_fails() {
         ("engine-patch/git-apply", "recipes/launch.sh", 4),
         ("engine-patch/pythonpath", "recipes/launch.sh", 5),
     ];
-    let expected: Vec<(String, String, u64)> =
-        expected.iter().map(|(r, f, l)| (r.to_string(), format!("{root}/{f}"), *l)).collect();
+    let expected: Vec<(String, String, u64)> = expected.iter().map(|(r, f, l)| (r.to_string(), format!("{root}/{f}"), *l)).collect();
     assert_eq!(found, expected);
     let files = report["files"].as_array().unwrap();
     let core = files.iter().find(|f| f["path"] == "logs/core.dump").unwrap();
@@ -92,10 +91,13 @@ fn fingerprints_do_not_depend_on_how_the_input_is_spelled() {
 #[test]
 fn a_clean_tree_passes_and_several_inputs_point_at_their_own_files() {
     let dir = tempfile::tempdir().unwrap();
-    write_tree(dir.path(), &[
-        ("a/run.sh", "# git apply foo.patch\necho \"sed -i s/a/b/ /usr/lib/python3/dist-packages/x.py\"\npip install aiperf\n"),
-        ("b/server.log", "  --hf-overrides HF_OVERRIDES  Extra arguments for the HuggingFace config.\n"),
-    ]);
+    write_tree(
+        dir.path(),
+        &[
+            ("a/run.sh", "# git apply foo.patch\necho \"sed -i s/a/b/ /usr/lib/python3/dist-packages/x.py\"\npip install aiperf\n"),
+            ("b/server.log", "  --hf-overrides HF_OVERRIDES  Extra arguments for the HuggingFace config.\n"),
+        ],
+    );
     let a = dir.path().join("a");
     let b = dir.path().join("b");
     let out = auditor(&["scan", a.to_str().unwrap(), b.to_str().unwrap()]);

@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-
 fn errors(check: &Value) -> Vec<&Value> {
     check["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").collect()
 }
@@ -99,10 +98,7 @@ fn dspark_job(env_file: (&str, &str), thinking: bool) -> Vec<(String, String)> {
     let log = format!(
         "{dump}[2026-10-14 03:12:55] server_args={{'model_path': '/data/models/DeepSeek-V4.1-Flash', 'tp_size': 4, 'speculative_algorithm': 'DSPARK', 'speculative_dspark_block_size': 5, 'speculative_num_draft_tokens': 6}}\n"
     );
-    vec![
-        (format!("server_logs_{DSV41_RF}/results/server.log"), log),
-        (format!("agentic_{DSV41_RF}/results/{}", env_file.0), env_file.1.to_string()),
-    ]
+    vec![(format!("server_logs_{DSV41_RF}/results/server.log"), log), (format!("agentic_{DSV41_RF}/results/{}", env_file.0), env_file.1.to_string())]
 }
 
 fn run_dspark(env_file: (&str, &str), thinking: bool) -> (i32, Value) {
@@ -134,7 +130,8 @@ fn a_defaulted_thinking_mode_is_visible_and_thinking_off_values_need_evidence() 
     assert!(f["message"].as_str().unwrap().contains("thinking mode defaulted to thinking_on"), "{}", f["message"]);
     // dsv4 K=3: thinking_off 2.97 on a run that does not show thinking disabled.
     let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
-    let log = "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
+    let log =
+        "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
     let script = "export SGLANG_SIMULATE_ACC_LEN=2.97 SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n";
     let off = format!("{script}export THINKING_MODE=thinking_off\n");
     for (env, status, rule) in [(script.to_string(), "fail", "golden-al/thinking-mode"), (off, "pass", "golden-al/match")] {
@@ -149,7 +146,9 @@ fn trtllm_off_by_one_each_way() {
     let rf = "minimaxm3_tp8_conc16_kvnone_spec-mtp_fp4_trt_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_0";
     let config = "speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n  speculative_model: /data/models/MiniMax-M3-EAGLE3-GQA\n";
     for (forced, status) in [("1.78", "pass"), ("2.78", "fail")] {
-        let script = format!("export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={forced}\ntrtllm-serve /data/models/MiniMax-M3 --tp_size 8 --extra_llm_api_options ser.yaml\n");
+        let script = format!(
+            "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS={forced}\ntrtllm-serve /data/models/MiniMax-M3 --tp_size 8 --extra_llm_api_options ser.yaml\n"
+        );
         let (_, report) = audit_files(&[(&format!("agentic_{rf}/results/launch.sh"), &script), (&format!("agentic_{rf}/results/ser.yaml"), config)]);
         let c = check(&report, "golden-al");
         assert_eq!(c["status"], status, "forced {forced}: {}", c["findings"][0]["message"]);
@@ -182,7 +181,10 @@ fn an_undeterminable_table_is_an_error_not_a_pass() {
 #[test]
 fn launch_scripts_that_build_their_speculative_settings() {
     let rules = |report: &Value, file: &str| -> Vec<String> {
-        report["checks"].as_array().unwrap().iter()
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
             .flat_map(|c| c["findings"].as_array().unwrap().iter())
             .filter(|f| f["job"].as_str() == Some(file))
             .map(|f| f["rule"].as_str().unwrap().to_string())
@@ -221,5 +223,8 @@ fn launch_scripts_that_build_their_speculative_settings() {
     let branch_rules = rules(&report, &files[2].0);
     assert!(branch_rules.contains(&"golden-al/undetermined".to_string()) && !branch_rules.iter().any(|r| r == "golden-al/no-cell"), "{branch_rules:?}");
     let hidden_rules = rules(&report, &files[3].0);
-    assert!(hidden_rules.contains(&"sim-acc-throughput/undetermined".to_string()) && !hidden_rules.iter().any(|r| r.ends_with("no-drafting")), "{hidden_rules:?}");
+    assert!(
+        hidden_rules.contains(&"sim-acc-throughput/undetermined".to_string()) && !hidden_rules.iter().any(|r| r.ends_with("no-drafting")),
+        "{hidden_rules:?}"
+    );
 }

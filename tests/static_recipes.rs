@@ -17,7 +17,6 @@ fn audit_json(input: &str) -> (i32, Value) {
     (code(&out), json(&out))
 }
 
-
 /// The findings of check `id` that concern `job` (alone, or among the jobs one finding groups).
 fn findings<'a>(report: &'a Value, id: &str, job: &str) -> Vec<&'a Value> {
     let concerns = |f: &Value| f["job"] == job || f["jobs"].as_array().is_some_and(|jobs| jobs.iter().any(|j| j == job));
@@ -37,12 +36,8 @@ fn places(finding: &Value) -> Vec<(String, u64)> {
 fn every_role_script_path_and_entry_is_a_job() {
     let (_, report) = audit_json(PASS_TREE);
     let recipe = format!("{RECIPES}/dsv4-fp4-gb200-mtp3-agentic.yaml");
-    let mut ids: Vec<(&str, &str, Option<&str>)> = report["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| (j["id"].as_str().unwrap(), j["kind"].as_str().unwrap(), j["role"].as_str()))
-        .collect();
+    let mut ids: Vec<(&str, &str, Option<&str>)> =
+        report["jobs"].as_array().unwrap().iter().map(|j| (j["id"].as_str().unwrap(), j["kind"].as_str().unwrap(), j["role"].as_str())).collect();
     ids.sort();
     let expected = [
         (format!("{recipe}#decode"), "throughput", Some("decode")),
@@ -324,7 +319,11 @@ fn engine_patches_in_scripts_are_judged_on_parsed_commands() {
 /// file and line, never errors; retired configs are skipped with the reason.
 #[test]
 fn recipes_outside_the_tree_are_listed_once_and_retired_configs_skipped() {
-    let entry = |key: &str| format!("{key}:\n  image: lmsysorg/sglang:v0.5.16-cu130\n  model-prefix: dsv4\n  framework: dynamo-sglang\n  runner: gb200\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/elsewhere.yaml\"]\n");
+    let entry = |key: &str| {
+        format!(
+            "{key}:\n  image: lmsysorg/sglang:v0.5.16-cu130\n  model-prefix: dsv4\n  framework: dynamo-sglang\n  runner: gb200\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/sglang/dsv4/elsewhere.yaml\"]\n"
+        )
+    };
     let master = format!("{}{}", entry("a-fp4-gb200-dynamo-sglang"), entry("b-fp4-gb200-dynamo-sglang"));
     let tmp = tempfile::tempdir().unwrap();
     let retired = "old-fp4-b200-sglang:\n  image: ghcr.io/someone/sglang:x\n  framework: sglang\n  runner: b200\n";

@@ -118,9 +118,8 @@ static MULTI_RF: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid regex")
 });
 
-static AGENTIC_EXP: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<prefix>.+?)_(?:tp\d+_conc\d+|p\d+x\d+\S*_d\d+x\d+\S*_conc[0-9x]+)_kv(?:none|dram)").expect("valid regex")
-});
+static AGENTIC_EXP: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?P<prefix>.+?)_(?:tp\d+_conc\d+|p\d+x\d+\S*_d\d+x\d+\S*_conc[0-9x]+)_kv(?:none|dram)").expect("valid regex"));
 
 static FIXED_EXP: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?P<prefix>.+)_(?:\d+k\d+k)$").expect("valid regex"));
 
@@ -204,13 +203,9 @@ pub struct ContentHints {
 /// Group artifact folders into jobs. `artifacts` are the artifact folder
 /// names seen; the result maps each artifact to its job id.
 pub fn group(artifacts: &BTreeSet<String>) -> (Vec<Job>, BTreeMap<String, String>) {
-    let parsed: Vec<(String, ArtifactName)> = artifacts
-        .iter()
-        .filter_map(|a| parse_artifact(a).map(|p| (a.clone(), p)))
-        .filter(|(_, p)| p.role != ArtifactRole::Run)
-        .collect();
-    let known_rfs: BTreeSet<String> =
-        parsed.iter().filter(|(_, p)| p.role != ArtifactRole::Eval).map(|(_, p)| p.key.clone()).collect();
+    let parsed: Vec<(String, ArtifactName)> =
+        artifacts.iter().filter_map(|a| parse_artifact(a).map(|p| (a.clone(), p))).filter(|(_, p)| p.role != ArtifactRole::Run).collect();
+    let known_rfs: BTreeSet<String> = parsed.iter().filter(|(_, p)| p.role != ArtifactRole::Eval).map(|(_, p)| p.key.clone()).collect();
 
     // RF -> roles present, with artifact names.
     let mut by_rf: BTreeMap<String, Vec<(ArtifactRole, String)>> = BTreeMap::new();
@@ -421,12 +416,7 @@ mod tests {
 
     #[test]
     fn same_rf_for_both_kinds_makes_two_jobs() {
-        let artifacts = names(&[
-            format!("server_logs_{RF}"),
-            format!("eval_server_logs_{RF}"),
-            format!("agentic_{RF}"),
-            format!("eval_x_{RF}"),
-        ]);
+        let artifacts = names(&[format!("server_logs_{RF}"), format!("eval_server_logs_{RF}"), format!("agentic_{RF}"), format!("eval_x_{RF}")]);
         let (jobs, assignment) = group(&artifacts);
         assert_eq!(jobs.len(), 2);
         assert_eq!(assignment[&format!("eval_x_{RF}")], format!("{RF} (eval-only)"));

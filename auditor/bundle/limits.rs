@@ -27,14 +27,7 @@ pub const RATIO_ALLOWANCE: u64 = 1 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_members: 200_000,
-            max_member_size: 4 << 30,
-            max_total_size: 64 << 30,
-            max_line_length: 4 << 20,
-            max_depth: 32,
-            max_ratio: 1000,
-        }
+        Limits { max_members: 200_000, max_member_size: 4 << 30, max_total_size: 64 << 30, max_line_length: 4 << 20, max_depth: 32, max_ratio: 1000 }
     }
 }
 

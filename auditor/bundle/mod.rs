@@ -12,7 +12,7 @@ mod zip_count;
 
 pub use layout::{Job, JobKind, JobMeta, Scenario};
 pub use limits::Limits;
-pub use read::{read_bundle, read_bundle_with, BundleError};
+pub use read::{BundleError, read_bundle, read_bundle_with};
 
 use serde::Serialize;
 use std::io::{self, Read};

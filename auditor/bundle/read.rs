@@ -2,7 +2,7 @@
 //! archive, or a single file. Archives are streamed member by member;
 //! nested `.tar.gz` members (srt-slurm log tarballs) are walked in place.
 
-use super::hashing::{hex, Cap, HashingReader};
+use super::hashing::{Cap, HashingReader, hex};
 use super::zip_count;
 use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
@@ -124,10 +124,7 @@ fn file_digest(path: &Path) -> io::Result<String> {
 /// Digest of a directory: SHA-256 over `sha256  path\n` lines sorted by path,
 /// with `-` for a file whose content was not read to the end.
 fn manifest_digest(files: &[FileRecord]) -> String {
-    let mut lines: Vec<String> = files
-        .iter()
-        .map(|f| format!("{}  {}\n", f.sha256.as_deref().unwrap_or("-"), f.path))
-        .collect();
+    let mut lines: Vec<String> = files.iter().map(|f| format!("{}  {}\n", f.sha256.as_deref().unwrap_or("-"), f.path)).collect();
     lines.sort();
     let mut hasher = Sha256::new();
     lines.iter().for_each(|l| hasher.update(l.as_bytes()));
@@ -172,10 +169,7 @@ impl Walker<'_> {
         if self.members < self.limits.max_members {
             return false;
         }
-        let note = format!(
-            "more than {} members: the rest of the bundle was not examined (raise --max-members)",
-            self.limits.max_members
-        );
+        let note = format!("more than {} members: the rest of the bundle was not examined (raise --max-members)", self.limits.max_members);
         if !self.not_examined.contains(&note) {
             self.not_examined.push(note);
         }
@@ -192,10 +186,7 @@ impl Walker<'_> {
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
         }
         if let Some(size) = declared.filter(|&s| s > self.limits.max_member_size) {
-            let reason = format!(
-                "{size} bytes, over the member size limit of {} bytes (raise --max-member-size)",
-                self.limits.max_member_size
-            );
+            let reason = format!("{size} bytes, over the member size limit of {} bytes (raise --max-member-size)", self.limits.max_member_size);
             return self.record(path, declared, None, FileStatus::NotExamined(reason));
         }
         let format = format_by_name(path);
@@ -210,9 +201,7 @@ impl Walker<'_> {
                 self.within_ratio(compressed, |w| w.walk_nested(stream, path, depth))
             }
             Format::Tar => self.walk_nested(&mut hashing, path, depth),
-            Format::Zip if depth > 0 => FileStatus::NotExamined(
-                "a zip archive inside the bundle is not read in place; audit it separately".to_string(),
-            ),
+            Format::Zip if depth > 0 => FileStatus::NotExamined("a zip archive inside the bundle is not read in place; audit it separately".to_string()),
             Format::Gz => {
                 // Both sizes count: the file's (compressed) and what it expands to.
                 let mut plain = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
@@ -235,10 +224,7 @@ impl Walker<'_> {
         let total_left = self.limits.max_total_size.saturating_sub(self.total);
         let ratio_left = self.ratio_end.saturating_sub(self.total);
         if ratio_left < total_left.min(self.limits.max_member_size) {
-            let why = format!(
-                "the archive expands more than {}:1 over its compressed size, a decompression bomb (raise --max-ratio)",
-                self.limits.max_ratio
-            );
+            let why = format!("the archive expands more than {}:1 over its compressed size, a decompression bomb (raise --max-ratio)", self.limits.max_ratio);
             return Cap { bytes: ratio_left, why };
         }
         if total_left < self.limits.max_member_size {
@@ -416,9 +402,7 @@ impl Walker<'_> {
                 }
             }
             Err(e) => {
-                self.not_examined.push(format!(
-                    "{label}: zip central directory unreadable ({e}); members were recovered from their local headers"
-                ));
+                self.not_examined.push(format!("{label}: zip central directory unreadable ({e}); members were recovered from their local headers"));
                 self.walk_zip_local(&label, open());
             }
         }
@@ -490,22 +474,20 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
     match status {
         FileStatus::Read | FileStatus::Skipped(_) => match hashing.finish() {
             Ok((size, digest)) => match declared {
-                Some(want) if size < want => (
-                    Some(size),
-                    None,
-                    FileStatus::Partial(format!("truncated: {size} of {want} bytes present")),
-                ),
-                Some(want) if size > want => (
-                    Some(size),
-                    digest,
-                    FileStatus::Partial(format!("the archive declares {want} bytes but the member holds {size}: its headers lie")),
-                ),
+                Some(want) if size < want => (Some(size), None, FileStatus::Partial(format!("truncated: {size} of {want} bytes present"))),
+                Some(want) if size > want => {
+                    (Some(size), digest, FileStatus::Partial(format!("the archive declares {want} bytes but the member holds {size}: its headers lie")))
+                }
                 _ => (Some(size), digest, status),
             },
-            Err(e) => (Some(read_so_far), None, match status {
-                FileStatus::Read => FileStatus::Partial(format!("read error after {read_so_far} bytes: {e}")),
-                _ => FileStatus::NotExamined(format!("read error after {read_so_far} bytes: {e}")),
-            }),
+            Err(e) => (
+                Some(read_so_far),
+                None,
+                match status {
+                    FileStatus::Read => FileStatus::Partial(format!("read error after {read_so_far} bytes: {e}")),
+                    _ => FileStatus::NotExamined(format!("read error after {read_so_far} bytes: {e}")),
+                },
+            ),
         },
         other => (Some(read_so_far), None, other),
     }

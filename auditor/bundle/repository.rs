@@ -155,9 +155,7 @@ pub fn leftover_job() -> Job {
 /// under `speedbench` are not submissions).
 fn is_launch_script(file: &FileEvidence) -> bool {
     let dirs: Vec<&str> = file.path.split('/').collect();
-    file.kind == FileKind::Script
-        && !dirs.contains(&"speedbench")
-        && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
+    file.kind == FileKind::Script && !dirs.contains(&"speedbench") && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
 }
 
 /// The (variant, role) an env scope of a recipe belongs to: `recipe:decode`,
@@ -180,7 +178,8 @@ fn roles(file: &FileEvidence, selection: &Selection) -> Vec<String> {
         Selection::Base => is_base(variant),
         Selection::Variant(name, _) => is_base(variant) || variant == Some(name.as_str()),
     };
-    let mut out: BTreeSet<String> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| in_selection(c.variant.as_deref())).map(|c| c.role.clone()).collect();
+    let mut out: BTreeSet<String> =
+        file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| in_selection(c.variant.as_deref())).map(|c| c.role.clone()).collect();
     out.extend(file.env.iter().filter_map(|a| scope_role(&a.scope)).filter(|(v, _)| in_selection(*v)).map(|(_, r)| r.to_string()));
     out.into_iter().collect()
 }
@@ -275,12 +274,20 @@ fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Op
     let (meta, scenario, reason) = match runner {
         Some(g) => {
             files.push(settings_view(g));
-            (linked_meta(g), g.scenario.scenario, format!("srt-slurm recipe, {role} role; run by master-config entry {} (its additional-settings are exported into the launch)", g.entry.key))
+            (
+                linked_meta(g),
+                g.scenario.scenario,
+                format!("srt-slurm recipe, {role} role; run by master-config entry {} (its additional-settings are exported into the launch)", g.entry.key),
+            )
         }
         None => {
             unexamined.push("the master-config entry that runs this recipe (CONFIG_FILE): its additional-settings may change the environment".to_string());
             let by_path = file.path.to_ascii_lowercase().contains("agentic").then_some(Scenario::AgenticCoding);
-            (JobMeta::default(), file.recipe.as_ref().and_then(|r| r.scenario).or(by_path), format!("srt-slurm recipe, {role} role; no master-config entry in the input runs it"))
+            (
+                JobMeta::default(),
+                file.recipe.as_ref().and_then(|r| r.scenario).or(by_path),
+                format!("srt-slurm recipe, {role} role; no master-config entry in the input runs it"),
+            )
         }
     };
     let reason = if role == "prefill" { format!("{reason}; prefill does not generate tokens: informational for golden-al and sim-acc") } else { reason };
@@ -392,7 +399,11 @@ fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) 
                 }
                 None => {
                     let meta = &group.entry.meta;
-                    let name = [&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework].iter().map(|v| v.as_deref().unwrap_or("?")).collect::<Vec<_>>().join("_");
+                    let name = [&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework]
+                        .iter()
+                        .map(|v| v.as_deref().unwrap_or("?"))
+                        .collect::<Vec<_>>()
+                        .join("_");
                     format!("the launch script of entry {} ({name}[_mtp].sh by the runner's name grammar){NOT_IN_INPUT}", group.entry.key)
                 }
             };
@@ -463,7 +474,8 @@ fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
                     .take_while(|a| a.scope.starts_with(prefix))
                     .map(|a| EnvAssignment { scope: point_of(&a.scope).to_string(), ..(*a).clone() })
                     .collect();
-                let value_of = |point: &str, name: &str| settings.iter().filter(|a| a.scope == point && a.name == name).filter_map(|a| a.value.clone()).next_back();
+                let value_of =
+                    |point: &str, name: &str| settings.iter().filter(|a| a.scope == point && a.name == name).filter_map(|a| a.value.clone()).next_back();
                 type Key = (Option<String>, Option<String>, String);
                 let mut by_run: Vec<(Key, Vec<&str>)> = Vec::new();
                 for point in &scenario.points {
@@ -577,10 +589,8 @@ mod tests {
 
     fn group_of(files: &[(&str, &str)]) -> Vec<RepoJob> {
         let ex = Extractor::new(1 << 20);
-        let evidence: Vec<FileEvidence> = files
-            .iter()
-            .map(|(path, text)| ex.extract(path, crate::evidence::classify(path).unwrap(), &mut text.as_bytes()).0)
-            .collect();
+        let evidence: Vec<FileEvidence> =
+            files.iter().map(|(path, text)| ex.extract(path, crate::evidence::classify(path).unwrap(), &mut text.as_bytes()).0).collect();
         group(&evidence).unwrap()
     }
 
@@ -589,7 +599,14 @@ mod tests {
     }
 
     fn steps(job: &RepoJob) -> Vec<Value> {
-        job.files.iter().filter_map(|f| f.recipe.as_ref()).flat_map(|r| r.roles.iter()).flat_map(|c| c.args.iter()).filter(|a| a.field == "speculative_num_steps").map(|a| a.value.clone()).collect()
+        job.files
+            .iter()
+            .filter_map(|f| f.recipe.as_ref())
+            .flat_map(|r| r.roles.iter())
+            .flat_map(|c| c.args.iter())
+            .filter(|a| a.field == "speculative_num_steps")
+            .map(|a| a.value.clone())
+            .collect()
     }
 
     const OVERRIDE_RECIPE: &str = "base:\n  backend:\n    type: sglang\n    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: '2.49'\n    sglang_config:\n      prefill: {speculative-num-steps: 3}\n      decode: {speculative-num-steps: 3, tp-size: 8}\nzip_override_k:\n  backend:\n    decode_environment:\n      SGLANG_SIMULATE_ACC_LEN: '2.27'\n    sglang_config:\n      decode: {speculative-num-steps: [1, 2]}\n";
@@ -599,7 +616,11 @@ mod tests {
         let path = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/x.yaml";
         let jobs = group_of(&[(path, OVERRIDE_RECIPE)]);
         let ids: BTreeSet<&str> = jobs.iter().map(|j| j.job.id.as_str()).collect();
-        let expected: BTreeSet<String> = ["#decode", "#prefill", ":zip_override_k[0]#decode", ":zip_override_k[0]#prefill", ":zip_override_k[1]#decode", ":zip_override_k[1]#prefill"].iter().map(|s| format!("{path}{s}")).collect();
+        let expected: BTreeSet<String> =
+            ["#decode", "#prefill", ":zip_override_k[0]#decode", ":zip_override_k[0]#prefill", ":zip_override_k[1]#decode", ":zip_override_k[1]#prefill"]
+                .iter()
+                .map(|s| format!("{path}{s}"))
+                .collect();
         assert_eq!(ids, expected.iter().map(String::as_str).collect());
         assert_eq!(steps(job(&jobs, &format!("{path}#decode"))), [Value::from(3)]);
         let variant = job(&jobs, &format!("{path}:zip_override_k[1]#decode"));
@@ -665,7 +686,11 @@ mod tests {
         let ex = Extractor::new(1 << 20);
         let file = |path: &str, text: &str| ex.extract(path, crate::evidence::classify(path).unwrap(), &mut text.as_bytes()).0;
         let recipe = "backend:\n  type: sglang\n  sglang_config:\n    decode: {tp-size: 8}\n";
-        let master = |config: &str| format!("k:\n  image: lmsysorg/sglang:v1\n  framework: dynamo-sglang\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - additional-settings: [\"CONFIG_FILE=recipes/{config}\"]\n");
+        let master = |config: &str| {
+            format!(
+                "k:\n  image: lmsysorg/sglang:v1\n  framework: dynamo-sglang\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - additional-settings: [\"CONFIG_FILE=recipes/{config}\"]\n"
+            )
+        };
         let active = [file("configs/nvidia-master.yaml", &master("a.yaml")), file("r/a.yaml", recipe), file("r/b.yaml", recipe), file("r/c.yaml", recipe)];
         let retired = [file("configs/deprecated/old.yaml", &master("b.yaml"))];
         assert_eq!(run_only_by_retired(&active, &retired), BTreeSet::from(["r/b.yaml".to_string()]));
@@ -674,7 +699,10 @@ mod tests {
     #[test]
     fn variants_are_capped() {
         let many: Vec<String> = (0..100).map(|i| i.to_string()).collect();
-        let recipe = format!("base:\n  backend:\n    sglang_config:\n      decode: {{speculative-num-steps: 3}}\nzip_override_c:\n  backend:\n    sglang_config:\n      decode: {{cuda-graph-max-bs: [{}]}}\n", many.join(", "));
+        let recipe = format!(
+            "base:\n  backend:\n    sglang_config:\n      decode: {{speculative-num-steps: 3}}\nzip_override_c:\n  backend:\n    sglang_config:\n      decode: {{cuda-graph-max-bs: [{}]}}\n",
+            many.join(", ")
+        );
         let jobs = group_of(&[("r.yaml", recipe.as_str())]);
         assert_eq!(jobs.len(), 1 + MAX_VARIANTS);
         assert!(jobs.iter().all(|j| j.unexamined.iter().any(|u| u.contains("zip_override_c variants 64..99"))));
@@ -693,7 +721,10 @@ mod tests {
     fn selectors_points_and_names() {
         assert_eq!(split_selector("recipes/a/x.yaml:zip_override_k[1]"), ("recipes/a/x.yaml", Some(Selection::Variant("zip_override_k".into(), 1))));
         assert_eq!(split_selector("recipes/a/x.yaml"), ("recipes/a/x.yaml", None));
-        assert_eq!(point_of("additional-settings:k.scenarios.s.0.search-space.2.decode.additional-settings"), "additional-settings:k.scenarios.s.0.search-space.2");
+        assert_eq!(
+            point_of("additional-settings:k.scenarios.s.0.search-space.2.decode.additional-settings"),
+            "additional-settings:k.scenarios.s.0.search-space.2"
+        );
         assert_eq!(point_of("additional-settings:k.scenarios.s.0.search-space.2.additional-settings"), "additional-settings:k.scenarios.s.0.search-space.2");
         let meta = script_name_meta("benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh");
         assert_eq!((meta.model_prefix.as_deref(), meta.hw.as_deref(), meta.spec_decoding.as_deref()), (Some("dsv4"), Some("b200"), Some("mtp")));

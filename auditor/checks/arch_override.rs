@@ -17,7 +17,9 @@ pub const RULES: &[(&str, &str)] = &[("arch-override/config-override", "the engi
 /// What overriding a config key changes, for the keys seen in practice.
 fn effect(key: &str) -> &'static str {
     match key {
-        "index_topk_freq" | "use_index_cache" => "reuses the sparse-attention indexer across layers, skipping it on most layers (fewer FLOPs than the native model)",
+        "index_topk_freq" | "use_index_cache" => {
+            "reuses the sparse-attention indexer across layers, skipping it on most layers (fewer FLOPs than the native model)"
+        }
         "num_hidden_layers" | "num_layers" => "changes the number of layers",
         "num_experts_per_tok" | "moe_topk" | "n_routed_experts" | "num_experts" => "changes the routed experts",
         "num_nextn_predict_layers" => "changes the number of MTP (draft) layers",

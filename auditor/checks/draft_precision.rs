@@ -74,7 +74,16 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let inherited = explicit.is_none() && target_quant.as_deref() == Some(value.as_str()) && facts.engine == Some("sglang");
         if !inherited {
             let how = if explicit.is_some() { "set explicitly" } else { "different from the target's quantization" };
-            push("draft-precision/quantized-draft", Severity::Error, format!("draft quantization {value} ({}, {how}; target {}): the draft must run at its shipped precision", fact.from, target_quant.clone().unwrap_or_else(|| "unquantized".into())), fact.provenance.clone().into_iter().collect());
+            push(
+                "draft-precision/quantized-draft",
+                Severity::Error,
+                format!(
+                    "draft quantization {value} ({}, {how}; target {}): the draft must run at its shipped precision",
+                    fact.from,
+                    target_quant.clone().unwrap_or_else(|| "unquantized".into())
+                ),
+                fact.provenance.clone().into_iter().collect(),
+            );
             effective.push(format!("quantized {value}"));
         }
     }
@@ -82,12 +91,26 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     if let Some(fact) = spec.get("draft_kv_cache_dtype").filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
         if !same_dtype(&value, target_kv.as_deref()) {
-            push("draft-precision/kv-dtype", Severity::Error, format!("draft KV cache dtype {value} ({}) differs from the target's {}: it must be inherited", fact.from, target_kv.clone().unwrap_or_else(|| "default".into())), fact.provenance.clone().into_iter().collect());
+            push(
+                "draft-precision/kv-dtype",
+                Severity::Error,
+                format!(
+                    "draft KV cache dtype {value} ({}) differs from the target's {}: it must be inherited",
+                    fact.from,
+                    target_kv.clone().unwrap_or_else(|| "default".into())
+                ),
+                fact.provenance.clone().into_iter().collect(),
+            );
             effective.push(format!("KV cache {value}"));
         }
     }
     if let Some(fact) = spec.get("draft_dtype").filter(|f| !f.value.is_null() && !same_dtype(&text(&f.value), None)) {
-        push("draft-precision/dtype", Severity::Error, format!("draft dtype overridden to {} ({})", text(&fact.value), fact.from), fact.provenance.clone().into_iter().collect());
+        push(
+            "draft-precision/dtype",
+            Severity::Error,
+            format!("draft dtype overridden to {} ({})", text(&fact.value), fact.from),
+            fact.provenance.clone().into_iter().collect(),
+        );
         effective.push(format!("dtype {}", text(&fact.value)));
     }
 
@@ -107,12 +130,26 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             for_target && row.drafts.iter().any(|repo| same_checkpoint(&draft, repo))
         });
         if let (Some(row), false) = (listed, bundled || agreed) {
-            push("draft-precision/known-draft", Severity::Info, format!("draft checkpoint {draft} is the agreed draft for {} in the model list", row.model), vec![row.provenance.clone()]);
+            push(
+                "draft-precision/known-draft",
+                Severity::Info,
+                format!("draft checkpoint {draft} is the agreed draft for {} in the model list", row.model),
+                vec![row.provenance.clone()],
+            );
         }
         if !bundled && !agreed && listed.is_none() {
             let allowed: Vec<&str> = settings.agreed_drafts.get(&prefix).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
-            let expected = if allowed.is_empty() { "the model's own draft head (the model path)".to_string() } else { format!("the model path or an agreed draft ({})", allowed.join(", ")) };
-            push("draft-precision/substituted-draft", Severity::Error, format!("draft checkpoint {draft} ({}) is not {expected}", fact.from), fact.provenance.clone().into_iter().collect());
+            let expected = if allowed.is_empty() {
+                "the model's own draft head (the model path)".to_string()
+            } else {
+                format!("the model path or an agreed draft ({})", allowed.join(", "))
+            };
+            push(
+                "draft-precision/substituted-draft",
+                Severity::Error,
+                format!("draft checkpoint {draft} ({}) is not {expected}", fact.from),
+                fact.provenance.clone().into_iter().collect(),
+            );
         }
     }
 
@@ -130,7 +167,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             let doc = ctx.catalog.var(name).map(|v| v.doc.clone()).unwrap_or_default();
             let message = format!("{}={} is in effect: {doc}", first.name, first.value.as_deref().unwrap_or_default());
             // One variable, one report: when forbidden-env forbids it, that check fails it.
-            let (severity, message) = if ctx.forbids(name) { (Severity::Info, format!("{message} (failed by forbidden-env)")) } else { (Severity::Error, message) };
+            let (severity, message) =
+                if ctx.forbids(name) { (Severity::Info, format!("{message} (failed by forbidden-env)")) } else { (Severity::Error, message) };
             push("draft-precision/load-time-cast", severity, message, enabled.iter().map(|a| a.provenance.clone()).collect());
             effective.push(format!("{name} cast"));
         }
@@ -146,7 +184,15 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let covers_draft = excludes.iter().any(|p| ["mtp", "nextn", "draft", "eagle"].iter().any(|k| p.to_ascii_lowercase().contains(k)));
         if !covers_draft {
             let provenance = facts.arg_provenance("online_quant_config").cloned().or_else(|| facts.summary.get("model").and_then(|f| f.provenance.clone()));
-            push("draft-precision/online-quant", Severity::Error, format!("online_quant_config {} quantizes the model online and its exclude_layer {excludes:?} does not name the draft (mtp) layers", text(&config)), provenance.into_iter().collect());
+            push(
+                "draft-precision/online-quant",
+                Severity::Error,
+                format!(
+                    "online_quant_config {} quantizes the model online and its exclude_layer {excludes:?} does not name the draft (mtp) layers",
+                    text(&config)
+                ),
+                provenance.into_iter().collect(),
+            );
         }
     }
 
@@ -155,7 +201,12 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         push(
             "draft-precision/shipped-vs-effective",
             Severity::Info,
-            format!("draft tensors ship as {} (checkpoint {}, quant_method {}); effective: {effective}", shipped.draft_summary(), shipped.dir, shipped.quant_method.clone().unwrap_or_else(|| "none".into())),
+            format!(
+                "draft tensors ship as {} (checkpoint {}, quant_method {}); effective: {effective}",
+                shipped.draft_summary(),
+                shipped.dir,
+                shipped.quant_method.clone().unwrap_or_else(|| "none".into())
+            ),
             vec![],
         );
     }

@@ -17,12 +17,12 @@
 //! again; they still run over logs, YAML, Python and command files.
 
 use super::{CheckResult, Context};
+use crate::evidence::FileKind;
 use crate::evidence::gate::Gate;
 use crate::evidence::script_actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
-use crate::evidence::FileKind;
-use crate::image::{dist::normalise_name, noise};
 use crate::finding::{Finding, Severity};
+use crate::image::{dist::normalise_name, noise};
 use crate::policy::CheckPolicy;
 
 const ID: &str = "engine-patch";
@@ -70,12 +70,7 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
-    let waivers: Vec<&Waiver> = ctx
-        .jobs
-        .iter()
-        .flat_map(|j| j.files.iter().filter_map(|f| f.waiver.as_ref()))
-        .chain(ctx.inputs.waivers.iter())
-        .collect();
+    let waivers: Vec<&Waiver> = ctx.jobs.iter().flat_map(|j| j.files.iter().filter_map(|f| f.waiver.as_ref())).chain(ctx.inputs.waivers.iter()).collect();
     let mut findings: Vec<Finding> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for job in ctx.jobs {
@@ -84,11 +79,8 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             let parsed = file.kind == FileKind::Script;
             let judged = file.actions.iter().filter_map(|a| action_finding(settings, a));
             // A file several jobs see (a recipe's roles, a script's two paths) is reported once.
-            let signatures = file
-                .signatures
-                .iter()
-                .filter(|f| f.rule.starts_with("engine-patch/") && !(parsed && PARSED_IN_SCRIPTS.contains(&f.rule.as_str())))
-                .cloned();
+            let signatures =
+                file.signatures.iter().filter(|f| f.rule.starts_with("engine-patch/") && !(parsed && PARSED_IN_SCRIPTS.contains(&f.rule.as_str()))).cloned();
             for found in judged.chain(signatures) {
                 let found = &found;
                 if findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
@@ -192,7 +184,9 @@ fn owner(settings: &CheckPolicy, action: &ScriptAction) -> Owner {
 fn action_finding(settings: &CheckPolicy, action: &ScriptAction) -> Option<Finding> {
     let target = action.target.as_deref().unwrap_or("");
     let file_name = target.rsplit('/').next().unwrap_or("");
-    let hook = action.kind == ActionKind::Overwrite && (matches!(file_name, "sitecustomize.py" | "usercustomize.py") || (file_name.ends_with(".pth") && (target.contains("site-packages/") || target.contains("dist-packages/"))));
+    let hook = action.kind == ActionKind::Overwrite
+        && (matches!(file_name, "sitecustomize.py" | "usercustomize.py")
+            || (file_name.ends_with(".pth") && (target.contains("site-packages/") || target.contains("dist-packages/"))));
     let owner = owner(settings, action);
     let what = match (&action.package, action.target.as_deref()) {
         (Some(p), Some(t)) if action.kind == ActionKind::Install => format!("{p} ({t})"),
@@ -236,7 +230,9 @@ fn action_finding(settings: &CheckPolicy, action: &ScriptAction) -> Option<Findi
                         note.map(|n| format!(" ({n})")).unwrap_or_default()
                     ),
                 ),
-                None => ("engine-patch/install", Severity::Error, format!("{} installs engine package {what}{context} on top of the pinned image", action.tool)),
+                None => {
+                    ("engine-patch/install", Severity::Error, format!("{} installs engine package {what}{context} on top of the pinned image", action.tool))
+                }
             }
         }
         (Owner::Unknown, ActionKind::Install) => {
@@ -244,7 +240,11 @@ fn action_finding(settings: &CheckPolicy, action: &ScriptAction) -> Option<Findi
             if !from_source {
                 return None;
             }
-            ("engine-patch/install", Severity::Error, format!("{} installs {what}{context} from a source tree, URL or wheel the policy does not know; name it as harness or remove it", action.tool))
+            (
+                "engine-patch/install",
+                Severity::Error,
+                format!("{} installs {what}{context} from a source tree, URL or wheel the policy does not know; name it as harness or remove it", action.tool),
+            )
         }
         (_, ActionKind::Overwrite) if hook => (
             "engine-patch/script-hook",

@@ -35,7 +35,13 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         let scores: Vec<_> = job.files.iter().flat_map(|f| f.eval_scores.iter()).collect();
         if scores.is_empty() && job.job.kind == JobKind::EvalOnly {
             let caveat = job.absence_caveat().map(|c| format!("; {c}")).unwrap_or_default();
-            findings.push(Finding::new("eval-threshold/undetermined", Severity::Error, format!("eval-only job has no eval results (lm-eval results*.json or SWE-bench report){caveat}"), job.id(), vec![]));
+            findings.push(Finding::new(
+                "eval-threshold/undetermined",
+                Severity::Error,
+                format!("eval-only job has no eval results (lm-eval results*.json or SWE-bench report){caveat}"),
+                job.id(),
+                vec![],
+            ));
         }
         for file in job.files.iter().filter(|f| !f.failed_eval_concs.is_empty()) {
             findings.push(Finding::new(
@@ -43,7 +49,14 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
                 Severity::Error,
                 format!("eval concurrencies {:?} failed (meta_env.json failed_eval_concs)", file.failed_eval_concs),
                 job.id(),
-                vec![crate::evidence::provenance::Provenance { layer: None, file: file.path.clone(), artifact: file.artifact.clone(), line: None, span: None, text: "failed_eval_concs".into() }],
+                vec![crate::evidence::provenance::Provenance {
+                    layer: None,
+                    file: file.path.clone(),
+                    artifact: file.artifact.clone(),
+                    line: None,
+                    span: None,
+                    text: "failed_eval_concs".into(),
+                }],
             ));
         }
         for score in scores {
@@ -59,8 +72,20 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
                     job.id(),
                     evidence,
                 )),
-                Some((min, entry)) => findings.push(Finding::new("eval-threshold/met", Severity::Info, format!("{shown} meets the threshold {min} ({entry})"), job.id(), evidence)),
-                None => findings.push(Finding::new("eval-threshold/no-threshold", Severity::Warning, format!("{shown}: no threshold for task {} in {}", score.task, thresholds.source), job.id(), evidence)),
+                Some((min, entry)) => findings.push(Finding::new(
+                    "eval-threshold/met",
+                    Severity::Info,
+                    format!("{shown} meets the threshold {min} ({entry})"),
+                    job.id(),
+                    evidence,
+                )),
+                None => findings.push(Finding::new(
+                    "eval-threshold/no-threshold",
+                    Severity::Warning,
+                    format!("{shown}: no threshold for task {} in {}", score.task, thresholds.source),
+                    job.id(),
+                    evidence,
+                )),
             }
         }
     }

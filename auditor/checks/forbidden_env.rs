@@ -5,7 +5,7 @@
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::env::{EnvAssignment, EnvOrigin};
 use crate::evidence::knobs::{Catalog, Meaning};
-use crate::evidence::provenance::{clip, redact, Provenance};
+use crate::evidence::provenance::{Provenance, clip, redact};
 use crate::finding::{Finding, Severity};
 use crate::policy::{CheckPolicy, ForbidWhen, ForbiddenVar};
 use std::collections::BTreeSet;
@@ -42,11 +42,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         failing_jobs += usize::from(failed);
     }
     let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
-    let pass = format!(
-        "none of {} takes effect in {} job(s) ({sources} environment source(s) examined)",
-        names.join(", "),
-        ctx.job_count()
-    );
+    let pass = format!("none of {} takes effect in {} job(s) ({sources} environment source(s) examined)", names.join(", "), ctx.job_count());
     let fail = format!("{} in effect in {failing_jobs} of {} job(s)", in_effect.into_iter().collect::<Vec<_>>().join(", "), ctx.job_count());
     CheckResult::from_findings(ID, settings, findings, pass, fail)
 }
@@ -75,7 +71,14 @@ pub fn image_env(catalog: &Catalog, settings: &CheckPolicy, reference: &str, env
         .enumerate()
         .filter_map(|(i, entry)| {
             let (name, value) = entry.split_once('=')?;
-            let provenance = Provenance { file: reference.to_string(), artifact: None, line: Some(i as u64 + 1), span: None, layer: None, text: clip(&redact(&format!("Env {entry}"))) };
+            let provenance = Provenance {
+                file: reference.to_string(),
+                artifact: None,
+                line: Some(i as u64 + 1),
+                span: None,
+                layer: None,
+                text: clip(&redact(&format!("Env {entry}"))),
+            };
             Some(EnvAssignment::new(name, Some(value.to_string()), EnvOrigin::ImageConfig, "image config", provenance))
         })
         .collect();
@@ -93,11 +96,8 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
     for resolved in catalog.resolve(env, &var.name) {
         let a = resolved.assignment;
         let value = a.value.as_deref().unwrap_or_default();
-        let legacy = if resolved.via_legacy {
-            format!(" through the legacy spelling {}, which SGLang copies over {}", a.name, var.name)
-        } else {
-            String::new()
-        };
+        let legacy =
+            if resolved.via_legacy { format!(" through the legacy spelling {}, which SGLang copies over {}", a.name, var.name) } else { String::new() };
         if a.expands {
             findings.push(Finding::new(
                 "forbidden-env/unresolved",
@@ -153,12 +153,7 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
                 findings.push(Finding::new(
                     "forbidden-env/overridden",
                     Severity::Info,
-                    format!(
-                        "{}={} is overridden by {}={value} before it takes effect",
-                        earlier.name,
-                        earlier.value.as_deref().unwrap_or_default(),
-                        a.name
-                    ),
+                    format!("{}={} is overridden by {}={value} before it takes effect", earlier.name, earlier.value.as_deref().unwrap_or_default(), a.name),
                     job_id,
                     vec![earlier.provenance.clone(), a.provenance.clone()],
                 ));
@@ -186,7 +181,11 @@ fn unexported(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], va
             findings.push(Finding::new(
                 "forbidden-env/unexported",
                 Severity::Warning,
-                format!("{}={} is a shell variable that this script never exports: it reaches the server only if exported elsewhere", a.name, a.value.as_deref().unwrap_or_default()),
+                format!(
+                    "{}={} is a shell variable that this script never exports: it reaches the server only if exported elsewhere",
+                    a.name,
+                    a.value.as_deref().unwrap_or_default()
+                ),
                 job_id,
                 vec![a.provenance.clone()],
             ));

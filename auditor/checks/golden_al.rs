@@ -12,8 +12,8 @@ use crate::bundle::JobKind;
 use crate::evidence::facts::Fact;
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
-use crate::policy::golden::Table;
 use crate::policy::CheckPolicy;
+use crate::policy::golden::Table;
 
 const ID: &str = "golden-al";
 
@@ -105,7 +105,10 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             Some(m) => format!("with draft_sample_method {m:?}"),
             None => format!("when the {} launch does not show its draft sample method", job.facts.engine.unwrap_or("engine's")),
         };
-        return undetermined(findings, format!("no golden curve is defined for {} {} {shown} (the policy's curve rules do not cover it)", key.prefix, key.method));
+        return undetermined(
+            findings,
+            format!("no golden curve is defined for {} {} {shown} (the policy's curve rules do not cover it)", key.prefix, key.method),
+        );
     };
     let Some(table) = ctx.inputs.golden.tables.get(&table_name) else {
         let looked = format!("table {table_name} (model prefix {}, method {})", key.prefix, key.method);
@@ -120,7 +123,11 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             None => findings.push(Finding::new(
                 "golden-al/no-table",
                 Severity::Error,
-                format!("no golden {looked} among {} table(s) (add one with --golden DIR, or name the AL source in the policy); simulated at {}", ctx.inputs.golden.tables.len(), text(&sim.value)),
+                format!(
+                    "no golden {looked} among {} table(s) (add one with --golden DIR, or name the AL source in the policy); simulated at {}",
+                    ctx.inputs.golden.tables.len(),
+                    text(&sim.value)
+                ),
                 id,
                 sim.provenance.clone().into_iter().collect(),
             )),
@@ -140,7 +147,12 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         findings.push(Finding::new(
             "golden-al/no-cell",
             Severity::Error,
-            format!("golden table {} has no value for {mode} K={} (it has {}); the AL may not be guessed; {mode_note}", table.name, key.draft_length, cells_listing(table)),
+            format!(
+                "golden table {} has no value for {mode} K={} (it has {}); the AL may not be guessed; {mode_note}",
+                table.name,
+                key.draft_length,
+                cells_listing(table)
+            ),
             id,
             evidence,
         ));
@@ -161,7 +173,10 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             findings.push(Finding::new(
                 "golden-al/thinking-mode",
                 Severity::Error,
-                format!("{written} is the thinking_off AL {} of {}, but the run does not show thinking disabled, so {mode} applies: expected {}", off.text, table.name, cell.text),
+                format!(
+                    "{written} is the thinking_off AL {} of {}, but the run does not show thinking disabled, so {mode} applies: expected {}",
+                    off.text, table.name, cell.text
+                ),
                 id,
                 evidence,
             ));
@@ -198,26 +213,23 @@ fn written_value(sim: &Fact) -> String {
 }
 
 fn cells_listing(table: &Table) -> String {
-    table
-        .modes
-        .iter()
-        .map(|(mode, row)| format!("{mode} K={}", row.keys().map(u32::to_string).collect::<Vec<_>>().join(",")))
-        .collect::<Vec<_>>()
-        .join("; ")
+    table.modes.iter().map(|(mode, row)| format!("{mode} K={}", row.keys().map(u32::to_string).collect::<Vec<_>>().join(","))).collect::<Vec<_>>().join("; ")
 }
 
 /// Model prefix, method and draft length of a job, or what is missing.
 fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
     let facts = &job.facts;
-    let names = [facts.summary.get("served_model_name"), facts.summary.get("model")]
-        .into_iter()
-        .flatten()
-        .map(|f| text(&f.value))
-        .chain(job.job.meta.model.clone());
+    let names =
+        [facts.summary.get("served_model_name"), facts.summary.get("model")].into_iter().flatten().map(|f| text(&f.value)).chain(job.job.meta.model.clone());
     let prefix = job.job.meta.model_prefix.clone().or_else(|| {
         names.into_iter().find_map(|name| {
             let lower = name.to_ascii_lowercase();
-            settings.model_prefixes.iter().filter(|(frag, _)| lower.contains(&frag.to_ascii_lowercase())).max_by_key(|(frag, _)| frag.len()).map(|(_, p)| p.clone())
+            settings
+                .model_prefixes
+                .iter()
+                .filter(|(frag, _)| lower.contains(&frag.to_ascii_lowercase()))
+                .max_by_key(|(frag, _)| frag.len())
+                .map(|(_, p)| p.clone())
         })
     });
     let prefix = prefix.ok_or("the model prefix is unknown (no RESULT_FILENAME grammar, no infmax_model_prefix, no known model name)")?;
@@ -227,8 +239,12 @@ fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
         m if m == "mtp" || m.ends_with("_mtp") => "mtp".to_string(),
         m => m.to_string(),
     };
-    let draft = facts.speculative.get("draft_length").ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
-    let draft_length = draft.value.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("the draft length {} is not a whole number", text(&draft.value)))?;
+    let draft = facts
+        .speculative
+        .get("draft_length")
+        .ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
+    let draft_length =
+        draft.value.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("the draft length {} is not a whole number", text(&draft.value)))?;
     Ok(Key { prefix, method, draft_length })
 }
 

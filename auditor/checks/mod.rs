@@ -15,11 +15,11 @@ mod upstream_image;
 pub use forbidden_env::image_env as forbidden_env_in_image;
 
 use crate::bundle::{Job, JobKind};
+use crate::evidence::FileEvidence;
 use crate::evidence::checkpoint::Shipped;
 use crate::evidence::facts::Facts;
-use crate::evidence::waiver::Waiver;
 use crate::evidence::knobs::Catalog;
-use crate::evidence::FileEvidence;
+use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
 use crate::policy::golden::GoldenSet;
 use crate::policy::thresholds::Thresholds;
@@ -53,7 +53,14 @@ impl AuditedJob {
         }
         let file = self.files.first()?;
         let first_command = file.commands.iter().map(|c| c.provenance.clone()).min_by_key(|p| p.line);
-        Some(first_command.unwrap_or_else(|| crate::evidence::provenance::Provenance { file: file.path.clone(), artifact: file.artifact.clone(), line: Some(1), span: None, layer: None, text: String::new() }))
+        Some(first_command.unwrap_or_else(|| crate::evidence::provenance::Provenance {
+            file: file.path.clone(),
+            artifact: file.artifact.clone(),
+            line: Some(1),
+            span: None,
+            layer: None,
+            text: String::new(),
+        }))
     }
 
     /// A conclusion from absence ("X is not set") is only sound when every
@@ -80,7 +87,14 @@ pub struct Inputs {
 
 impl Default for Inputs {
     fn default() -> Self {
-        Inputs { golden: GoldenSet::embedded(), thresholds: Thresholds::embedded(), checkpoint: None, today: crate::policy::suppressions::today(), waivers: Vec::new(), known_drafts: Vec::new() }
+        Inputs {
+            golden: GoldenSet::embedded(),
+            thresholds: Thresholds::embedded(),
+            checkpoint: None,
+            today: crate::policy::suppressions::today(),
+            waivers: Vec::new(),
+            known_drafts: Vec::new(),
+        }
     }
 }
 
@@ -202,11 +216,9 @@ pub const REGISTRY: &[CheckInfo] = &[
 /// Reject a policy that configures a check this build does not implement.
 pub fn validate(policy: &Policy) -> Result<(), String> {
     match policy.checks.keys().find(|id| !REGISTRY.iter().any(|c| c.id == id.as_str())) {
-        Some(id) => Err(format!(
-            "policy {:?} configures unknown check {id:?} (known: {})",
-            policy.name,
-            REGISTRY.iter().map(|c| c.id).collect::<Vec<_>>().join(", ")
-        )),
+        Some(id) => {
+            Err(format!("policy {:?} configures unknown check {id:?} (known: {})", policy.name, REGISTRY.iter().map(|c| c.id).collect::<Vec<_>>().join(", ")))
+        }
         None => Ok(()),
     }
 }
@@ -214,10 +226,7 @@ pub fn validate(policy: &Policy) -> Result<(), String> {
 /// Run every check the policy enables, then apply the policy's suppressions
 /// (as of `today`, `YYYY-MM-DD`).
 pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> {
-    let mut results: Vec<CheckResult> = REGISTRY
-        .iter()
-        .filter_map(|info| policy.check(info.id).map(|settings| (info.run)(ctx, settings)))
-        .collect();
+    let mut results: Vec<CheckResult> = REGISTRY.iter().filter_map(|info| policy.check(info.id).map(|settings| (info.run)(ctx, settings))).collect();
     for result in &mut results {
         result.findings = crate::finding::group_by_place(std::mem::take(&mut result.findings));
     }
@@ -250,14 +259,43 @@ pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
     let mut findings = Vec::new();
     for (s, used) in policy.suppressions.iter().zip(used) {
         let what = format!("suppression of {} (owner {}, reason: {})", s.rule, s.owner, s.reason);
-        let provenance = crate::evidence::provenance::Provenance { layer: None, file: format!("policy {}", policy.name), artifact: None, line: None, span: None, text: format!("rule = {:?}, expires = {:?}", s.rule, s.expires) };
+        let provenance = crate::evidence::provenance::Provenance {
+            layer: None,
+            file: format!("policy {}", policy.name),
+            artifact: None,
+            line: None,
+            span: None,
+            text: format!("rule = {:?}, expires = {:?}", s.rule, s.expires),
+        };
         if s.expired(today) {
-            findings.push(Finding::new("suppressions/expired", Severity::Warning, format!("{what} expired on {}: its findings count again", s.expires), None, vec![provenance]));
+            findings.push(Finding::new(
+                "suppressions/expired",
+                Severity::Warning,
+                format!("{what} expired on {}: its findings count again", s.expires),
+                None,
+                vec![provenance],
+            ));
         } else if !used {
-            findings.push(Finding::new("suppressions/unmatched", Severity::Warning, format!("{what} matched no finding: remove it or fix its rule/fingerprint"), None, vec![provenance]));
+            findings.push(Finding::new(
+                "suppressions/unmatched",
+                Severity::Warning,
+                format!("{what} matched no finding: remove it or fix its rule/fingerprint"),
+                None,
+                vec![provenance],
+            ));
         }
     }
     let n = policy.suppressions.len();
-    let summary = if findings.is_empty() { format!("{n} suppression(s) in use and current") } else { format!("{} of {n} suppression(s) expired or unmatched", findings.len()) };
-    results.push(CheckResult { id: "suppressions".to_string(), title: "Policy suppressions are current and used".to_string(), status: Status::Pass, summary, findings });
+    let summary = if findings.is_empty() {
+        format!("{n} suppression(s) in use and current")
+    } else {
+        format!("{} of {n} suppression(s) expired or unmatched", findings.len())
+    };
+    results.push(CheckResult {
+        id: "suppressions".to_string(),
+        title: "Policy suppressions are current and used".to_string(),
+        status: Status::Pass,
+        summary,
+        findings,
+    });
 }

@@ -53,9 +53,11 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             findings.push(Finding::new(rule, severity, format!("{}: {}", knob.setting, knob.why), job.id(), knob.provenance.clone().into_iter().collect()));
         }
         if active.is_empty() && eval_only {
-            let dump = job.files.iter().flat_map(|f| f.env_dumps.iter()).find(|d| {
-                d.complete && d.covers_prefix.as_deref().is_some_and(|p| "SGLANG_SIMULATE_ACC_LEN".starts_with(p))
-            });
+            let dump = job
+                .files
+                .iter()
+                .flat_map(|f| f.env_dumps.iter())
+                .find(|d| d.complete && d.covers_prefix.as_deref().is_some_and(|p| "SGLANG_SIMULATE_ACC_LEN".starts_with(p)));
             if let Some(dump) = dump {
                 findings.push(Finding::new(
                     "sim-acc-eval/real-verification",

@@ -11,9 +11,9 @@
 use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
 use crate::bundle::{JobKind, Scenario};
-use serde_json::Value;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
+use serde_json::Value;
 
 const ID: &str = "sim-acc-throughput";
 
@@ -50,7 +50,8 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
 }
 
 /// Launch arguments that turn speculative decoding on.
-const SPEC_ARGS: &[&str] = &["speculative_config", "speculative_algorithm", "speculative_model", "speculative_draft_model_path", "num_speculative_tokens", "method"];
+const SPEC_ARGS: &[&str] =
+    &["speculative_config", "speculative_algorithm", "speculative_model", "speculative_draft_model_path", "num_speculative_tokens", "method"];
 
 /// Launch arguments that name a configuration file the engine reads its
 /// other settings from.
@@ -78,7 +79,16 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let fixed_seq = job.job.scenario == Some(Scenario::FixedSeqLen);
     if fixed_seq && !active.is_empty() && !settings.allow_fixed_seq_simulation {
         let what: Vec<_> = active.iter().map(|k| k.setting.as_str()).collect();
-        push(findings, "sim-acc-throughput/fixed-seq", Severity::Error, format!("fixed-seq spec-decode job simulates acceptance ({}): fixed-seq runs must show real acceptance unless the policy allows an exception", what.join(", ")), evidence.clone());
+        push(
+            findings,
+            "sim-acc-throughput/fixed-seq",
+            Severity::Error,
+            format!(
+                "fixed-seq spec-decode job simulates acceptance ({}): fixed-seq runs must show real acceptance unless the policy allows an exception",
+                what.join(", ")
+            ),
+            evidence.clone(),
+        );
     }
     if !drafting {
         let label = job.job.meta.spec_decoding.clone().unwrap_or_default();
@@ -87,9 +97,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let config_file = CONFIG_FILE_ARGS.iter().find_map(|k| facts.server_args.get(*k)).map(text);
         // A speculative flag whose value the script builds from what the
         // input does not show: the launch may draft.
-        let unresolved = SPEC_ARGS.iter().find_map(|k| {
-            facts.server_args.get(*k).and_then(Value::as_str).filter(|v| v.contains('$')).map(|v| (*k, v.to_string()))
-        });
+        let unresolved =
+            SPEC_ARGS.iter().find_map(|k| facts.server_args.get(*k).and_then(Value::as_str).filter(|v| v.contains('$')).map(|v| (*k, v.to_string())));
         if facts.server_args.is_empty() {
             let why = match job.absence_caveat() {
                 Some(caveat) => format!("{caveat}, so what runs is not known"),
@@ -97,25 +106,50 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             };
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but {why}"), vec![]);
         } else if let Some((field, value)) = unresolved {
-            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}; the launch passes {field} {value}, a value the input does not show"), vec![]);
+            push(
+                findings,
+                "sim-acc-throughput/undetermined",
+                open_severity,
+                format!("labelled spec-decoding {label}; the launch passes {field} {value}, a value the input does not show"),
+                vec![],
+            );
         } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == "trtllm")) {
-            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}; the {engine} launch reads its speculative settings from {file}, which the input does not show parsed"), vec![]);
+            push(
+                findings,
+                "sim-acc-throughput/undetermined",
+                open_severity,
+                format!("labelled spec-decoding {label}; the {engine} launch reads its speculative settings from {file}, which the input does not show parsed"),
+                vec![],
+            );
         } else {
-            let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance { layer: None,
+            let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance {
+                layer: None,
                 file: s.file.clone(),
                 artifact: None,
                 line: s.line,
                 span: None,
                 text: s.kind.clone(),
             });
-            push(findings, "sim-acc-throughput/no-drafting", Severity::Error, format!("labelled spec-decoding {label}, but the server runs without speculative decoding"), evidence.into_iter().collect());
+            push(
+                findings,
+                "sim-acc-throughput/no-drafting",
+                Severity::Error,
+                format!("labelled spec-decoding {label}, but the server runs without speculative decoding"),
+                evidence.into_iter().collect(),
+            );
         }
         return true;
     }
     match job.job.scenario {
         Some(Scenario::FixedSeqLen) => return true,
         None => {
-            push(findings, "sim-acc-throughput/undetermined", open_severity, "runs speculative decoding, but neither names nor metadata say whether the job is agentic or fixed-seq".to_string(), vec![]);
+            push(
+                findings,
+                "sim-acc-throughput/undetermined",
+                open_severity,
+                "runs speculative decoding, but neither names nor metadata say whether the job is agentic or fixed-seq".to_string(),
+                vec![],
+            );
             return true;
         }
         Some(Scenario::AgenticCoding) => {}
@@ -125,7 +159,9 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     if !simulated {
         let engine = facts.engine.unwrap_or("unknown engine");
         let expected = match facts.engine {
-            Some("sglang") => "SGLANG_SIMULATE_ACC_LEN=<golden AL> with SGLANG_SIMULATE_ACC_METHOD=match-expected and SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token",
+            Some("sglang") => {
+                "SGLANG_SIMULATE_ACC_LEN=<golden AL> with SGLANG_SIMULATE_ACC_METHOD=match-expected and SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token"
+            }
             Some("vllm") => "speculative_config rejection_sample_method=synthetic with synthetic_acceptance_length=<golden AL>",
             Some("trtllm") => "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=<golden AL - 1>",
             Some("atom") => "--spec-decode-acceptance-length <golden AL> or --spec-decode-acceptance-rate <(AL-1)/K>",
@@ -138,26 +174,52 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             None => ("sim-acc-throughput/not-simulated", String::new()),
         };
         let severity = if rule.ends_with("/undetermined") { open_severity } else { Severity::Error };
-        push(findings, rule, severity, format!("agentic throughput job runs {engine} {method} speculative decoding with no simulated-acceptance setting in the bundle; it must simulate acceptance at the golden AL: {expected}{caveat}"), evidence);
+        push(
+            findings,
+            rule,
+            severity,
+            format!(
+                "agentic throughput job runs {engine} {method} speculative decoding with no simulated-acceptance setting in the bundle; it must simulate acceptance at the golden AL: {expected}{caveat}"
+            ),
+            evidence,
+        );
         return true;
     }
     if facts.engine == Some("sglang") {
         let get = |key: &str, default: &str| spec.get(key).map_or((default.to_string(), true), |f| (text(&f.value), false));
         let (method_value, _) = get("simulate_method", "match-expected");
         if method_value != "match-expected" {
-            push(findings, "sim-acc-throughput/method", Severity::Error, format!("SGLANG_SIMULATE_ACC_METHOD={method_value}: InferenceX requires match-expected"), spec.get("simulate_method").and_then(|f| f.provenance.clone()).into_iter().collect());
+            push(
+                findings,
+                "sim-acc-throughput/method",
+                Severity::Error,
+                format!("SGLANG_SIMULATE_ACC_METHOD={method_value}: InferenceX requires match-expected"),
+                spec.get("simulate_method").and_then(|f| f.provenance.clone()).into_iter().collect(),
+            );
         }
         let (mode, mode_default) = get("simulate_token_mode", "fixed");
         if mode != "real-draft-token" && mode_default && job.absence_caveat().is_some() {
             let caveat = job.absence_caveat().unwrap_or_default();
-            push(findings, "sim-acc-throughput/undetermined", open_severity, format!("SGLANG_SIMULATE_ACC_TOKEN_MODE is not in the examined files, but {caveat}"), vec![]);
+            push(
+                findings,
+                "sim-acc-throughput/undetermined",
+                open_severity,
+                format!("SGLANG_SIMULATE_ACC_TOKEN_MODE is not in the examined files, but {caveat}"),
+                vec![],
+            );
         } else if mode != "real-draft-token" {
             let why = if mode_default {
                 "SGLANG_SIMULATE_ACC_TOKEN_MODE is not set: SGLang's default is fixed (a fixed token id at accepted positions), and images before v0.5.16 ignore the variable".to_string()
             } else {
                 format!("SGLANG_SIMULATE_ACC_TOKEN_MODE={mode}: InferenceX requires real-draft-token")
             };
-            push(findings, "sim-acc-throughput/token-mode", Severity::Error, why, spec.get("simulate_token_mode").and_then(|f| f.provenance.clone()).into_iter().collect());
+            push(
+                findings,
+                "sim-acc-throughput/token-mode",
+                Severity::Error,
+                why,
+                spec.get("simulate_token_mode").and_then(|f| f.provenance.clone()).into_iter().collect(),
+            );
         }
     }
     let al = spec.get("simulated_al").map(|f| text(&f.value)).unwrap_or_else(|| "an unknown target".to_string());

@@ -84,7 +84,12 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
     }
     if job.facts.engine == Some("atom") {
         if let Some(fact) = spec.get("simulated_al").filter(|f| f.from.contains("spec_decode_acceptance_length")) {
-            out.push(Knob { setting: format!("{}={}", fact.from, text(&fact.value)), in_effect: true, why: "ATOM forces the acceptance length".to_string(), provenance: fact.provenance.clone() });
+            out.push(Knob {
+                setting: format!("{}={}", fact.from, text(&fact.value)),
+                in_effect: true,
+                why: "ATOM forces the acceptance length".to_string(),
+                provenance: fact.provenance.clone(),
+            });
         }
     }
     out

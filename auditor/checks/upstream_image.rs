@@ -44,7 +44,8 @@ fn under(normalised: &str, org: &str) -> bool {
 /// registry and `library/` dropped, lower-cased registry and path.
 pub fn normalise(image: &str) -> String {
     let image = image.trim().replace('#', "/");
-    let image = ["docker.io/", "index.docker.io/", "registry-1.docker.io/", "docker://"].iter().fold(image, |i, p| i.strip_prefix(p).map(str::to_string).unwrap_or(i));
+    let image =
+        ["docker.io/", "index.docker.io/", "registry-1.docker.io/", "docker://"].iter().fold(image, |i, p| i.strip_prefix(p).map(str::to_string).unwrap_or(i));
     let image = image.strip_prefix("library/").map(str::to_string).unwrap_or(image);
     let (path, rest) = image.split_at(image.find([':', '@']).unwrap_or(image.len()));
     format!("{}{rest}", path.to_ascii_lowercase())
@@ -68,7 +69,16 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         // The file that recorded the image (AgentX aggregate, fixed-seq agg, meta_env, a master-config entry).
         let recorded = job.files.iter().find_map(|f| f.metadata.as_ref().filter(|m| m.meta.image.as_deref() == Some(image)).map(|m| (f, m)));
         let evidence: Vec<Provenance> = recorded
-            .map(|(f, m)| m.image_at.clone().unwrap_or_else(|| Provenance { layer: None, file: f.path.clone(), artifact: f.artifact.clone(), line: None, span: None, text: format!("\"image\": \"{image}\"") }))
+            .map(|(f, m)| {
+                m.image_at.clone().unwrap_or_else(|| Provenance {
+                    layer: None,
+                    file: f.path.clone(),
+                    artifact: f.artifact.clone(),
+                    line: None,
+                    span: None,
+                    text: format!("\"image\": \"{image}\""),
+                })
+            })
             .into_iter()
             .collect();
         let Some(rule) = settings.upstream_orgs.iter().find(|r| r.frameworks.iter().any(|f| runs(framework, f))) else {
@@ -83,12 +93,28 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             continue;
         };
         if rule.orgs.iter().any(|org| under(&normalised, org)) {
-            findings.push(Finding::new("upstream-image/upstream", Severity::Info, format!("{image} is from {}'s upstream organisation", framework), job.id(), evidence));
+            findings.push(Finding::new(
+                "upstream-image/upstream",
+                Severity::Info,
+                format!("{image} is from {}'s upstream organisation", framework),
+                job.id(),
+                evidence,
+            ));
             continue;
         }
         let sku = sku_of(meta.hw.as_deref(), meta.runner.as_deref());
-        if let Some(exception) = settings.image_exceptions.iter().find(|e| normalised.starts_with(&normalise(&e.image)) && e.sku.as_deref().is_none_or(|s| Some(s.to_ascii_lowercase()) == sku)) {
-            findings.push(Finding::new("upstream-image/exception", Severity::Info, format!("{image} is not upstream for {framework}; allowed by the policy: {}", exception.reason), job.id(), evidence));
+        if let Some(exception) = settings
+            .image_exceptions
+            .iter()
+            .find(|e| normalised.starts_with(&normalise(&e.image)) && e.sku.as_deref().is_none_or(|s| Some(s.to_ascii_lowercase()) == sku))
+        {
+            findings.push(Finding::new(
+                "upstream-image/exception",
+                Severity::Info,
+                format!("{image} is not upstream for {framework}; allowed by the policy: {}", exception.reason),
+                job.id(),
+                evidence,
+            ));
             continue;
         }
         let established = sku.as_ref().is_some_and(|s| settings.established_skus.iter().any(|e| e.eq_ignore_ascii_case(s)));
@@ -97,7 +123,10 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             findings.push(Finding::new(
                 "upstream-image/not-upstream",
                 Severity::Error,
-                format!("{image} is not from {expected} (framework {framework}, SKU {}): established SKUs must run the upstream image", sku.unwrap_or_else(|| "unknown".into())),
+                format!(
+                    "{image} is not from {expected} (framework {framework}, SKU {}): established SKUs must run the upstream image",
+                    sku.unwrap_or_else(|| "unknown".into())
+                ),
                 job.id(),
                 evidence,
             ));
@@ -105,7 +134,10 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             findings.push(Finding::new(
                 "upstream-image/new-hardware",
                 Severity::Warning,
-                format!("{image} is not from {expected}, on {} which is not an established SKU: the sign-off must document the exception", sku.unwrap_or_default()),
+                format!(
+                    "{image} is not from {expected}, on {} which is not an established SKU: the sign-off must document the exception",
+                    sku.unwrap_or_default()
+                ),
                 job.id(),
                 evidence,
             ));
@@ -114,7 +146,13 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     if judged == 0 {
         return CheckResult::not_applicable(ID, settings, "no job records its image and framework");
     }
-    CheckResult::from_findings(ID, settings, findings, format!("{judged} job(s) run their framework's upstream image"), "a job runs an image that is not upstream".to_string())
+    CheckResult::from_findings(
+        ID,
+        settings,
+        findings,
+        format!("{judged} job(s) run their framework's upstream image"),
+        "a job runs an image that is not upstream".to_string(),
+    )
 }
 
 #[cfg(test)]

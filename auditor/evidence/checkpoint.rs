@@ -49,10 +49,7 @@ fn summary(dtypes: &BTreeMap<String, usize>) -> String {
 /// Read a checkpoint directory's config and safetensors headers.
 pub fn read(dir: &Path) -> Result<Shipped, String> {
     let config: Value = read_json(&dir.join("config.json"))?;
-    let hidden = config
-        .get("num_hidden_layers")
-        .or_else(|| config.get("text_config").and_then(|t| t.get("num_hidden_layers")))
-        .and_then(Value::as_u64);
+    let hidden = config.get("num_hidden_layers").or_else(|| config.get("text_config").and_then(|t| t.get("num_hidden_layers"))).and_then(Value::as_u64);
     let quant_method = config.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str).map(str::to_string);
     let shards = shard_files(dir)?;
     let mut shipped = Shipped { dir: dir.display().to_string(), quant_method, ..Shipped::default() };
@@ -160,7 +157,11 @@ mod tests {
         std::fs::write(dir.path().join("config.json"), r#"{"num_hidden_layers": 61, "quantization_config": {"quant_method": "modelopt"}}"#).unwrap();
         write_shard(&dir.path().join("a.safetensors"), &[("model.layers.0.mlp.experts.0.w1.weight", "U8"), ("model.layers.60.mlp.gate.weight", "BF16")]);
         write_shard(&dir.path().join("b.safetensors"), &[("model.layers.61.mlp.experts.0.w1.weight", "BF16"), ("model.layers.61.eh_proj.weight", "BF16")]);
-        std::fs::write(dir.path().join("model.safetensors.index.json"), r#"{"weight_map": {"x": "a.safetensors", "y": "b.safetensors", "z": "../../etc/passwd"}}"#).unwrap();
+        std::fs::write(
+            dir.path().join("model.safetensors.index.json"),
+            r#"{"weight_map": {"x": "a.safetensors", "y": "b.safetensors", "z": "../../etc/passwd"}}"#,
+        )
+        .unwrap();
         let s = read(dir.path()).unwrap();
         assert_eq!(s.draft_summary(), "BF16");
         assert_eq!(s.draft_dtypes["BF16"], 2);

@@ -81,7 +81,13 @@ mod tests {
 
     #[test]
     fn engines() {
-        let cmd = |argv: &[&str]| Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
+        let cmd = |argv: &[&str]| Command {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            gate: Gate::Always,
+            provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""),
+            args_at: Vec::new(),
+            branches: Vec::new(),
+        };
         assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
         assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
         assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));

@@ -176,20 +176,22 @@ fn describe(stop: &Stop, last: Option<&str>) -> String {
 
 /// The first marker in a line: (marker position, kind, where the record text starts).
 fn find_marker(text: &str) -> Option<(usize, RecordKind, usize)> {
-    MARKERS.iter().filter_map(|(marker, kind)| {
-        let at = text.find(marker)?;
-        if *kind == RecordKind::VllmEngineConfig && !text[..at].contains("LLM engine") {
-            return None;
-        }
-        let start = match kind {
-            RecordKind::SglangServerArgs => at + "server_args=".len(),
-            RecordKind::VllmNonDefaultArgs => at + "non-default args: ".len(),
-            RecordKind::VllmNamespace => at + "args: ".len(),
-            RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig => at + marker.len(),
-        };
-        Some((at, *kind, start))
-    })
-    .min_by_key(|(at, _, _)| *at)
+    MARKERS
+        .iter()
+        .filter_map(|(marker, kind)| {
+            let at = text.find(marker)?;
+            if *kind == RecordKind::VllmEngineConfig && !text[..at].contains("LLM engine") {
+                return None;
+            }
+            let start = match kind {
+                RecordKind::SglangServerArgs => at + "server_args=".len(),
+                RecordKind::VllmNonDefaultArgs => at + "non-default args: ".len(),
+                RecordKind::VllmNamespace => at + "args: ".len(),
+                RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig => at + marker.len(),
+            };
+            Some((at, *kind, start))
+        })
+        .min_by_key(|(at, _, _)| *at)
 }
 
 /// Parse a record's text. The engine-config line is a bare `k=v, ...` list

@@ -77,7 +77,17 @@ pub struct EnvAssignment {
 
 impl EnvAssignment {
     pub fn new(name: &str, value: Option<String>, origin: EnvOrigin, scope: &str, provenance: Provenance) -> Self {
-        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, written: None, scope: scope.to_string(), gate: Gate::Always, provenance }
+        EnvAssignment {
+            name: name.to_string(),
+            value,
+            origin,
+            expands: false,
+            client: false,
+            written: None,
+            scope: scope.to_string(),
+            gate: Gate::Always,
+            provenance,
+        }
     }
 }
 
@@ -96,8 +106,7 @@ pub struct EnvDump {
     pub provenance: Provenance,
 }
 
-static DUMP_HEADER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^=+ (?P<what>\S+) env vars at launch\b.*=+\s*$").expect("valid regex"));
+static DUMP_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=+ (?P<what>\S+) env vars at launch\b.*=+\s*$").expect("valid regex"));
 static DUMP_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=+\s*$").expect("valid regex"));
 
 /// Reads env dump blocks and `env`-style listing lines of program output.

@@ -44,7 +44,14 @@ pub fn scores(file: &FileRef, value: &Value, raw: &str) -> Vec<EvalScore> {
     if let (Some(resolved), Some(total)) = (resolved, total) {
         let task = if file.path.contains("verified") { "swebench_verified" } else { "swebench_lite" };
         let text = format!("resolved_instances {resolved} of total_instances {total}");
-        let provenance = Provenance { layer: None, file: file.path.clone(), artifact: file.artifact.clone(), line: line_of(raw, "\"resolved_instances\""), span: None, text };
+        let provenance = Provenance {
+            layer: None,
+            file: file.path.clone(),
+            artifact: file.artifact.clone(),
+            line: line_of(raw, "\"resolved_instances\""),
+            span: None,
+            text,
+        };
         out.push(EvalScore { task: task.to_string(), metric: "resolved".to_string(), value: resolved / total, stderr: None, provenance });
     }
     out
@@ -61,7 +68,14 @@ fn line_of(raw: &str, needle: &str) -> Option<u64> {
 
 fn locate(file: &FileRef, raw: &str, metric: &str, value: f64) -> Provenance {
     let needle = format!("\"{metric}\"");
-    Provenance { layer: None, file: file.path.clone(), artifact: file.artifact.clone(), line: line_of(raw, &needle), span: None, text: format!("\"{metric}\": {value}") }
+    Provenance {
+        layer: None,
+        file: file.path.clone(),
+        artifact: file.artifact.clone(),
+        line: line_of(raw, &needle),
+        span: None,
+        text: format!("\"{metric}\": {value}"),
+    }
 }
 
 #[cfg(test)]

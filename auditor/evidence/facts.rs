@@ -9,8 +9,8 @@ use super::branches::Branch;
 use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};
 use super::launch::{self, LaunchArgs};
-use super::recipe::RoleConfig;
 use super::provenance::Provenance;
+use super::recipe::RoleConfig;
 use super::view;
 use super::{EnvAssignment, FileEvidence};
 use serde::Serialize;
@@ -123,18 +123,13 @@ fn record_kind_name(kind: RecordKind) -> &'static str {
 /// Derive the facts of a set of files (a job's, or one file's).
 pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     let records: Vec<&EngineRecord> = files.iter().flat_map(|f| f.records.iter()).collect();
-    let launches: Vec<(LaunchArgs, Provenance)> = files
-        .iter()
-        .flat_map(|f| f.commands.iter())
-        .filter_map(|c| launch::parse(c).map(|l| (l, c.provenance.clone())))
-        .collect();
+    let launches: Vec<(LaunchArgs, Provenance)> =
+        files.iter().flat_map(|f| f.commands.iter()).filter_map(|c| launch::parse(c).map(|l| (l, c.provenance.clone()))).collect();
     let role = generation_role(files);
     let mut facts = Facts::default();
     let sglang = best(&records, &[RecordKind::SglangServerArgs]);
-    let vllm: Vec<EngineRecord> = [RecordKind::VllmNonDefaultArgs, RecordKind::VllmNamespace, RecordKind::VllmEngineConfig]
-        .iter()
-        .filter_map(|k| best(&records, &[*k]))
-        .collect();
+    let vllm: Vec<EngineRecord> =
+        [RecordKind::VllmNonDefaultArgs, RecordKind::VllmNamespace, RecordKind::VllmEngineConfig].iter().filter_map(|k| best(&records, &[*k])).collect();
     facts.engine = if sglang.is_some() {
         Some("sglang")
     } else if !vllm.is_empty() {
@@ -211,11 +206,7 @@ fn generation_role(files: &[FileEvidence]) -> Option<&RoleConfig> {
         "aggregated" => 1,
         _ => 2,
     };
-    files
-        .iter()
-        .filter_map(|f| f.recipe.as_ref())
-        .flat_map(|r| r.roles.iter())
-        .min_by_key(|r| (rank(r), r.variant.as_deref().is_some_and(|v| v != "base")))
+    files.iter().filter_map(|f| f.recipe.as_ref()).flat_map(|r| r.roles.iter()).min_by_key(|r| (rank(r), r.variant.as_deref().is_some_and(|v| v != "base")))
 }
 
 /// A recipe role's engine config: explicit arguments, like a launch
@@ -287,11 +278,12 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
             Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
             other => other.clone(),
         };
-        let flag = match (kwargs.get("thinking_mode").and_then(Value::as_str), kwargs.get("enable_thinking").or(kwargs.get("thinking")).and_then(Value::as_bool)) {
-            (Some("enabled"), _) => Some(true),
-            (Some("disabled"), _) => Some(false),
-            (_, b) => b,
-        };
+        let flag =
+            match (kwargs.get("thinking_mode").and_then(Value::as_str), kwargs.get("enable_thinking").or(kwargs.get("thinking")).and_then(Value::as_bool)) {
+                (Some("enabled"), _) => Some(true),
+                (Some("disabled"), _) => Some(false),
+                (_, b) => b,
+            };
         if let Some(on) = flag {
             found.push((on, f.from.clone(), f.provenance.clone()));
         }
@@ -366,9 +358,9 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
             facts.spec_from("method", Some((Value::String(method), algorithm.1.clone(), algorithm.2.clone())));
             let length = match name.as_str() {
                 "DSPARK" => facts.arg("speculative_dspark_block_size"),
-                "DFLASH" => facts.arg("speculative_num_draft_tokens").and_then(|(v, f, p)| {
-                    number(&v).map(|n| (Value::from(n as i64 - 1), format!("{f} minus 1 (DFLASH verify window)"), p))
-                }),
+                "DFLASH" => facts
+                    .arg("speculative_num_draft_tokens")
+                    .and_then(|(v, f, p)| number(&v).map(|n| (Value::from(n as i64 - 1), format!("{f} minus 1 (DFLASH verify window)"), p))),
                 _ => facts.arg("speculative_num_steps"),
             };
             facts.spec_from("draft_length", length.filter(|(v, _, _)| !v.is_null()));
@@ -490,7 +482,9 @@ fn vllm_speculative(facts: &mut Facts) {
     let synthetic = facts.speculative.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
     let al = match (facts.speculative.get("synthetic_acceptance_length"), facts.speculative.get("synthetic_acceptance_rates")) {
         (Some(f), _) => number(&f.value).map(|n| (n, f.from.clone(), f.provenance.clone())),
-        (None, Some(f)) => f.value.as_array().map(|rates| (1.0 + rates.iter().filter_map(number).sum::<f64>(), format!("1 + sum of {}", f.from), f.provenance.clone())),
+        (None, Some(f)) => {
+            f.value.as_array().map(|rates| (1.0 + rates.iter().filter_map(number).sum::<f64>(), format!("1 + sum of {}", f.from), f.provenance.clone()))
+        }
         _ => None,
     };
     if let Some((n, from, provenance)) = al {
@@ -559,7 +553,8 @@ mod tests {
     fn thinking_indicators() {
         let on = facts_of(&[("a/server.log", FileKind::Log, "=== SGLANG_* env vars at launch ===\nSGLANG_DEFAULT_THINKING=1\n===\n")]);
         assert_eq!(on.thinking.as_ref().map(|f| f.value.clone()), Some(Value::from("thinking_on")));
-        let template = facts_of(&[("a/sglang_command.txt", FileKind::Command, "python3 -m sglang.launch_server --chat-template /t/deepseek_v4_thinking.jinja \n")]);
+        let template =
+            facts_of(&[("a/sglang_command.txt", FileKind::Command, "python3 -m sglang.launch_server --chat-template /t/deepseek_v4_thinking.jinja \n")]);
         assert_eq!(template.thinking.unwrap().value, "thinking_on");
         let off = facts_of(&[("a/vllm_command.txt", FileKind::Command, "vllm serve /m --default-chat-template-kwargs '{\"thinking_mode\": \"disabled\"}' \n")]);
         assert_eq!(off.thinking.unwrap().value, "thinking_off");
@@ -582,7 +577,13 @@ mod tests {
         let short = "INFO 08-20 10:08:10 [utils.py:1] non-default args: {'model': '/m', 'spec_method': 'eagle3', 'spec_model': '/d', 'spec_tokens': 3}\n";
         let config = "(EngineCore_DP0 pid=2) INFO 08-20 10:08:39 [core.py:93] Initializing a V1 LLM engine (v0.11.0) with config: model='/m', speculative_config=SpeculativeConfig(method='mtp', model='/m', num_spec_tokens=3), seed=0\n";
         let cmd = r#"vllm serve /m --speculative-config \{\"method\":\ \"mtp\",\ \"num_speculative_tokens\":\ 3,\ \"rejection_sample_method\":\ \"synthetic\",\ \"synthetic_acceptance_rates\":\ \[1.0,\ 0.49,\ 0.0\]\} "#;
-        for (name, kind, text) in [("dict", FileKind::Log, dict), ("flat", FileKind::Log, flat), ("short", FileKind::Log, short), ("config", FileKind::Log, config), ("cmd", FileKind::Command, cmd)] {
+        for (name, kind, text) in [
+            ("dict", FileKind::Log, dict),
+            ("flat", FileKind::Log, flat),
+            ("short", FileKind::Log, short),
+            ("config", FileKind::Log, config),
+            ("cmd", FileKind::Command, cmd),
+        ] {
             let f = facts_of(&[(&format!("x/{name}_command.txt"), kind, text)]);
             assert_eq!(f.engine, Some("vllm"), "{name}");
             assert_eq!(spec(&f, "draft_length"), 3, "{name}");
@@ -649,7 +650,10 @@ mod tests {
     #[test]
     fn trtllm_and_atom() {
         let yaml = "speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n  speculative_model: /d\n";
-        let f = facts_of(&[("x/run.sh", FileKind::Script, "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\ntrtllm-serve /m --tp_size 8\n"), ("x/ser.yaml", FileKind::Yaml, yaml)]);
+        let f = facts_of(&[
+            ("x/run.sh", FileKind::Script, "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\ntrtllm-serve /m --tp_size 8\n"),
+            ("x/ser.yaml", FileKind::Yaml, yaml),
+        ]);
         assert_eq!(spec(&f, "simulated_al"), 2.78);
         assert_eq!((spec(&f, "method"), spec(&f, "draft_length"), spec(&f, "draft_model")), (Value::from("eagle3"), Value::from(3), Value::from("/d")));
         let atom = "python -m atom.entrypoints.openai_server --model m --method mtp --num-speculative-tokens 3 --spec-decode-acceptance-rate 0.663333 \n";

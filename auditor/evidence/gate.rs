@@ -64,8 +64,7 @@ impl Gate {
 }
 
 /// `$EVAL_ONLY`, `${EVAL_ONLY}`, `${EVAL_ONLY:-false}`, `${EVAL_ONLY,,}` as a word's text.
-static EVAL_ONLY_REF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\$(?:EVAL_ONLY|\{EVAL_ONLY(?P<lower>,,)?(?::?-[^}]*)?\})$").expect("valid regex"));
+static EVAL_ONLY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$(?:EVAL_ONLY|\{EVAL_ONLY(?P<lower>,,)?(?::?-[^}]*)?\})$").expect("valid regex"));
 
 /// The gate under which a test command succeeds: `[ "$EVAL_ONLY" != true ]`
 /// succeeds exactly on throughput runs. `None` when it tests something else.
@@ -270,7 +269,18 @@ mod tests {
             (&["fi"], None),
             (&["export", "E=1"], None),
         ]);
-        let expected = [Gate::Always, Gate::NotEval, Gate::NotEval, Gate::NotEval, Gate::NotEval, Gate::NotEval, Gate::EvalOnly, Gate::EvalOnly, Gate::Always, Gate::Always];
+        let expected = [
+            Gate::Always,
+            Gate::NotEval,
+            Gate::NotEval,
+            Gate::NotEval,
+            Gate::NotEval,
+            Gate::NotEval,
+            Gate::EvalOnly,
+            Gate::EvalOnly,
+            Gate::Always,
+            Gate::Always,
+        ];
         assert_eq!(got, expected);
         let got = walk(&[
             (&["if", "[", "$CONC", "=", "1", "]"], Some(";")),
@@ -318,7 +328,22 @@ mod tests {
             (&[], None),
             (&["export", "F=1"], None),
         ]);
-        assert_eq!(got, [Gate::Always, Gate::EvalOnly, Gate::Always, Gate::Always, Gate::NotEval, Gate::Always, Gate::NotEval, Gate::EvalOnly, Gate::Always, Gate::NotEval, Gate::NotEval]);
+        assert_eq!(
+            got,
+            [
+                Gate::Always,
+                Gate::EvalOnly,
+                Gate::Always,
+                Gate::Always,
+                Gate::NotEval,
+                Gate::Always,
+                Gate::NotEval,
+                Gate::EvalOnly,
+                Gate::Always,
+                Gate::NotEval,
+                Gate::NotEval
+            ]
+        );
     }
 
     #[test]

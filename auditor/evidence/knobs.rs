@@ -56,7 +56,10 @@ pub enum Meaning {
     Number(f64),
     Text(String),
     /// The engine rejects the value, warns, and keeps its default.
-    Invalid { reason: String, default: Option<String> },
+    Invalid {
+        reason: String,
+        default: Option<String>,
+    },
 }
 
 impl Meaning {
@@ -82,9 +85,7 @@ pub fn interpret(kind: VarType, value: &str, default: Option<&str>) -> Meaning {
         VarType::SglangBool => match value.to_lowercase().as_str() {
             "true" | "1" | "yes" | "y" => Meaning::Bool(true),
             "false" | "0" | "no" | "n" => Meaning::Bool(false),
-            _ => invalid(format!(
-                "{value:?} is not a boolean SGLang accepts (true/1/yes/y or false/0/no/n, case-insensitive, not trimmed)"
-            )),
+            _ => invalid(format!("{value:?} is not a boolean SGLang accepts (true/1/yes/y or false/0/no/n, case-insensitive, not trimmed)")),
         },
         VarType::Float => match parse_python_float(value) {
             Some(n) => Meaning::Number(n),
@@ -130,8 +131,7 @@ impl Catalog {
 
     /// The catalog embedded in the binary.
     pub fn embedded() -> &'static Catalog {
-        static CATALOG: LazyLock<Catalog> =
-            LazyLock::new(|| Catalog::parse(EMBEDDED).expect("embedded signatures/engine-env.toml is valid"));
+        static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::parse(EMBEDDED).expect("embedded signatures/engine-env.toml is valid"));
         &CATALOG
     }
 

@@ -32,8 +32,7 @@ struct Rewrite {
     to: String,
 }
 
-static TABLES: LazyLock<BTreeMap<String, EngineArgs>> =
-    LazyLock::new(|| toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid"));
+static TABLES: LazyLock<BTreeMap<String, EngineArgs>> = LazyLock::new(|| toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid"));
 
 /// Values an engine rewrites before logging: (field, as given, as logged).
 pub type Rewritten = Vec<(String, String, String)>;
@@ -176,16 +175,38 @@ mod tests {
     use serde_json::json;
 
     fn launch(argv: &[&str]) -> LaunchArgs {
-        let command = Command { argv: argv.iter().map(|s| s.to_string()).collect(), gate: crate::evidence::gate::Gate::Always, provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""), args_at: Vec::new(), branches: Vec::new() };
+        let command = Command {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            gate: crate::evidence::gate::Gate::Always,
+            provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""),
+            args_at: Vec::new(),
+            branches: Vec::new(),
+        };
         parse(&command).unwrap()
     }
 
     #[test]
     fn sglang_aliases_rewrites_and_forms() {
         let l = launch(&[
-            "python3", "-m", "sglang.launch_server", "--model", "/m", "--tp", "8", "--ep-size=8", "--trust-remote-code",
-            "--speculative-algo", "NEXTN", "--speculative-draft-model", "/d", "--mem-fraction-static", "0.85",
-            "--json-model-override-args", r#"{"a": 1}"#, "--x", "-1",
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model",
+            "/m",
+            "--tp",
+            "8",
+            "--ep-size=8",
+            "--trust-remote-code",
+            "--speculative-algo",
+            "NEXTN",
+            "--speculative-draft-model",
+            "/d",
+            "--mem-fraction-static",
+            "0.85",
+            "--json-model-override-args",
+            r#"{"a": 1}"#,
+            "--x",
+            "-1",
         ]);
         assert_eq!(l.engine, "sglang");
         assert_eq!(l.args["model_path"], json!("/m"));
@@ -203,7 +224,17 @@ mod tests {
 
     #[test]
     fn vllm_positional_model_and_json_flags() {
-        let l = launch(&["vllm", "serve", "/m", "-tp", "4", "--speculative-config", r#"{"method": "mtp", "num_speculative_tokens": 3}"#, "--hf-overrides", r#"{"text_config": {"index_topk_freq": 4}}"#]);
+        let l = launch(&[
+            "vllm",
+            "serve",
+            "/m",
+            "-tp",
+            "4",
+            "--speculative-config",
+            r#"{"method": "mtp", "num_speculative_tokens": 3}"#,
+            "--hf-overrides",
+            r#"{"text_config": {"index_topk_freq": 4}}"#,
+        ]);
         assert_eq!(l.args["model"], json!("/m"));
         assert_eq!(l.args["tensor_parallel_size"], json!(4));
         assert_eq!(l.args["speculative_config"]["num_speculative_tokens"], json!(3));
@@ -212,7 +243,21 @@ mod tests {
 
     #[test]
     fn atom_flags() {
-        let l = launch(&["python", "-m", "atom.entrypoints.openai_server", "--model", "m", "--method", "mtp", "--num-speculative-tokens", "3", "--spec-decode-acceptance-rate", "0.663333", "--kv_cache_dtype", "fp8"]);
+        let l = launch(&[
+            "python",
+            "-m",
+            "atom.entrypoints.openai_server",
+            "--model",
+            "m",
+            "--method",
+            "mtp",
+            "--num-speculative-tokens",
+            "3",
+            "--spec-decode-acceptance-rate",
+            "0.663333",
+            "--kv_cache_dtype",
+            "fp8",
+        ]);
         assert_eq!(l.args["num_speculative_tokens"], json!(3));
         assert_eq!(l.args["spec_decode_acceptance_rate"], json!(0.663333));
         assert_eq!(l.args["kv_cache_dtype"], json!("fp8"));

@@ -73,12 +73,7 @@ impl<R: BufRead> LineReader<R> {
             self.buf.pop();
         }
         self.number += 1;
-        Ok(Some(Line {
-            number: self.number,
-            offset: start,
-            text: String::from_utf8_lossy(&self.buf).into_owned(),
-            truncated,
-        }))
+        Ok(Some(Line { number: self.number, offset: start, text: String::from_utf8_lossy(&self.buf).into_owned(), truncated }))
     }
 }
 

@@ -8,8 +8,7 @@ use regex::Regex;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-static ANSI: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])").expect("valid regex"));
+static ANSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])").expect("valid regex"));
 
 /// Prefixes that start a log record, tried in order and repeatedly.
 static RECORD_PREFIXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {

@@ -9,7 +9,7 @@
 
 use super::metadata::{JobMeta, Scenario};
 use super::provenance::{FileRef, Provenance};
-use super::yaml_env::{entries, py_scalar, scalar_text, settings_scope, LineIndex};
+use super::yaml_env::{LineIndex, entries, py_scalar, scalar_text, settings_scope};
 use saphyr::{MarkedYaml, YamlData};
 
 /// One scenario of a config entry.
@@ -97,7 +97,10 @@ fn scenarios(key: &str, node: &MarkedYaml) -> Vec<ScenarioEntry> {
                 for (_, space) in entries(item, 0).into_iter().filter(|(k, _)| k == "search-space") {
                     for (j, point) in sequence(space).enumerate() {
                         let label = entries(point, 0).into_iter().find(|(k, _)| k == "spec-decoding").and_then(|(_, v)| scalar_text(v));
-                        points.push(SearchPoint { scope: format!("{settings_scope}{i}.search-space.{j}"), spec_decoding: label.unwrap_or_else(|| "none".to_string()) });
+                        points.push(SearchPoint {
+                            scope: format!("{settings_scope}{i}.search-space.{j}"),
+                            spec_decoding: label.unwrap_or_else(|| "none".to_string()),
+                        });
                     }
                 }
             }

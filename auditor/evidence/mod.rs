@@ -28,16 +28,16 @@ pub mod view;
 pub mod waiver;
 pub mod yaml_env;
 
-use crate::bundle::{layout, Disposition, MemberVisitor};
+use crate::bundle::{Disposition, MemberVisitor, layout};
+use crate::signatures::{Engine, Stream};
 use command::Command;
 use engine_log::{EngineRecord, RecordScanner};
 use env::{EnvAssignment, EnvDump, ListingScanner};
 use lines::LineReader;
-use crate::signatures::{Engine, Stream};
-use shellscan::ShellScanner;
 use metadata::Metadata;
 use provenance::FileRef;
 use serde::Serialize;
+use shellscan::ShellScanner;
 use std::io::{self, BufReader, Read};
 
 /// Largest JSON or YAML document parsed as a whole; larger ones are scanned as text.
@@ -64,8 +64,7 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    pub const ALL: [FileKind; 7] =
-        [FileKind::Command, FileKind::Script, FileKind::Json, FileKind::Yaml, FileKind::Python, FileKind::Log, FileKind::Doc];
+    pub const ALL: [FileKind; 7] = [FileKind::Command, FileKind::Script, FileKind::Json, FileKind::Yaml, FileKind::Python, FileKind::Log, FileKind::Doc];
 
     /// The kind's name as rule packs and JSON spell it.
     pub fn name(self) -> &'static str {
@@ -346,10 +345,7 @@ impl<'e> Extractor<'e> {
         }
         let mut incomplete = Vec::new();
         if long_lines > 0 {
-            incomplete.push(format!(
-                "{long_lines} line(s) longer than {} bytes were cut (first at line {first_long}; raise --max-line-length)",
-                self.max_line
-            ));
+            incomplete.push(format!("{long_lines} line(s) longer than {} bytes were cut (first at line {first_long}; raise --max-line-length)", self.max_line));
         }
         if let Some(e) = error {
             incomplete.push(format!("read error after line {}: {e}", lines.lines_read()));

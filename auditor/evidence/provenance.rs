@@ -81,11 +81,7 @@ pub fn redact(text: &str) -> String {
     let mut rest = text;
     while let Some(eq) = rest.find('=') {
         let before = &rest[..eq];
-        let name_start = before
-            .char_indices()
-            .rev()
-            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-            .map_or(0, |(i, c)| i + c.len_utf8());
+        let name_start = before.char_indices().rev().find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')).map_or(0, |(i, c)| i + c.len_utf8());
         let name = &before[name_start..];
         out.push_str(&rest[..=eq]);
         rest = &rest[eq + 1..];

@@ -26,9 +26,16 @@ pub enum Py {
     Set(Vec<Py>),
     Dict(Vec<(Py, Py)>),
     /// `Name(arg, key=value, ...)`: a dataclass, namedtuple or `Namespace` repr.
-    Call { name: String, args: Vec<Py>, kwargs: Vec<(String, Py)> },
+    Call {
+        name: String,
+        args: Vec<Py>,
+        kwargs: Vec<(String, Py)>,
+    },
     /// `<Kind.X: 'x'>`: an enum member with its value.
-    Enum { name: String, value: Box<Py> },
+    Enum {
+        name: String,
+        value: Box<Py>,
+    },
     /// Anything else printed without quotes (`torch.bfloat16`, `<function f>`, `auto`).
     Bare(String),
 }
@@ -39,8 +46,13 @@ pub enum Stop {
     /// The input ended inside a value: it was cut.
     Truncated,
     /// Not a repr at byte `at`.
-    Syntax { at: usize, expected: &'static str },
-    TooDeep { at: usize },
+    Syntax {
+        at: usize,
+        expected: &'static str,
+    },
+    TooDeep {
+        at: usize,
+    },
 }
 
 /// The fields of a top-level record (`Name(k=v, ...)` or `{'k': v, ...}`),
@@ -419,7 +431,11 @@ impl Parser<'_> {
                 b'f' => out.push('\u{c}'),
                 b'v' => out.push('\u{b}'),
                 b'x' | b'u' | b'U' => {
-                    let n = match e { b'x' => 2, b'u' => 4, _ => 8 };
+                    let n = match e {
+                        b'x' => 2,
+                        b'u' => 4,
+                        _ => 8,
+                    };
                     let Some(hex) = self.s.get(self.i..self.i + n) else { return Err(Stop::Truncated) };
                     match u32::from_str_radix(hex, 16).ok().and_then(char::from_u32) {
                         Some(ch) => out.push(ch),

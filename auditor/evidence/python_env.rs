@@ -12,14 +12,12 @@ use super::pyrepr::{self, Py};
 use regex::Regex;
 use std::sync::LazyLock;
 
-static SET: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?:\bos\.)?\benviron\s*\[\s*(?P<q>['"])(?P<name>\w+)['"]\s*\]\s*=(?P<value>[^=].*)$"#).expect("valid regex")
-});
+static SET: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?:\bos\.)?\benviron\s*\[\s*(?P<q>['"])(?P<name>\w+)['"]\s*\]\s*=(?P<value>[^=].*)$"#).expect("valid regex"));
 static CALL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?:(?:\bos\.)?\benviron\.(?P<method>setdefault|pop|update)|\bos\.(?P<fn>putenv|unsetenv))\s*\((?P<args>.*)\)"#).expect("valid regex")
 });
-static DELETE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"\bdel\s+(?:os\.)?environ\s*\[\s*['"](?P<name>\w+)['"]\s*\]"#).expect("valid regex"));
+static DELETE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"\bdel\s+(?:os\.)?environ\s*\[\s*['"](?P<name>\w+)['"]\s*\]"#).expect("valid regex"));
 
 /// The environment writes on one line of Python.
 pub fn scan_line(file: &FileRef, line: &Line, scope: &str) -> Vec<EnvAssignment> {

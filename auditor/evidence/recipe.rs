@@ -14,7 +14,7 @@
 use super::launch;
 use super::metadata::Scenario;
 use super::provenance::{FileRef, Provenance};
-use super::yaml_env::{entries, normal_role, py_scalar, scalar_text, LineIndex};
+use super::yaml_env::{LineIndex, entries, normal_role, py_scalar, scalar_text};
 use saphyr::{MarkedYaml, YamlData};
 use serde_json::{Map, Value};
 
@@ -159,8 +159,8 @@ fn scenario_of(benchmark: Option<&MarkedYaml>, name: Option<&MarkedYaml>) -> Opt
             return Some(Scenario::FixedSeqLen);
         }
     }
-    let mentions_agentic = section.to_string().to_ascii_lowercase().contains("agentic")
-        || name.and_then(scalar_text).is_some_and(|n| n.to_ascii_lowercase().contains("agentic"));
+    let mentions_agentic =
+        section.to_string().to_ascii_lowercase().contains("agentic") || name.and_then(scalar_text).is_some_and(|n| n.to_ascii_lowercase().contains("agentic"));
     mentions_agentic.then_some(Scenario::AgenticCoding)
 }
 

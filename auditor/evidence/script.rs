@@ -52,7 +52,11 @@ pub fn locate(segments: &[Segment], pos: usize) -> Option<(u64, u64)> {
 pub enum Event {
     Statement(Statement),
     /// A line of a heredoc body, with the line of the statement that opened it.
-    Body { lang: BodyLang, opened_at: u64, line: Line },
+    Body {
+        lang: BodyLang,
+        opened_at: u64,
+        line: Line,
+    },
     /// A statement that could not be tokenized (an unterminated quote at the end of input).
     Unparsed(Line, ShellError),
 }
@@ -138,12 +142,13 @@ impl ScriptReader {
 /// Where an array assignment `NAME=(` / `NAME+=(` starts in `tokens`: the
 /// index of its `(`.
 pub fn array_start(tokens: &[Token]) -> Option<usize> {
-    tokens.windows(2).position(|pair| match pair {
-        [Token::Word(w), Token::Operator(op, at)] => {
-            op == "(" && *at == w.span.1 && array_name(&w.text).is_some()
-        }
-        _ => false,
-    }).map(|k| k + 1)
+    tokens
+        .windows(2)
+        .position(|pair| match pair {
+            [Token::Word(w), Token::Operator(op, at)] => op == "(" && *at == w.span.1 && array_name(&w.text).is_some(),
+            _ => false,
+        })
+        .map(|k| k + 1)
 }
 
 /// The array a word `NAME=` or `NAME+=` assigns, and whether it appends.
@@ -230,7 +235,8 @@ mod tests {
 
     #[test]
     fn heredoc_bodies_carry_their_language() {
-        let text = "python3 - <<'PY'\nimport os\nos.environ['A'] = '1'\nPY\ncat > /tmp/x.sh <<-EOF\n\texport B=1\n\tEOF\nbash <<EOF\nexport C=1\nEOF\nexport D=1\n";
+        let text =
+            "python3 - <<'PY'\nimport os\nos.environ['A'] = '1'\nPY\ncat > /tmp/x.sh <<-EOF\n\texport B=1\n\tEOF\nbash <<EOF\nexport C=1\nEOF\nexport D=1\n";
         let langs: Vec<(BodyLang, String)> = events(text)
             .into_iter()
             .filter_map(|e| match e {

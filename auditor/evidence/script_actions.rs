@@ -227,10 +227,7 @@ impl ActionScanner {
 
     /// The clone a path lies in (the innermost).
     fn clone_of(&self, path: &str) -> Option<&Clone> {
-        self.clones
-            .iter()
-            .filter(|c| path == c.dir || path.starts_with(&format!("{}/", c.dir)))
-            .max_by_key(|c| c.dir.len())
+        self.clones.iter().filter(|c| path == c.dir || path.starts_with(&format!("{}/", c.dir))).max_by_key(|c| c.dir.len())
     }
 
     /// One simple command: `argv` resolved, `redirects` the files its
@@ -297,7 +294,9 @@ impl ActionScanner {
                 };
             }
             "sed" => {
-                let in_place = args.iter().any(|a| a == "--in-place" || a.starts_with("--in-place=") || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i')));
+                let in_place = args
+                    .iter()
+                    .any(|a| a == "--in-place" || a.starts_with("--in-place=") || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i')));
                 if !in_place {
                     return;
                 }
@@ -479,7 +478,9 @@ impl ActionScanner {
                 };
                 // An archive of a ref: .../OWNER/REPO/archive/REF.tar.gz
                 let (repo, rev) = match base.split_once("/archive/") {
-                    Some((repo_url, file)) => (repo_name(repo_url).to_string(), rev.or_else(|| file.split(".tar").next().or(file.split(".zip").next()).map(str::to_string))),
+                    Some((repo_url, file)) => {
+                        (repo_name(repo_url).to_string(), rev.or_else(|| file.split(".tar").next().or(file.split(".zip").next()).map(str::to_string)))
+                    }
                     None => (repo_name(base).to_string(), rev),
                 };
                 if let Some(action) = self.push(ActionKind::Install, tool, Some(spec.clone()), gate, provenance) {
@@ -539,14 +540,18 @@ fn option_value(args: &[String], names: &[&str]) -> Option<String> {
 fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
     static ASSIGN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*([A-Za-z_]\w*)\s*=\s*(.+)$").expect("valid regex"));
     static STRING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"['"]([^'"]*)['"]"#).expect("valid regex"));
-    static OPEN_W: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"\bopen\(\s*([^,()]+?)\s*,\s*(?:mode\s*=\s*)?['"][wax]b?\+?['"]"#).expect("valid regex"));
+    static OPEN_W: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"\bopen\(\s*([^,()]+?)\s*,\s*(?:mode\s*=\s*)?['"][wax]b?\+?['"]"#).expect("valid regex"));
     static WRITE_TEXT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"([A-Za-z_][\w.]*|\))\.write_(?:text|bytes)\(").expect("valid regex"));
     let code = text.split('#').next().unwrap_or("");
     let value_of = |expr: &str, names: &PyNames| -> Option<String> {
         let expr = expr.trim();
         if let Some(located) = module_location(&format!("python {expr}")) {
-            let tail: Vec<String> = STRING.captures_iter(expr).map(|c| c[1].to_string()).filter(|s| !s.is_empty() && !s.contains(' ')).skip(usize::from(expr.contains("find_spec"))).collect();
+            let tail: Vec<String> = STRING
+                .captures_iter(expr)
+                .map(|c| c[1].to_string())
+                .filter(|s| !s.is_empty() && !s.contains(' '))
+                .skip(usize::from(expr.contains("find_spec")))
+                .collect();
             return Some(std::iter::once(located).chain(tail).collect::<Vec<_>>().join("/"));
         }
         if let Some((_, v)) = names.iter().rev().find(|(n, _)| expr == n || expr.starts_with(&format!("{n}.")) || expr.starts_with(&format!("{n} "))) {
@@ -554,10 +559,7 @@ fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
         }
         STRING.captures(expr).map(|c| c[1].to_string()).filter(|s| s.contains('/'))
     };
-    let target = OPEN_W
-        .captures(code)
-        .and_then(|c| value_of(&c[1], names))
-        .or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
+    let target = OPEN_W.captures(code).and_then(|c| value_of(&c[1], names)).or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
     if let Some(c) = ASSIGN.captures(code) {
         if let Some(v) = value_of(&c[2], names).filter(|_| names.len() < MAX_ITEMS) {
             names.push((c[1].to_string(), v));

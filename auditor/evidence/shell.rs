@@ -100,20 +100,16 @@ fn read_word(input: &str, start: usize) -> Result<(Word, usize), ShellError> {
     let mut i = start;
     while i < bytes.len() && !is_word_end(input, i) {
         match bytes[i] {
-            b'\\' => {
-                match input[i + 1..].chars().next() {
-                    Some('\n') => i += 2,
-                    Some(ch) => {
-                        text.push(ch);
-                        i += 1 + ch.len_utf8();
-                    }
-                    None => i += 1,
+            b'\\' => match input[i + 1..].chars().next() {
+                Some('\n') => i += 2,
+                Some(ch) => {
+                    text.push(ch);
+                    i += 1 + ch.len_utf8();
                 }
-            }
+                None => i += 1,
+            },
             b'\'' => {
-                let close = input[i + 1..]
-                    .find('\'')
-                    .ok_or(ShellError::Unterminated { quote: "single", at: i })?;
+                let close = input[i + 1..].find('\'').ok_or(ShellError::Unterminated { quote: "single", at: i })?;
                 text.push_str(&input[i + 1..i + 1 + close]);
                 i += close + 2;
             }
@@ -158,9 +154,7 @@ fn read_word(input: &str, start: usize) -> Result<(Word, usize), ShellError> {
 fn starts_expansion(bytes: &[u8], i: usize) -> bool {
     match bytes[i] {
         b'`' => true,
-        _ => bytes
-            .get(i + 1)
-            .is_some_and(|&n| n == b'{' || n == b'(' || n == b'_' || n.is_ascii_alphanumeric() || b"@*#?$!-".contains(&n)),
+        _ => bytes.get(i + 1).is_some_and(|&n| n == b'{' || n == b'(' || n == b'_' || n.is_ascii_alphanumeric() || b"@*#?$!-".contains(&n)),
     }
 }
 
@@ -299,11 +293,7 @@ fn hex_escape(rest: &[u8], max: usize, unicode: bool) -> (Vec<u8>, usize) {
     }
     let hex = std::str::from_utf8(&rest[1..=digits]).unwrap_or("0");
     let value = u32::from_str_radix(hex, 16).unwrap_or(0);
-    let bytes = if unicode {
-        char::from_u32(value).unwrap_or('\u{fffd}').to_string().into_bytes()
-    } else {
-        vec![value as u8]
-    };
+    let bytes = if unicode { char::from_u32(value).unwrap_or('\u{fffd}').to_string().into_bytes() } else { vec![value as u8] };
     (bytes, 1 + digits)
 }
 
@@ -316,8 +306,7 @@ pub fn split_assignment(word: &str) -> Option<(&str, &str)> {
 /// `[A-Za-z_][A-Za-z0-9_]*`
 pub fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
@@ -334,8 +323,7 @@ mod tests {
         let line = r#"vllm serve /data/models/X --speculative-config \{\"method\":\ \"mtp\",\ \"num_speculative_tokens\":\ 3\} --kv-cache-dtype fp8 "#;
         assert_eq!(
             texts(line),
-            ["vllm", "serve", "/data/models/X", "--speculative-config",
-             r#"{"method": "mtp", "num_speculative_tokens": 3}"#, "--kv-cache-dtype", "fp8"]
+            ["vllm", "serve", "/data/models/X", "--speculative-config", r#"{"method": "mtp", "num_speculative_tokens": 3}"#, "--kv-cache-dtype", "fp8"]
         );
     }
 
@@ -359,7 +347,13 @@ mod tests {
     #[test]
     fn operators_split_commands_and_comments_end_them() {
         let tokens = tokenize("export A=1; B=2 cmd && x # c").unwrap();
-        let ops: Vec<_> = tokens.iter().filter_map(|t| match t { Token::Operator(o, _) => Some(o.as_str()), _ => None }).collect();
+        let ops: Vec<_> = tokens
+            .iter()
+            .filter_map(|t| match t {
+                Token::Operator(o, _) => Some(o.as_str()),
+                _ => None,
+            })
+            .collect();
         assert_eq!(ops, [";", "&&"]);
         assert_eq!(tokens.len(), 7);
         assert_eq!(texts("a#b c"), ["a#b", "c"]);

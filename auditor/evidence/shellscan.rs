@@ -30,11 +30,10 @@ static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("v
 static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$").expect("valid regex"));
 /// Most elements kept in one array.
 const MAX_ARRAY: usize = 4096;
-static VAR_REF: LazyLock<Regex> =
-    LazyLock::new(|| {
-        Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>(?:[^{}]|\$\{[^{}]*\})*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
+static VAR_REF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>(?:[^{}]|\$\{[^{}]*\})*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
             .expect("valid regex")
-    });
+});
 
 /// Words that may precede the command of a simple statement.
 const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
@@ -243,9 +242,9 @@ impl ShellScanner {
     /// its `)` returned.
     fn array_assignment<'t>(&mut self, tokens: &'t [Token], line: &Line, base: usize) -> Option<&'t [Token]> {
         let open = script::array_start(tokens)?;
-        let leaders_ok = tokens[..open - 1].iter().all(|t| {
-            matches!(t, Token::Word(w) if matches!(w.text.as_str(), "local" | "declare" | "typeset" | "readonly" | "-a" | "-g" | "-ga" | "-ag"))
-        });
+        let leaders_ok = tokens[..open - 1]
+            .iter()
+            .all(|t| matches!(t, Token::Word(w) if matches!(w.text.as_str(), "local" | "declare" | "typeset" | "readonly" | "-a" | "-g" | "-ga" | "-ag")));
         if !leaders_ok {
             return None;
         }
@@ -731,8 +730,8 @@ impl ShellScanner {
     /// `docker run -e A=1 --env B=2 --env=C=3 -e D` and `srun --export=ALL,A=1`.
     fn option_env(&mut self, words: &[&Word], line: &Line, base: usize) {
         let program = words[0].text.rsplit('/').next().unwrap_or("");
-        let container = matches!(program, "docker" | "podman" | "nerdctl")
-            && words.get(1).is_some_and(|w| matches!(w.text.as_str(), "run" | "create" | "exec"));
+        let container =
+            matches!(program, "docker" | "podman" | "nerdctl") && words.get(1).is_some_and(|w| matches!(w.text.as_str(), "run" | "create" | "exec"));
         let scope = format!("{}@{}", if container { "container" } else { "command" }, line.number);
         let mut i = 1;
         while i < words.len() {
@@ -1054,7 +1053,8 @@ mod tests {
 
     #[test]
     fn variables_resolve_in_commands_and_values() {
-        let s = scan_script("MODEL=/data/m\nTP=${TP:-8}\nexport V=\"$MODEL/x\"\npython3 -m sglang.launch_server --model-path \"$MODEL\" --tp ${TP} --x $UNKNOWN\n");
+        let s =
+            scan_script("MODEL=/data/m\nTP=${TP:-8}\nexport V=\"$MODEL/x\"\npython3 -m sglang.launch_server --model-path \"$MODEL\" --tp ${TP} --x $UNKNOWN\n");
         assert_eq!(s.commands[0].argv[4..], ["/data/m", "--tp", "8", "--x", "$UNKNOWN"]);
         let v = s.assignments.iter().find(|a| a.name == "V").unwrap();
         assert_eq!((v.value.as_deref(), v.expands), (Some("/data/m/x"), false));
@@ -1069,7 +1069,9 @@ mod tests {
 
     #[test]
     fn traces_in_logs() {
-        let s = scan_log("+ export SGLANG_X='1' B=\"2 3\"\nexport C=1\nplain text A=1\n++ FOO=bar\n+ python3 -m sglang.launch_server --tp 4\npython3 -m sglang.launch_server --tp 2\n");
+        let s = scan_log(
+            "+ export SGLANG_X='1' B=\"2 3\"\nexport C=1\nplain text A=1\n++ FOO=bar\n+ python3 -m sglang.launch_server --tp 4\npython3 -m sglang.launch_server --tp 2\n",
+        );
         assert_eq!(
             triples(&s),
             [
@@ -1097,7 +1099,10 @@ mod tests {
             "if [ \"$EVAL_ONLY\" = true ]; then python3 -m sglang.launch_server --tp 2; fi\n",
         ));
         let gates: Vec<(&str, Gate)> = s.assignments.iter().map(|a| (a.name.as_str(), a.gate)).collect();
-        assert_eq!(gates, [("SGLANG_SIMULATE_ACC_LEN", Gate::NotEval), ("P", Gate::EvalOnly), ("B", Gate::EvalOnly), ("C", Gate::NotEval), ("D", Gate::Always)]);
+        assert_eq!(
+            gates,
+            [("SGLANG_SIMULATE_ACC_LEN", Gate::NotEval), ("P", Gate::EvalOnly), ("B", Gate::EvalOnly), ("C", Gate::NotEval), ("D", Gate::Always)]
+        );
         assert_eq!(s.commands.len(), 1);
         assert_eq!(s.commands[0].gate, Gate::EvalOnly);
     }
@@ -1115,7 +1120,10 @@ mod tests {
         ));
         assert_eq!(s.commands.len(), 1);
         let c = &s.commands[0];
-        assert_eq!(c.argv, ["python3", "-m", "sglang.launch_server", "--model-path=/m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--port", "30000"]);
+        assert_eq!(
+            c.argv,
+            ["python3", "-m", "sglang.launch_server", "--model-path=/m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--port", "30000"]
+        );
         assert_eq!(c.provenance.line, Some(16), "the line that runs it");
         assert!(s.problems.is_empty());
     }
@@ -1128,7 +1136,10 @@ mod tests {
             "\"${CMD[@]}\" &\n",
         ));
         let got: Vec<(Gate, Vec<String>)> = s.commands.iter().map(|c| (c.gate, c.argv[3..].to_vec())).collect();
-        assert_eq!(got, [(Gate::EvalOnly, vec!["--k".to_string(), "2".into()]), (Gate::NotEval, vec!["--k".into(), "2".into(), "--al".into(), "$AL_T".into()])]);
+        assert_eq!(
+            got,
+            [(Gate::EvalOnly, vec!["--k".to_string(), "2".into()]), (Gate::NotEval, vec!["--k".into(), "2".into(), "--al".into(), "$AL_T".into()])]
+        );
     }
 
     #[test]
@@ -1142,8 +1153,7 @@ mod tests {
             "git clone https://github.com/LMCache/LMCache.git\ncd LMCache\n# https://github.com/LMCache/LMCache/pull/1\ngit checkout abc123\npip install -e . --no-build-isolation\ncd ..\n",
             "python3 - <<'PY'\np = '/sgl-workspace/sglang/y.py'\ns = open(p).read()\nopen(p, 'w').write(s)\nPY\n",
         ));
-        let got: Vec<(ActionKind, u64, Option<&str>)> =
-            s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
+        let got: Vec<(ActionKind, u64, Option<&str>)> = s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
         assert_eq!(
             got,
             [
@@ -1155,7 +1165,10 @@ mod tests {
         );
         assert_eq!(s.actions.actions[1].function, Some(("setup".to_string(), 7)));
         let clone = s.actions.actions[2].clone.as_ref().unwrap();
-        assert_eq!((clone.repo(), clone.rev.as_deref(), clone.rev_note.as_deref()), ("LMCache", Some("abc123"), Some("https://github.com/LMCache/LMCache/pull/1")));
+        assert_eq!(
+            (clone.repo(), clone.rev.as_deref(), clone.rev_note.as_deref()),
+            ("LMCache", Some("abc123"), Some("https://github.com/LMCache/LMCache/pull/1"))
+        );
     }
 
     #[test]
@@ -1210,8 +1223,7 @@ mod tests {
             "( cd /src/wrapper && { pip install --no-deps . || pip install --no-deps --break-system-packages . ; } )\n",
             "uv pip install -e \"$W\"\n",
         ));
-        let got: Vec<(ActionKind, u64, Option<&str>)> =
-            s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
+        let got: Vec<(ActionKind, u64, Option<&str>)> = s.actions.actions.iter().map(|a| (a.kind, a.provenance.line.unwrap(), a.target.as_deref())).collect();
         assert_eq!(got[0], (ActionKind::InPlaceEdit, 2, Some("recipes/x/**/*.yaml")));
         assert_eq!(got.iter().filter(|(k, l, _)| *k == ActionKind::Install && *l == 5).count(), 1, "{got:?}");
         assert!(got.iter().any(|(k, l, t)| *k == ActionKind::Install && *l == 6 && t.is_some_and(|t| t.ends_with("/utils/aiperf"))), "{got:?}");

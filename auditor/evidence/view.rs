@@ -4,8 +4,8 @@
 
 use super::env::{EnvAssignment, EnvOrigin};
 use super::knobs::{Catalog, Resolved};
-use super::{facts, FileEvidence};
-use serde_json::{json, Map, Value};
+use super::{FileEvidence, facts};
+use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
 /// How strongly a kind of record shows the server's real environment: an
@@ -30,10 +30,8 @@ pub fn effective<'a>(catalog: &Catalog, env: &'a [EnvAssignment], name: &str) ->
 /// The JSON view of the evidence of some files (one file, or one job's).
 pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
     let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
-    let names: BTreeSet<String> = env
-        .iter()
-        .map(|a| catalog.current_name(&a.name).filter(|n| catalog.var(n).is_some()).unwrap_or_else(|| a.name.clone()))
-        .collect();
+    let names: BTreeSet<String> =
+        env.iter().map(|a| catalog.current_name(&a.name).filter(|n| catalog.var(n).is_some()).unwrap_or_else(|| a.name.clone())).collect();
     let mut env_view = Map::new();
     for name in names {
         let Some(r) = effective(catalog, &env, &name) else { continue };
@@ -69,9 +67,8 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
             sources.insert(format!("{group}.{key}"), json!({"from": fact.from, "at": place}));
         }
     }
-    let values = |map: &std::collections::BTreeMap<String, facts::Fact>| -> Map<String, Value> {
-        map.iter().map(|(k, f)| (k.clone(), f.value.clone())).collect()
-    };
+    let values =
+        |map: &std::collections::BTreeMap<String, facts::Fact>| -> Map<String, Value> { map.iter().map(|(k, f)| (k.clone(), f.value.clone())).collect() };
     let mut notes: Vec<Value> = facts.notes.iter().map(|n| json!({"message": n})).collect();
     notes.extend(files.iter().flat_map(|f| f.notes.iter().map(move |n| json!({"file": f.path, "line": n.line, "message": n.message}))));
     json!({

@@ -15,9 +15,9 @@
 use super::engine_log::{EngineRecord, RecordKind};
 use super::env::{EnvAssignment, EnvOrigin};
 use super::master::{self, MasterEntry};
-use super::recipe::{self, Recipe};
 use super::provenance::{FileRef, Provenance};
 use super::pyrepr::Py;
+use super::recipe::{self, Recipe};
 use regex::Regex;
 use saphyr::{MarkedYaml, ScalarStyle, YamlData, YamlLoader};
 use std::sync::LazyLock;
@@ -64,7 +64,13 @@ pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, String> {
             let line = node.span.start.line();
             let (offset, text) = lines.line(line);
             let fields = entries(node, 0).into_iter().filter_map(|(k, v)| Some((k, py_scalar(v)?))).collect();
-            EngineRecord { kind: RecordKind::TrtllmSpeculativeConfig, fields, stop: None, provenance: Provenance::at_line(file, line as u64, offset, text.trim()), end_line: line as u64 }
+            EngineRecord {
+                kind: RecordKind::TrtllmSpeculativeConfig,
+                fields,
+                stop: None,
+                provenance: Provenance::at_line(file, line as u64, offset, text.trim()),
+                end_line: line as u64,
+            }
         })
         .collect();
     let recipe = recipe::read(file, &lines, &docs);
@@ -211,12 +217,9 @@ pub(super) fn scalar_text(node: &MarkedYaml) -> Option<String> {
     }
 }
 
-static YAML11_INT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|0[0-7_]+|0|[1-9][0-9_]*)$").expect("valid regex"));
-static YAML11_SEXAGESIMAL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$").expect("valid regex"));
-static YAML11_FLOAT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?$").expect("valid regex"));
+static YAML11_INT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[-+]?(?:0b[01_]+|0x[0-9a-fA-F_]+|0[0-7_]+|0|[1-9][0-9_]*)$").expect("valid regex"));
+static YAML11_SEXAGESIMAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$").expect("valid regex"));
+static YAML11_FLOAT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?$").expect("valid regex"));
 
 /// The string a Python consumer gets from a scalar: PyYAML's YAML 1.1
 /// resolution, then `str()`. Returns the value and the text as written.
@@ -388,7 +391,8 @@ fn assign(file: &FileRef, lines: &LineIndex, sections: Vec<Section>) -> Vec<EnvA
         }
         a
     };
-    let recipe_wide: Vec<&Section> = sections.iter().filter(|s| s.path.last().is_some_and(|k| k == "environment") && s.path.len() <= 2 && role_of(&s.path).is_none()).collect();
+    let recipe_wide: Vec<&Section> =
+        sections.iter().filter(|s| s.path.last().is_some_and(|k| k == "environment") && s.path.len() <= 2 && role_of(&s.path).is_none()).collect();
     let roles: Vec<(&Section, String)> = sections.iter().filter_map(|s| role_of(&s.path).map(|r| (s, r))).collect();
     for section in &sections {
         let dotted = section.path.join(".");
@@ -422,12 +426,7 @@ mod tests {
     use super::*;
 
     fn scan_text(text: &str) -> Vec<(String, Option<String>, String, bool)> {
-        scan(&FileRef { path: "recipe.yaml".into(), artifact: None }, text)
-            .unwrap()
-            .env
-            .into_iter()
-            .map(|a| (a.name, a.value, a.scope, a.client))
-            .collect()
+        scan(&FileRef { path: "recipe.yaml".into(), artifact: None }, text).unwrap().env.into_iter().map(|a| (a.name, a.value, a.scope, a.client)).collect()
     }
 
     fn t(name: &str, value: &str, scope: &str) -> (String, Option<String>, String, bool) {
@@ -494,7 +493,15 @@ frontend:
         let text = "services:\n  sglang:\n    environment:\n      - SGLANG_X=1\n      - HF_TOKEN\nspec:\n  env:\n    - name: SGLANG_Y\n      value: \"true\"\ncfg:\n  search-space:\n    - additional-settings: [\"SYNTHETIC_ACCEPTANCE=true\"]\n";
         let got = scan(&FileRef::default(), text).unwrap().env;
         let names: Vec<(&str, Option<&str>, bool)> = got.iter().map(|a| (a.name.as_str(), a.value.as_deref(), a.expands)).collect();
-        assert_eq!(names, [("SGLANG_X", Some("1"), false), ("HF_TOKEN", Some("$HF_TOKEN"), true), ("SGLANG_Y", Some("true"), false), ("SYNTHETIC_ACCEPTANCE", Some("true"), false)]);
+        assert_eq!(
+            names,
+            [
+                ("SGLANG_X", Some("1"), false),
+                ("HF_TOKEN", Some("$HF_TOKEN"), true),
+                ("SGLANG_Y", Some("true"), false),
+                ("SYNTHETIC_ACCEPTANCE", Some("true"), false)
+            ]
+        );
         assert!(got[3].scope.starts_with("additional-settings:"));
     }
 

@@ -173,8 +173,13 @@ mod tests {
     fn auths_in_every_spelling() {
         let dir = tempfile::tempdir().unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode("auditor:auditor-test");
-        let f = files(dir.path(), &format!(r#"{{"auths":{{"http://127.0.0.1:5001/v2/":{{"auth":"{b64}"}},
-            "https://index.docker.io/v1/":{{"username":"hub","password":"pw"}}}}}}"#));
+        let f = files(
+            dir.path(),
+            &format!(
+                r#"{{"auths":{{"http://127.0.0.1:5001/v2/":{{"auth":"{b64}"}},
+            "https://index.docker.io/v1/":{{"username":"hub","password":"pw"}}}}}}"#
+            ),
+        );
         let c = f.lookup("127.0.0.1:5001").unwrap().unwrap();
         assert_eq!((c.username.as_str(), c.password.as_str()), ("auditor", "auditor-test"));
         assert!(c.source.ends_with("config.json (auths)"));

@@ -22,12 +22,7 @@ static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 pub fn runtime() -> io::Result<&'static Runtime> {
     RUNTIME
         .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("auditor-image-io")
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("auditor-image-io").enable_all().build().map_err(|e| e.to_string())
         })
         .as_ref()
         .map_err(|e| io::Error::other(format!("cannot start the I/O runtime: {e}")))

@@ -177,7 +177,16 @@ impl Cache {
         };
         let (index_tmp, pack_tmp) = (tmp("idx")?, tmp("pack")?);
         let pack = BufWriter::new(File::create(&pack_tmp)?);
-        let mut writer = LayerWriter { digest: digest.to_string(), index: None, index_tmp, pack, pack_tmp, packer: zstd::bulk::Compressor::new(3)?, offset: 0, failed: None };
+        let mut writer = LayerWriter {
+            digest: digest.to_string(),
+            index: None,
+            index_tmp,
+            pack,
+            pack_tmp,
+            packer: zstd::bulk::Compressor::new(3)?,
+            offset: 0,
+            failed: None,
+        };
         let encoder = zstd::stream::write::Encoder::new(BufWriter::new(File::create(&writer.index_tmp)?), 3)?;
         writer.index = Some(IndexWriter::new(encoder, digest, diff_id)?);
         Ok(writer)
@@ -241,8 +250,8 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::tests::{apply, file};
     use crate::image::index::Node;
+    use crate::image::index::tests::{apply, file};
 
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
     const D2: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";

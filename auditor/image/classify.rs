@@ -8,14 +8,14 @@
 //! [`Rules`] holds the policy lists; [`Side`] one image's view (its files,
 //! distributions and texts); [`Finder`] turns changes into findings.
 
-use super::diff::{same_content, Change, ChangeKind};
-use super::dist::{normalise_name, Distribution, Owners, TextSource};
+use super::Image;
+use super::diff::{Change, ChangeKind, same_content};
+use super::dist::{Distribution, Owners, TextSource, normalise_name};
 use super::index::{FsIndex, Node};
 use super::noise::{self, is_pyc};
-use super::textdiff;
 use super::paths::split;
-use super::Image;
-use crate::evidence::provenance::{clip, Provenance};
+use super::textdiff;
+use crate::evidence::provenance::{Provenance, clip};
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 use std::collections::{BTreeMap, BTreeSet};
@@ -145,7 +145,14 @@ pub struct Finder<'a> {
 
 impl<'a> Finder<'a> {
     pub fn new(rules: Rules<'a>, upstream: Side<'a>, pinned: Side<'a>) -> Self {
-        let path = pinned.image.config.env.iter().rev().find_map(|e| e.strip_prefix("PATH=")).unwrap_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        let path = pinned
+            .image
+            .config
+            .env
+            .iter()
+            .rev()
+            .find_map(|e| e.strip_prefix("PATH="))
+            .unwrap_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         let path_dirs = path.split(':').filter(|d| d.starts_with('/')).map(|d| d.trim_end_matches('/').to_string()).collect();
         let engine_scripts = pinned.dists.iter().chain(upstream.dists).filter(|d| rules.engine_name(&d.name)).flat_map(|d| d.scripts.iter().cloned()).collect();
         Finder { rules, upstream, pinned, path_dirs, engine_scripts, budget: textdiff::BUDGET }
@@ -210,18 +217,34 @@ impl<'a> Finder<'a> {
         };
         let level = |engine: bool| if engine { Severity::Error } else { Severity::Warning };
         if writes && is_patch_file(path) {
-            let mut f = self.finding("engine-patch/patch-file", Severity::Error, "patch-file", change, format!("{path}: a patch file or patch leftover {what}{scope}{origin}"));
+            let mut f = self.finding(
+                "engine-patch/patch-file",
+                Severity::Error,
+                "patch-file",
+                change,
+                format!("{path}: a patch file or patch leftover {what}{scope}{origin}"),
+            );
             f.diff = self.text_diff(change);
             return Some(f);
         }
         if writes && is_customize(path) {
-            let mut f = self.finding("engine-patch/hook", Severity::Error, "hook", change, format!("{path}: a Python start-up hook {what} (runs in every interpreter, before the engine){origin}"));
+            let mut f = self.finding(
+                "engine-patch/hook",
+                Severity::Error,
+                "hook",
+                change,
+                format!("{path}: a Python start-up hook {what} (runs in every interpreter, before the engine){origin}"),
+            );
             f.diff = self.text_diff(change);
             return Some(f);
         }
         if writes && path.ends_with(".pth") {
             let text = change.new.and_then(|n| self.pinned.texts.text(n)).unwrap_or_default();
-            let (severity, does) = if pth_imports(&text) { (Severity::Error, "with an `import` line: code that runs at every interpreter start") } else { (Severity::Warning, "adding sys.path entries (import shadowing)") };
+            let (severity, does) = if pth_imports(&text) {
+                (Severity::Error, "with an `import` line: code that runs at every interpreter start")
+            } else {
+                (Severity::Warning, "adding sys.path entries (import shadowing)")
+            };
             let mut f = self.finding("engine-patch/hook", severity, "hook", change, format!("{path}: a .pth file {what} {does}{origin}"));
             f.diff = self.text_diff(change);
             return Some(f);
@@ -238,19 +261,43 @@ impl<'a> Finder<'a> {
                 return None;
             }
             if change.kind == ChangeKind::Modified {
-                return Some(self.finding("engine-patch/bytecode", level(engine || owner.is_some()), "bytecode", change, format!("{path}: compiled bytecode changed while its source {source} did not{scope}: Python runs the .pyc{origin}")));
+                return Some(self.finding(
+                    "engine-patch/bytecode",
+                    level(engine || owner.is_some()),
+                    "bytecode",
+                    change,
+                    format!("{path}: compiled bytecode changed while its source {source} did not{scope}: Python runs the .pyc{origin}"),
+                ));
             }
         }
         if writes && is_native_library(path) {
-            return Some(self.finding("engine-patch/native-library", level(engine), "native-library", change, format!("{path}: native library {what}{scope}{origin}")));
+            return Some(self.finding(
+                "engine-patch/native-library",
+                level(engine),
+                "native-library",
+                change,
+                format!("{path}: native library {what}{scope}{origin}"),
+            ));
         }
         let (dir, name) = split(path);
         if writes && change.new.is_some_and(Node::is_executable) && self.path_dirs.iter().any(|d| d == dir) {
             if self.engine_scripts.contains(name) {
-                return Some(self.finding("engine-patch/entry-point", Severity::Error, "entry-point", change, format!("{path}: the engine entry point `{name}` {what}{origin}")));
+                return Some(self.finding(
+                    "engine-patch/entry-point",
+                    Severity::Error,
+                    "entry-point",
+                    change,
+                    format!("{path}: the engine entry point `{name}` {what}{origin}"),
+                ));
             }
             if change.kind == ChangeKind::Added {
-                return Some(self.finding("engine-patch/executable", level(engine), "executable", change, format!("{path}: a new executable on PATH{scope}{origin}")));
+                return Some(self.finding(
+                    "engine-patch/executable",
+                    level(engine),
+                    "executable",
+                    change,
+                    format!("{path}: a new executable on PATH{scope}{origin}"),
+                ));
             }
         }
         let severity = match (change.kind, owner.is_some(), engine) {
@@ -290,9 +337,19 @@ impl<'a> Finder<'a> {
             let meta = self.pinned.fs.get(&format!("{}/METADATA", p.meta_dir)).or_else(|| self.pinned.fs.get(&p.meta_dir));
             let evidence = |text: String| self.pinned.evidence(&p.meta_dir, meta, text);
             let Some(u) = upstream.get(key) else {
-                let (severity, what) = if engine { (Severity::Error, "a serving-engine package installed on top of the upstream image") } else { (Severity::Warning, "a distribution the upstream image does not have") };
+                let (severity, what) = if engine {
+                    (Severity::Error, "a serving-engine package installed on top of the upstream image")
+                } else {
+                    (Severity::Warning, "a distribution the upstream image does not have")
+                };
                 let source = p.direct_url.as_ref().map(|u| format!(" from {}", u.describe())).unwrap_or_default();
-                let f = Finding::new("engine-patch/new-distribution", severity, format!("{} installed in {}{source}: {what}", p.label(), p.site), None, vec![evidence(format!("{} {}", p.meta_dir, p.label()))]);
+                let f = Finding::new(
+                    "engine-patch/new-distribution",
+                    severity,
+                    format!("{} installed in {}{source}: {what}", p.label(), p.site),
+                    None,
+                    vec![evidence(format!("{} {}", p.meta_dir, p.label()))],
+                );
                 findings.push(f.in_image("added", Some(&p.meta_dir)));
                 continue;
             };
@@ -312,15 +369,27 @@ impl<'a> Finder<'a> {
                 reasons.push(format!("INSTALLER {} -> {}", u.installer.as_deref().unwrap_or("-"), p.installer.as_deref().unwrap_or("-")));
             }
             if p.build != u.build || p.generator != u.generator {
-                reasons.push(format!("WHEEL build {} / generator {} -> {} / {}", u.build.as_deref().unwrap_or("-"), u.generator.as_deref().unwrap_or("-"), p.build.as_deref().unwrap_or("-"), p.generator.as_deref().unwrap_or("-")));
+                reasons.push(format!(
+                    "WHEEL build {} / generator {} -> {} / {}",
+                    u.build.as_deref().unwrap_or("-"),
+                    u.generator.as_deref().unwrap_or("-"),
+                    p.build.as_deref().unwrap_or("-"),
+                    p.generator.as_deref().unwrap_or("-")
+                ));
             }
             if p.meta_dir != u.meta_dir {
                 reasons.push(format!("metadata directory {} -> {}", split(&u.meta_dir).1, split(&p.meta_dir).1));
             }
-            let changed: Vec<&str> = self.pinned.fs.below(&p.meta_dir).filter(|(path, node)| {
-                let rel = &path[p.meta_dir.len()..];
-                self.upstream.fs.get(&format!("{}{rel}", u.meta_dir)).is_none_or(|o| !same_content(o, node))
-            }).map(|(path, _)| split(path).1).collect();
+            let changed: Vec<&str> = self
+                .pinned
+                .fs
+                .below(&p.meta_dir)
+                .filter(|(path, node)| {
+                    let rel = &path[p.meta_dir.len()..];
+                    self.upstream.fs.get(&format!("{}{rel}", u.meta_dir)).is_none_or(|o| !same_content(o, node))
+                })
+                .map(|(path, _)| split(path).1)
+                .collect();
             if !changed.is_empty() && reasons.is_empty() {
                 reasons.push(format!("dist-info files changed: {}", changed.join(", ")));
             }
@@ -329,14 +398,26 @@ impl<'a> Finder<'a> {
             }
             let severity = if engine { Severity::Error } else { Severity::Warning };
             let message = format!("{} reinstalled over upstream's {}: {}", p.label(), u.label(), reasons.join("; "));
-            let f = Finding::new("engine-patch/wheel-reinstall", severity, message, None, vec![evidence(format!("{} {} (upstream {})", p.meta_dir, p.label(), u.label()))]);
+            let f = Finding::new(
+                "engine-patch/wheel-reinstall",
+                severity,
+                message,
+                None,
+                vec![evidence(format!("{} {} (upstream {})", p.meta_dir, p.label(), u.label()))],
+            );
             findings.push(f.in_image("wheel-reinstall", Some(&p.meta_dir)));
         }
         for (key, u) in &upstream {
             if !pinned.contains_key(key) && !pinned.values().any(|p| p.key == u.key) {
                 let severity = if self.rules.engine_name(&u.name) { Severity::Error } else { Severity::Warning };
                 let meta = self.upstream.fs.get(&format!("{}/METADATA", u.meta_dir));
-                let f = Finding::new("engine-patch/distribution-file", severity, format!("{} removed from {}", u.label(), u.site), None, vec![self.upstream.evidence(&u.meta_dir, meta, format!("{} {} (deleted)", u.meta_dir, u.label()))]);
+                let f = Finding::new(
+                    "engine-patch/distribution-file",
+                    severity,
+                    format!("{} removed from {}", u.label(), u.site),
+                    None,
+                    vec![self.upstream.evidence(&u.meta_dir, meta, format!("{} {} (deleted)", u.meta_dir, u.label()))],
+                );
                 findings.push(f.in_image("deleted", Some(&u.meta_dir)));
             }
         }

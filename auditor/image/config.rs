@@ -70,7 +70,11 @@ struct RawRootfs {
 impl ImageConfig {
     /// Parse a config document.
     pub fn parse(reference: &str, bytes: &[u8]) -> Result<ImageConfig, ImageError> {
-        let raw: Raw = serde_json::from_slice(bytes).map_err(|e| ImageError::Malformed { reference: reference.to_string(), what: "image config".into(), detail: e.to_string() })?;
+        let raw: Raw = serde_json::from_slice(bytes).map_err(|e| ImageError::Malformed {
+            reference: reference.to_string(),
+            what: "image config".into(),
+            detail: e.to_string(),
+        })?;
         let run = raw.config.unwrap_or_default();
         Ok(ImageConfig {
             os: raw.os,

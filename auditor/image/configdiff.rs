@@ -7,12 +7,13 @@
 
 use super::classify::Rules;
 use super::config::ImageConfig;
-use crate::evidence::provenance::{clip, is_secret_name, redact, Provenance};
+use crate::evidence::provenance::{Provenance, clip, is_secret_name, redact};
 use crate::finding::{Finding, Severity};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Engine variable prefixes: a changed value is a warning, other variables info.
-const ENGINE_PREFIXES: &[&str] = &["SGLANG_", "SGL_", "VLLM_", "TLLM_", "TRTLLM_", "TRT_LLM_", "ATOM_", "AITER_", "FLASHINFER_", "NCCL_", "TORCH_", "PYTORCH_", "CUDA_", "HIP_", "ROCM_"];
+const ENGINE_PREFIXES: &[&str] =
+    &["SGLANG_", "SGL_", "VLLM_", "TLLM_", "TRTLLM_", "TRT_LLM_", "ATOM_", "AITER_", "FLASHINFER_", "NCCL_", "TORCH_", "PYTORCH_", "CUDA_", "HIP_", "ROCM_"];
 
 /// `NAME -> value`, the last assignment winning, as a container sees it.
 fn env_map(config: &ImageConfig) -> BTreeMap<&str, &str> {
@@ -30,7 +31,13 @@ pub fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: 
     let new = env_map(pinned);
     let Some(upstream) = upstream else {
         for (name, value) in new.iter().filter(|(n, _)| rules.injection(n)) {
-            out.push(finding(reference, "engine-patch/injection-env", Severity::Warning, format!("the image config sets {name}={value}: it loads code or packages from outside the shipped engine"), format!("Env {name}={value}")));
+            out.push(finding(
+                reference,
+                "engine-patch/injection-env",
+                Severity::Warning,
+                format!("the image config sets {name}={value}: it loads code or packages from outside the shipped engine"),
+                format!("Env {name}={value}"),
+            ));
         }
         return out;
     };
@@ -50,7 +57,13 @@ pub fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: 
         };
         let text = format!("Env {name}={}", now.or(was).copied().unwrap_or_default());
         if rules.injection(name) && now.is_some() {
-            out.push(finding(reference, "engine-patch/injection-env", Severity::Error, format!("the pinned image's config: {change} — it loads code or packages from outside the shipped engine"), text));
+            out.push(finding(
+                reference,
+                "engine-patch/injection-env",
+                Severity::Error,
+                format!("the pinned image's config: {change} — it loads code or packages from outside the shipped engine"),
+                text,
+            ));
         } else {
             let severity = if ENGINE_PREFIXES.iter().any(|p| name.starts_with(p)) { Severity::Warning } else { Severity::Info };
             out.push(finding(reference, "engine-patch/config", severity, format!("the pinned image's config: {change}"), text));
@@ -64,12 +77,32 @@ pub fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: 
     ];
     for (field, was, now, severity) in fields {
         if was != now {
-            out.push(finding(reference, "engine-patch/config", severity, format!("the pinned image's config: {field} changed from {was} to {now}"), format!("{field} {now}")));
+            out.push(finding(
+                reference,
+                "engine-patch/config",
+                severity,
+                format!("the pinned image's config: {field} changed from {was} to {now}"),
+                format!("{field} {now}"),
+            ));
         }
     }
     if pinned.labels != upstream.labels {
-        let changed: Vec<&str> = pinned.labels.keys().chain(upstream.labels.keys()).filter(|k| pinned.labels.get(*k) != upstream.labels.get(*k)).map(String::as_str).collect::<BTreeSet<_>>().into_iter().collect();
-        out.push(finding(reference, "engine-patch/config", Severity::Info, format!("the pinned image's config: labels changed: {}", changed.join(", ")), format!("Labels {}", changed.join(", "))));
+        let changed: Vec<&str> = pinned
+            .labels
+            .keys()
+            .chain(upstream.labels.keys())
+            .filter(|k| pinned.labels.get(*k) != upstream.labels.get(*k))
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        out.push(finding(
+            reference,
+            "engine-patch/config",
+            Severity::Info,
+            format!("the pinned image's config: labels changed: {}", changed.join(", ")),
+            format!("Labels {}", changed.join(", ")),
+        ));
     }
     out
 }
@@ -83,18 +116,27 @@ mod tests {
         let policy = crate::policy::Policy::embedded();
         let rules = Rules::new(policy.check("engine-patch").unwrap());
         let up = ImageConfig { env: vec!["PATH=/bin".into(), "A=1".into(), "API_KEY=k1".into()], cmd: vec!["/bin/sh".into()], ..ImageConfig::default() };
-        let pin = ImageConfig { env: vec!["PATH=/bin".into(), "A=2".into(), "PYTHONPATH=/opt/x".into(), "SGLANG_X=1".into(), "HF_TOKEN=secret".into(), "API_KEY=k2".into()], cmd: vec!["python3".into()], ..ImageConfig::default() };
+        let pin = ImageConfig {
+            env: vec!["PATH=/bin".into(), "A=2".into(), "PYTHONPATH=/opt/x".into(), "SGLANG_X=1".into(), "HF_TOKEN=secret".into(), "API_KEY=k2".into()],
+            cmd: vec!["python3".into()],
+            ..ImageConfig::default()
+        };
         let f = findings(&rules, "img", &pin, Some(&up));
         let rules_and_levels: Vec<(&str, Severity)> = f.iter().map(|f| (f.rule.as_str(), f.severity)).collect();
-        assert_eq!(rules_and_levels, [
-            ("engine-patch/config", Severity::Info),
-            ("engine-patch/config", Severity::Info),
-            ("engine-patch/config", Severity::Info),
-            ("engine-patch/injection-env", Severity::Error),
-            ("engine-patch/config", Severity::Warning),
-            ("engine-patch/config", Severity::Warning),
-        ]);
-        assert!(f.iter().all(|f| !f.message.contains("secret") && !f.message.contains("k1") && !f.message.contains("k2") && f.kind.as_deref() == Some("config")));
+        assert_eq!(
+            rules_and_levels,
+            [
+                ("engine-patch/config", Severity::Info),
+                ("engine-patch/config", Severity::Info),
+                ("engine-patch/config", Severity::Info),
+                ("engine-patch/injection-env", Severity::Error),
+                ("engine-patch/config", Severity::Warning),
+                ("engine-patch/config", Severity::Warning),
+            ]
+        );
+        assert!(
+            f.iter().all(|f| !f.message.contains("secret") && !f.message.contains("k1") && !f.message.contains("k2") && f.kind.as_deref() == Some("config"))
+        );
         let alone = findings(&rules, "img", &pin, None);
         assert_eq!(alone.len(), 1);
         assert_eq!(alone[0].severity, Severity::Warning);

@@ -11,7 +11,7 @@
 use super::bridge::{self, ChunkSender};
 use super::config::History;
 use super::manifest::DOCKER_LAYER_TAR;
-use super::{progress, ImageConfig, Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Platform, Transport};
+use super::{Image, ImageConfig, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Platform, Transport, progress};
 use bollard::Docker;
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -32,7 +32,9 @@ fn connect(reference: &str) -> Result<Docker, ImageError> {
 
 fn engine_error(reference: &str, what: &str, e: bollard::errors::Error) -> ImageError {
     match e {
-        bollard::errors::Error::DockerResponseServerError { status_code: 404, message } => ImageError::NotFound { reference: reference.to_string(), what: format!("{what}: {message}") },
+        bollard::errors::Error::DockerResponseServerError { status_code: 404, message } => {
+            ImageError::NotFound { reference: reference.to_string(), what: format!("{what}: {message}") }
+        }
         other => ImageError::Transport { reference: reference.to_string(), detail: format!("{what}: {other}") },
     }
 }

@@ -21,9 +21,8 @@ impl Compression {
         // OCI: ...layer.v1.tar[+gzip|+zstd], also the nondistributable
         // variants; Docker: ...rootfs.diff.tar[.gzip|.zstd] and the foreign
         // layer type.
-        let is_layer = base.starts_with("application/vnd.oci.image.layer.")
-            || base.starts_with("application/vnd.docker.image.rootfs.")
-            || base == "application/x-tar";
+        let is_layer =
+            base.starts_with("application/vnd.oci.image.layer.") || base.starts_with("application/vnd.docker.image.rootfs.") || base == "application/x-tar";
         if !is_layer {
             return None;
         }
@@ -44,9 +43,11 @@ pub fn tar_stream<'a>(reference: &str, media_type: &str, blob: Box<dyn Read + Se
     match Compression::of_media_type(media_type) {
         Some(Compression::None) => Ok(blob),
         Some(Compression::Gzip) => Ok(Box::new(flate2::read::MultiGzDecoder::new(blob))),
-        Some(Compression::Zstd) => zstd::stream::read::Decoder::new(blob)
-            .map(|d| Box::new(d) as Box<dyn Read + Send + 'a>)
-            .map_err(|e| ImageError::Io { reference: reference.to_string(), context: "starting the zstd decoder".into(), source: e }),
+        Some(Compression::Zstd) => zstd::stream::read::Decoder::new(blob).map(|d| Box::new(d) as Box<dyn Read + Send + 'a>).map_err(|e| ImageError::Io {
+            reference: reference.to_string(),
+            context: "starting the zstd decoder".into(),
+            source: e,
+        }),
         None => Err(ImageError::Unsupported { reference: reference.to_string(), what: format!("layer media type {media_type}") }),
     }
 }

@@ -96,8 +96,8 @@ pub fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::tests::{apply, dir, file};
     use crate::image::index::Op;
+    use crate::image::index::tests::{apply, dir, file};
 
     fn fs(entries: Vec<(&str, Node)>) -> FsIndex {
         let mut f = FsIndex::default();
@@ -116,7 +116,8 @@ mod tests {
         let up = fs(vec![("/d", dir()), ("/gone", file(b"x")), ("/m", file(b"1")), ("/meta", file(b"k")), ("/p.pyc", pyc_a), ("/same", file(b"same"))]);
         let mut chmod = file(b"k");
         chmod.mode = 0o755;
-        let pin = fs(vec![("/d", dir()), ("/m", file(b"2")), ("/meta", chmod), ("/new", file(b"n")), ("/newdir", dir()), ("/p.pyc", pyc_b), ("/same", layer_other)]);
+        let pin =
+            fs(vec![("/d", dir()), ("/m", file(b"2")), ("/meta", chmod), ("/new", file(b"n")), ("/newdir", dir()), ("/p.pyc", pyc_b), ("/same", layer_other)]);
         let changes: Vec<(&str, ChangeKind)> = diff(&up, &pin).iter().map(|c| (c.path, c.kind)).collect();
         assert_eq!(changes, [("/gone", ChangeKind::Deleted), ("/m", ChangeKind::Modified), ("/meta", ChangeKind::Metadata), ("/new", ChangeKind::Added)]);
         assert!(diff(&up, &up).is_empty());

@@ -190,7 +190,11 @@ pub fn parse_record(text: &str, site: &str) -> Vec<RecordRow> {
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let fields = csv_fields(line);
         let Some(path) = fields.first().and_then(|p| resolve(site, p)) else { continue };
-        let sha256 = fields.get(1).and_then(|h| h.strip_prefix("sha256=")).and_then(|b| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b.trim_end_matches('=')).ok()).and_then(|d| <[u8; 32]>::try_from(d).ok());
+        let sha256 = fields
+            .get(1)
+            .and_then(|h| h.strip_prefix("sha256="))
+            .and_then(|b| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b.trim_end_matches('=')).ok())
+            .and_then(|d| <[u8; 32]>::try_from(d).ok());
         let size = fields.get(2).and_then(|s| s.parse().ok());
         rows.push(RecordRow { path, sha256, size });
     }

@@ -10,8 +10,8 @@ use super::manifest::DOCKER_LAYER_TAR;
 use super::oci_layout;
 use super::resolve::MAX_DOCUMENT;
 use super::store::{Store, TarIndex};
-use super::verify::{sha256_digest, verify_bytes, Expected};
-use super::{progress, ImageConfig, Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Platform, Transport};
+use super::verify::{Expected, sha256_digest, verify_bytes};
+use super::{Image, ImageConfig, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Platform, Transport, progress};
 use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
@@ -69,7 +69,10 @@ pub fn open(reference: &ImageRef, file: &Path, name: Option<&str>, options: &Ope
         let mut magic = [0u8; 4];
         let n = head.read(&mut magic).unwrap_or(0);
         if magic[..n].starts_with(&[0x1f, 0x8b]) || magic[..n].starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            return Err(ImageError::Unsupported { reference: r, what: format!("compressed layer {path} in a legacy docker archive (its blob digest is not recorded)") });
+            return Err(ImageError::Unsupported {
+                reference: r,
+                what: format!("compressed layer {path} in a legacy docker archive (its blob digest is not recorded)"),
+            });
         }
         layers.push(LayerInfo { digest: diff_id.clone(), size: Some(size), media_type: DOCKER_LAYER_TAR.into(), diff_id: Some(diff_id.clone()) });
         paths.push(path.clone());
@@ -96,12 +99,20 @@ fn pick<'a>(reference: &str, entries: &'a [Entry], name: Option<&str>) -> Result
     match name {
         Some(name) => entries
             .iter()
-            .find(|e| e.repo_tags.iter().flatten().any(|t| t == name || t.strip_prefix("docker.io/library/").or_else(|| t.strip_prefix("docker.io/")) == Some(name)))
-            .ok_or_else(|| ImageError::NotFound { reference: reference.to_string(), what: format!("no image tagged {name:?} in the archive (tags: {})", tags()) }),
+            .find(|e| {
+                e.repo_tags.iter().flatten().any(|t| t == name || t.strip_prefix("docker.io/library/").or_else(|| t.strip_prefix("docker.io/")) == Some(name))
+            })
+            .ok_or_else(|| ImageError::NotFound {
+                reference: reference.to_string(),
+                what: format!("no image tagged {name:?} in the archive (tags: {})", tags()),
+            }),
         None => match entries {
             [only] => Ok(only),
             [] => Err(ImageError::NotFound { reference: reference.to_string(), what: "manifest.json lists no image".into() }),
-            _ => Err(ImageError::Reference { reference: reference.to_string(), reason: format!("the archive holds {} images; name one with :NAME:TAG ({})", entries.len(), tags()) }),
+            _ => Err(ImageError::Reference {
+                reference: reference.to_string(),
+                reason: format!("the archive holds {} images; name one with :NAME:TAG ({})", entries.len(), tags()),
+            }),
         },
     }
 }
@@ -122,7 +133,11 @@ struct ArchiveLayers {
 impl LayerSource for ArchiveLayers {
     fn open_blob(&self, index: usize, _layer: &LayerInfo) -> Result<Box<dyn Read + Send>, ImageError> {
         let path = self.paths.get(index).ok_or_else(|| ImageError::NotFound { reference: self.reference.clone(), what: format!("layer {index}") })?;
-        self.store.open(path).map(|(r, _)| r).map_err(|e| ImageError::Io { reference: self.reference.clone(), context: format!("opening layer {index} ({path})"), source: e })
+        self.store.open(path).map(|(r, _)| r).map_err(|e| ImageError::Io {
+            reference: self.reference.clone(),
+            context: format!("opening layer {index} ({path})"),
+            source: e,
+        })
     }
 }
 

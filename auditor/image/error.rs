@@ -54,14 +54,9 @@ pub struct Tamper {
 impl fmt::Display for Tamper {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            TamperKind::DigestMismatch => write!(
-                f,
-                "{} {}: content hashes to {} ({} bytes)",
-                self.what,
-                self.digest,
-                self.actual_digest.as_deref().unwrap_or("?"),
-                self.actual_size
-            ),
+            TamperKind::DigestMismatch => {
+                write!(f, "{} {}: content hashes to {} ({} bytes)", self.what, self.digest, self.actual_digest.as_deref().unwrap_or("?"), self.actual_size)
+            }
             TamperKind::SizeMismatch => {
                 let expected = self.expected_size.map_or("?".to_string(), |n| n.to_string());
                 write!(f, "{} {}: {} bytes where {expected} were promised", self.what, self.digest, self.actual_size)?;
@@ -182,7 +177,11 @@ mod tests {
 
     #[test]
     fn messages_name_reference_and_platforms() {
-        let e = ImageError::PlatformNotFound { reference: "oci:x".into(), wanted: "linux/s390x".into(), present: vec!["linux/amd64".into(), "linux/arm64/v8".into()] };
+        let e = ImageError::PlatformNotFound {
+            reference: "oci:x".into(),
+            wanted: "linux/s390x".into(),
+            present: vec!["linux/amd64".into(), "linux/arm64/v8".into()],
+        };
         assert_eq!(e.to_string(), "oci:x: platform linux/s390x is not in the image index; present: linux/amd64, linux/arm64/v8");
         let size = Tamper { kind: TamperKind::SizeMismatch, note: Some("Content-Length".into()), actual_size: 9, ..tamper() };
         assert_eq!(size.to_string(), "layer 0 sha256:aa: 9 bytes where 3 were promised (Content-Length)");

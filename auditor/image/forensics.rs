@@ -10,10 +10,10 @@ use super::cache::Cache;
 use super::classify::{Finder, Rules, Side};
 use super::dist::{self, Distribution, TextSource};
 use super::index::Node;
-use super::indexer::{index_images, Indexed, LayerCounts, Trouble};
+use super::indexer::{Indexed, LayerCounts, Trouble, index_images};
 use super::limits::LayerLimits;
-use super::{configdiff, diff, integrity, open, record, Image, ImageError, ImageRef, OpenOptions};
-use crate::checks::{forbidden_env_in_image, suppress, CheckResult, Status};
+use super::{Image, ImageError, ImageRef, OpenOptions, configdiff, diff, integrity, open, record};
+use crate::checks::{CheckResult, Status, forbidden_env_in_image, suppress};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
@@ -22,7 +22,7 @@ use crate::report::{ImageInput, Input, Report};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub use super::cache::{default_dir as default_cache_dir, DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTES};
+pub use super::cache::{DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTES, default_dir as default_cache_dir};
 
 /// Most findings listed per rule; the rest are counted in the summary.
 pub const MAX_PER_RULE: usize = 200;
@@ -68,7 +68,11 @@ fn open_or_report(reference: &ImageRef, options: &Options, policy: &Policy) -> R
 }
 
 fn open_cache(options: &Options, reference: &str) -> Result<Cache, ImageError> {
-    Cache::open(&options.cache_dir, options.cache_max_bytes).map_err(|e| ImageError::Io { reference: reference.to_string(), context: "layer cache".into(), source: e })
+    Cache::open(&options.cache_dir, options.cache_max_bytes).map_err(|e| ImageError::Io {
+        reference: reference.to_string(),
+        context: "layer cache".into(),
+        source: e,
+    })
 }
 
 /// `image diff`: the pinned image against its upstream.
@@ -90,14 +94,21 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
     if let Some(settings) = policy.check("engine-patch") {
         if same_manifest || same_content {
             let why = if same_manifest { "the same manifest digest" } else { "the same config and layer blobs" };
-            checks.push(CheckResult::from_findings("engine-patch", settings, Vec::new(), format!("the pinned image is the upstream image ({why}): no layer read"), String::new()));
+            checks.push(CheckResult::from_findings(
+                "engine-patch",
+                settings,
+                Vec::new(),
+                format!("the pinned image is the upstream image ({why}): no layer read"),
+                String::new(),
+            ));
             checks.push(integrity::result(Vec::new(), documents(&pinned) + documents(&upstream), 0, 0));
         } else {
             let config = configdiff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
             let cache = open_cache(options, &pinned.reference)?;
             let (indexed, trouble) = index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits);
             counts = indexed.iter().map(|i| i.counts.clone()).collect();
-            let [p, u] = <[Indexed; 2]>::try_from(indexed).map_err(|_| ImageError::Transport { reference: pinned.reference.clone(), detail: "indexing lost an image".into() })?;
+            let [p, u] = <[Indexed; 2]>::try_from(indexed)
+                .map_err(|_| ImageError::Transport { reference: pinned.reference.clone(), detail: "indexing lost an image".into() })?;
             checks.push(compare(settings, (&pinned, &p), (&upstream, &u), &cache, config));
             checks.push(integrity_check(&[(&pinned, &p), (&upstream, &u)], &trouble));
             cache.evict();
@@ -122,7 +133,9 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
         let cache = open_cache(options, &image.reference)?;
         let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs, &options.limits);
         counts = indexed.iter().map(|i| i.counts.clone()).collect();
-        let Some(indexed) = indexed.into_iter().next() else { return Err(ImageError::Transport { reference: image.reference.clone(), detail: "indexing lost the image".into() }) };
+        let Some(indexed) = indexed.into_iter().next() else {
+            return Err(ImageError::Transport { reference: image.reference.clone(), detail: "indexing lost the image".into() });
+        };
         let config = configdiff::findings(&rules, &image.reference, &image.config, None);
         let check = if indexed.missing.is_empty() {
             let texts = CacheTexts { cache: &cache, image: &image };
@@ -145,7 +158,15 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
 }
 
 /// The forbidden-env check on the image's config, suppressions, the report.
-fn finish(policy: &Policy, options: &Options, image: &Image, inputs: Vec<Input>, mut checks: Vec<CheckResult>, counts: Vec<LayerCounts>, not_examined: Vec<String>) -> Result<Report, ImageError> {
+fn finish(
+    policy: &Policy,
+    options: &Options,
+    image: &Image,
+    inputs: Vec<Input>,
+    mut checks: Vec<CheckResult>,
+    counts: Vec<LayerCounts>,
+    not_examined: Vec<String>,
+) -> Result<Report, ImageError> {
     if let Some(settings) = policy.check("forbidden-env") {
         checks.insert(0, forbidden_env_in_image(Catalog::embedded(), settings, &image.reference, &image.config.env));
     }

@@ -107,7 +107,10 @@ pub enum Op {
     /// A hostile entry: what is wrong and what was done with it (a `..`
     /// climbing out is not applied; an absolute name is applied inside
     /// the root and reported).
-    Hostile { path: Box<str>, reason: Box<str> },
+    Hostile {
+        path: Box<str>,
+        reason: Box<str>,
+    },
 }
 
 /// A hostile entry of an image, with the layer that holds it.
@@ -215,11 +218,26 @@ impl FsIndex {
             }
         }
         if matches!(node.kind, Kind::Char | Kind::Block | Kind::Fifo) && !is_within(&path, "/dev") {
-            self.report(layer, raw, format!("a {} outside /dev{landed}: indexed as one (no image builder ships one; code that opens it blocks or reaches a device)", node.kind.as_str()));
+            self.report(
+                layer,
+                raw,
+                format!(
+                    "a {} outside /dev{landed}: indexed as one (no image builder ships one; code that opens it blocks or reaches a device)",
+                    node.kind.as_str()
+                ),
+            );
         }
-        if let Some(old) = self.entries.get(&path).filter(|old| old.layer == layer && !(old.kind == Kind::Dir && node.kind == Kind::Dir) && !same_content(old, &node)) {
-            let what = if old.kind == node.kind { format!("twice as a {} with other content", old.kind.as_str()) } else { format!("as a {} and then as a {}", old.kind.as_str(), node.kind.as_str()) };
-            let reason = format!("written {what} in one layer{landed}: the later one is indexed, as a runtime extracts it (a tool that keeps the first sees other content)");
+        if let Some(old) =
+            self.entries.get(&path).filter(|old| old.layer == layer && !(old.kind == Kind::Dir && node.kind == Kind::Dir) && !same_content(old, &node))
+        {
+            let what = if old.kind == node.kind {
+                format!("twice as a {} with other content", old.kind.as_str())
+            } else {
+                format!("as a {} and then as a {}", old.kind.as_str(), node.kind.as_str())
+            };
+            let reason = format!(
+                "written {what} in one layer{landed}: the later one is indexed, as a runtime extracts it (a tool that keeps the first sees other content)"
+            );
             self.report(layer, raw, reason);
         }
         if node.kind != Kind::Dir {
@@ -234,7 +252,9 @@ impl FsIndex {
         let (parent, name) = split(&target);
         let dir = self.resolve(parent).map_err(|why| format!("a hard link to {target}, whose directory {why}: not applied"))?;
         match self.entries.get(join(&dir, name).as_str()) {
-            None => Err(format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)")),
+            None => Err(format!(
+                "a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)"
+            )),
             Some(t) if t.kind == Kind::Dir => Err(format!("a hard link to the directory {target}: not applied (no filesystem allows one)")),
             Some(t) => {
                 node.kind = t.kind;
@@ -301,7 +321,10 @@ impl FsIndex {
     /// Entries strictly below `dir`, in order.
     pub fn below<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
         let prefix = format!("{}/", dir.trim_end_matches('/'));
-        self.entries.range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded)).map(|(k, v)| (&**k, v)).take_while(move |(k, _)| k.starts_with(&prefix))
+        self.entries
+            .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+            .map(|(k, v)| (&**k, v))
+            .take_while(move |(k, _)| k.starts_with(&prefix))
     }
 }
 
@@ -312,7 +335,18 @@ pub(crate) mod tests {
     use sha2::{Digest as _, Sha256};
 
     pub fn file(content: &[u8]) -> Node {
-        Node { kind: Kind::File, mode: 0o644, uid: 0, gid: 0, size: content.len() as u64, digest: Some(Sha256::digest(content).into()), norm: None, link: None, text: None, layer: 0 }
+        Node {
+            kind: Kind::File,
+            mode: 0o644,
+            uid: 0,
+            gid: 0,
+            size: content.len() as u64,
+            digest: Some(Sha256::digest(content).into()),
+            norm: None,
+            link: None,
+            text: None,
+            layer: 0,
+        }
     }
 
     pub fn dir() -> Node {
@@ -340,7 +374,19 @@ pub(crate) mod tests {
     #[test]
     fn whiteouts_opaque_dirs_and_replacements() {
         let mut fs = FsIndex::default();
-        apply(&mut fs, 0, vec![put("/", dir()), put("/a", dir()), put("/a/x", file(b"x")), put("/a/y", file(b"y")), put("/a0", file(b"")), put("/b", dir()), put("/b/z", file(b"z"))]);
+        apply(
+            &mut fs,
+            0,
+            vec![
+                put("/", dir()),
+                put("/a", dir()),
+                put("/a/x", file(b"x")),
+                put("/a/y", file(b"y")),
+                put("/a0", file(b"")),
+                put("/b", dir()),
+                put("/b/z", file(b"z")),
+            ],
+        );
         apply(&mut fs, 1, vec![Op::Whiteout("/a/x".into()), Op::Opaque("/b".into()), put("/b/new", file(b"n")), put("/a/y", file(b"y2"))]);
         assert_eq!(paths(&fs), ["/", "/a", "/a/y", "/a0", "/b", "/b/new"]);
         assert_eq!(fs.get("/a/y").unwrap().layer, 1);
@@ -363,7 +409,17 @@ pub(crate) mod tests {
     fn hardlinks_take_their_targets_content_and_dangling_ones_are_refused() {
         let mut fs = FsIndex::default();
         let hard = |target: &str| Node { kind: Kind::Hardlink, link: Some(target.into()), mode: 0o755, digest: None, ..file(b"") };
-        apply(&mut fs, 0, vec![put("/bin/busybox", file(b"elf")), put("/usr/bin/env", hard("/bin/busybox")), put("/dangling", hard("/nope")), put("/d", dir()), put("/to-dir", hard("/d"))]);
+        apply(
+            &mut fs,
+            0,
+            vec![
+                put("/bin/busybox", file(b"elf")),
+                put("/usr/bin/env", hard("/bin/busybox")),
+                put("/dangling", hard("/nope")),
+                put("/d", dir()),
+                put("/to-dir", hard("/d")),
+            ],
+        );
         let env = fs.get("/usr/bin/env").unwrap();
         assert_eq!((env.kind, env.digest, env.size, env.mode), (Kind::File, file(b"elf").digest, 3, 0o755));
         assert!(fs.get("/dangling").is_none() && fs.get("/to-dir").is_none());
@@ -377,11 +433,27 @@ pub(crate) mod tests {
     #[test]
     fn entries_land_where_symlinks_take_them_and_escapes_are_refused() {
         let mut fs = FsIndex::default();
-        apply(&mut fs, 0, vec![put("/usr/lib", dir()), put("/lib", link("usr/lib")), put("/lib/libc.so", file(b"c")), put("/usr/lib/up", link("../../../../tmp/host")), put("/usr/lib/up/pwned", file(b"x"))]);
+        apply(
+            &mut fs,
+            0,
+            vec![
+                put("/usr/lib", dir()),
+                put("/lib", link("usr/lib")),
+                put("/lib/libc.so", file(b"c")),
+                put("/usr/lib/up", link("../../../../tmp/host")),
+                put("/usr/lib/up/pwned", file(b"x")),
+            ],
+        );
         assert_eq!(fs.get("/usr/lib/libc.so").unwrap().digest, file(b"c").digest);
         assert!(fs.get("/lib/libc.so").is_none());
         assert!(fs.entries.keys().all(|k| !k.contains("pwned")), "{:?}", fs.entries.keys().collect::<Vec<_>>());
-        assert_eq!(reasons(&fs), [("/usr/lib/up/pwned", "its directory goes through the symlink /usr/lib/up -> ../../../../tmp/host, which leaves the root (an extractor that follows it writes outside the image): not applied")]);
+        assert_eq!(
+            reasons(&fs),
+            [(
+                "/usr/lib/up/pwned",
+                "its directory goes through the symlink /usr/lib/up -> ../../../../tmp/host, which leaves the root (an extractor that follows it writes outside the image): not applied"
+            )]
+        );
         // a later layer: the symlink from below still counts; a whiteout through it is refused too
         apply(&mut fs, 1, vec![Op::Whiteout("/usr/lib/up/x".into()), put("/usr/lib/up/later", file(b"y"))]);
         assert_eq!(fs.hostile.len(), 3);
@@ -400,7 +472,21 @@ pub(crate) mod tests {
         let mut fs = FsIndex::default();
         let fifo = Node { kind: Kind::Fifo, digest: None, size: 0, ..file(b"") };
         let dev = Node { kind: Kind::Char, ..fifo.clone() };
-        apply(&mut fs, 0, vec![put("/a", dir()), put("/a", dir()), put("/f", file(b"1")), put("/f", file(b"1")), put("/g", file(b"1")), put("/g", link("/etc/passwd")), put("/dev/null", dev.clone()), put("/usr/lib/python3/site.py", fifo), put("/usr/sda", dev)]);
+        apply(
+            &mut fs,
+            0,
+            vec![
+                put("/a", dir()),
+                put("/a", dir()),
+                put("/f", file(b"1")),
+                put("/f", file(b"1")),
+                put("/g", file(b"1")),
+                put("/g", link("/etc/passwd")),
+                put("/dev/null", dev.clone()),
+                put("/usr/lib/python3/site.py", fifo),
+                put("/usr/sda", dev),
+            ],
+        );
         let r = reasons(&fs);
         assert_eq!(r.iter().map(|(p, _)| *p).collect::<Vec<_>>(), ["/g", "/usr/lib/python3/site.py", "/usr/sda"], "{r:?}");
         assert!(r[0].1.starts_with("written as a file and then as a symlink in one layer: the later one is indexed"), "{r:?}");
@@ -423,7 +509,8 @@ pub(crate) mod tests {
     #[test]
     fn hostile_entries_beyond_the_listed_are_counted() {
         let mut fs = FsIndex::default();
-        let ops = (0..MAX_LISTED + 5).map(|i| put(&format!("/h{i}"), Node { kind: Kind::Hardlink, link: Some("/none".into()), digest: None, ..file(b"") })).collect();
+        let ops =
+            (0..MAX_LISTED + 5).map(|i| put(&format!("/h{i}"), Node { kind: Kind::Hardlink, link: Some("/none".into()), digest: None, ..file(b"") })).collect();
         apply(&mut fs, 0, ops);
         assert_eq!((fs.hostile.len(), fs.unlisted), (MAX_LISTED, 5));
     }

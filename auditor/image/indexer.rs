@@ -14,7 +14,7 @@
 use super::cache::{Applied, Cache};
 use super::index::FsIndex;
 use super::limits::LayerLimits;
-use super::{integrity, walk, Image, ImageError};
+use super::{Image, ImageError, integrity, walk};
 use crate::finding::Finding;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -110,7 +110,10 @@ pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limit
             match applied {
                 Ok(Applied::Full) => {
                     let last = img.layers.len() - 1;
-                    trouble.not_examined.push(format!("{}: layers {l} to {last} not applied: the merged index passes {} paths (--max-layer-entries)", img.reference, limits.max_entries));
+                    trouble.not_examined.push(format!(
+                        "{}: layers {l} to {last} not applied: the merged index passes {} paths (--max-layer-entries)",
+                        img.reference, limits.max_entries
+                    ));
                     missing.extend(l..=last);
                     break;
                 }
@@ -167,7 +170,9 @@ fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
     if matches!(error, ImageError::Tamper { .. } | ImageError::Overrun { .. }) {
         return error;
     }
-    let raw = image.open_layer(l).and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
+    let raw = image
+        .open_layer(l)
+        .and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
     match raw {
         Err(tamper @ ImageError::Tamper { .. }) => tamper,
         _ => error,

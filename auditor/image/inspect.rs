@@ -3,12 +3,12 @@
 //! with the `image-integrity` check. A tampered blob is a failing finding;
 //! a layer that could not be read leaves the report incomplete.
 
-use super::{integrity, open, short, Image, ImageError, ImageRef, OpenOptions};
+use super::{Image, ImageError, ImageRef, OpenOptions, integrity, open, short};
 use crate::finding::Finding;
 use crate::report::{ImageInput, Input, Report};
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What inspecting produced: the report, and the image when it opened.
 pub struct Inspection {
@@ -46,14 +46,16 @@ fn verify_all(image: &Image, workers: usize) -> (Vec<Finding>, usize, Vec<String
     let results = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..workers.clamp(1, image.layers.len().max(1)) {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= image.layers.len() {
-                    return;
-                }
-                let outcome = image.verify_layer(index);
-                if let Ok(mut all) = results.lock() {
-                    all.push((index, outcome));
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= image.layers.len() {
+                        return;
+                    }
+                    let outcome = image.verify_layer(index);
+                    if let Ok(mut all) = results.lock() {
+                        all.push((index, outcome));
+                    }
                 }
             });
         }

@@ -19,7 +19,8 @@ pub const HOSTILE_RULE: &str = "image-integrity/hostile-entry";
 /// The finding for one tampered blob of image `reference`.
 pub fn finding(reference: &str, tamper: &Tamper) -> Finding {
     let message = format!("{tamper}: the image is not what its digests promise (corrupted or tampered with in the registry, the archive or in transit)");
-    let evidence = Provenance { file: reference.to_string(), artifact: None, line: None, span: None, layer: Some(tamper.digest.clone()), text: tamper.to_string() };
+    let evidence =
+        Provenance { file: reference.to_string(), artifact: None, line: None, span: None, layer: Some(tamper.digest.clone()), text: tamper.to_string() };
     Finding::new(tamper.kind.rule(), Severity::Error, message, None, vec![evidence])
 }
 
@@ -71,7 +72,10 @@ mod tests {
         assert_eq!(f.evidence[0].layer.as_deref(), Some("sha256:ab"));
         let hostile = Finding::new(HOSTILE_RULE, Severity::Error, "x".into(), None, Vec::new());
         let failed = result(vec![f, hostile], 2, 1, 3);
-        assert_eq!((failed.status, failed.summary.as_str()), (Status::Fail, "1 blob(s) do not match their digest or size; 4 hostile layer entries (3 not listed); 1 layer(s) could not be read"));
+        assert_eq!(
+            (failed.status, failed.summary.as_str()),
+            (Status::Fail, "1 blob(s) do not match their digest or size; 4 hostile layer entries (3 not listed); 1 layer(s) could not be read")
+        );
         assert_eq!(result(Vec::new(), 2, 1, 0).status, Status::Error);
         assert_eq!(result(Vec::new(), 5, 0, 0).status, Status::Pass);
     }

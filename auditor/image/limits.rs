@@ -54,7 +54,10 @@ impl LayerLimits {
     /// is the blob size of a compressed blob (`None` for a plain tar or
     /// an unknown size: only the size limit applies).
     pub fn budget(&self, compressed: Option<u64>) -> Budget {
-        let by_ratio = compressed.filter(|_| self.max_ratio > 0).map(|c| (c, c.saturating_mul(self.max_ratio).max(RATIO_FLOOR))).filter(|&(_, bytes)| bytes < self.max_size);
+        let by_ratio = compressed
+            .filter(|_| self.max_ratio > 0)
+            .map(|c| (c, c.saturating_mul(self.max_ratio).max(RATIO_FLOOR)))
+            .filter(|&(_, bytes)| bytes < self.max_size);
         match by_ratio {
             Some((compressed, bytes)) => Budget { bytes, ratio: Some((compressed, self.max_ratio)) },
             None => Budget { bytes: self.max_size, ratio: None },
@@ -110,7 +113,9 @@ impl Overrun {
 impl fmt::Display for Overrun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Overrun::Size { path, end, max } => write!(f, "entry {path} takes the uncompressed layer to {end} bytes, over --max-layer-size ({max}): not read further"),
+            Overrun::Size { path, end, max } => {
+                write!(f, "entry {path} takes the uncompressed layer to {end} bytes, over --max-layer-size ({max}): not read further")
+            }
             Overrun::Ratio { path, end, compressed, ratio } => write!(
                 f,
                 "decompression bomb: entry {path} takes the layer to {end} bytes uncompressed from a {compressed}-byte blob, over --max-layer-ratio ({ratio}x, at least {RATIO_FLOOR} bytes): not read further"
@@ -133,7 +138,10 @@ mod tests {
         assert!(small.check(RATIO_FLOOR, || "/a".into()).is_ok());
         let bomb = small.check(RATIO_FLOOR + 1, || "/a".into()).unwrap_err();
         assert_eq!(bomb.bomb(), Some("/a"));
-        assert!(bomb.to_string().starts_with("decompression bomb: entry /a takes the layer to 268435457 bytes uncompressed from a 1048576-byte blob"), "{bomb}");
+        assert!(
+            bomb.to_string().starts_with("decompression bomb: entry /a takes the layer to 268435457 bytes uncompressed from a 1048576-byte blob"),
+            "{bomb}"
+        );
         // a 1 GiB blob: 100 GiB by ratio, so the size limit binds
         let big = limits.budget(Some(1 << 30));
         assert_eq!(big.bytes, DEFAULT_MAX_SIZE);

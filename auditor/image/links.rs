@@ -44,7 +44,9 @@ pub enum Unresolved {
 impl std::fmt::Display for Unresolved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Unresolved::Escapes { link, target } => write!(f, "goes through the symlink {link} -> {target}, which leaves the root (an extractor that follows it writes outside the image)"),
+            Unresolved::Escapes { link, target } => {
+                write!(f, "goes through the symlink {link} -> {target}, which leaves the root (an extractor that follows it writes outside the image)")
+            }
             Unresolved::Loop { link } => write!(f, "goes through more than {MAX_HOPS} symlinks (a loop at {link})"),
             Unresolved::TooLong { max } => write!(f, "resolves through symlinks to a path longer than {max} bytes"),
         }
@@ -116,7 +118,8 @@ impl Links {
             if out.len() > max_len {
                 return Err(Unresolved::TooLong { max: max_len });
             }
-            let link = self.counts.contains_key(&state.finish()).then(|| entries.get_key_value(out.as_str())).flatten().filter(|(_, n)| n.kind == Kind::Symlink);
+            let link =
+                self.counts.contains_key(&state.finish()).then(|| entries.get_key_value(out.as_str())).flatten().filter(|(_, n)| n.kind == Kind::Symlink);
             let Some((path, node)) = link else {
                 states.push(state);
                 continue;
@@ -190,7 +193,10 @@ mod tests {
         assert_eq!(r("/").unwrap(), "/");
         // climbing above the root through a link
         assert_eq!(r("/usr/lib/up/cron.d").unwrap_err(), Unresolved::Escapes { link: "/usr/lib/up".into(), target: "../../../../../etc".into() });
-        assert_eq!(r("/lib/up").unwrap_err().to_string(), "goes through the symlink /usr/lib/up -> ../../../../../etc, which leaves the root (an extractor that follows it writes outside the image)");
+        assert_eq!(
+            r("/lib/up").unwrap_err().to_string(),
+            "goes through the symlink /usr/lib/up -> ../../../../../etc, which leaves the root (an extractor that follows it writes outside the image)"
+        );
     }
 
     #[test]

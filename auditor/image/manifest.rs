@@ -45,11 +45,9 @@ impl Platform {
     pub fn parse(text: &str) -> Result<Platform, String> {
         let parts: Vec<&str> = text.split('/').collect();
         match parts.as_slice() {
-            [os, arch] | [os, arch, _] if !os.is_empty() && !arch.is_empty() => Ok(Platform {
-                os: os.to_string(),
-                architecture: arch.to_string(),
-                variant: parts.get(2).filter(|v| !v.is_empty()).map(|v| v.to_string()),
-            }),
+            [os, arch] | [os, arch, _] if !os.is_empty() && !arch.is_empty() => {
+                Ok(Platform { os: os.to_string(), architecture: arch.to_string(), variant: parts.get(2).filter(|v| !v.is_empty()).map(|v| v.to_string()) })
+            }
             _ => Err(format!("not a platform: {text:?} (use OS/ARCH[/VARIANT], e.g. linux/amd64)")),
         }
     }
@@ -136,15 +134,11 @@ pub fn parse(reference: &str, media_type: Option<&str>, bytes: &[u8]) -> Result<
 /// The entry of `index` for `wanted`, or an error that lists the platforms
 /// present. Entries without a platform (attestations) are never picked.
 pub fn select<'a>(reference: &str, index: &'a Index, wanted: &Platform) -> Result<&'a Descriptor, ImageError> {
-    index
-        .manifests
-        .iter()
-        .find(|d| d.platform.as_ref().is_some_and(|p| wanted.matches(p)) && !is_attestation(d))
-        .ok_or_else(|| ImageError::PlatformNotFound {
-            reference: reference.to_string(),
-            wanted: wanted.to_string(),
-            present: index.manifests.iter().filter(|d| !is_attestation(d)).filter_map(|d| d.platform.as_ref().map(Platform::to_string)).collect(),
-        })
+    index.manifests.iter().find(|d| d.platform.as_ref().is_some_and(|p| wanted.matches(p)) && !is_attestation(d)).ok_or_else(|| ImageError::PlatformNotFound {
+        reference: reference.to_string(),
+        wanted: wanted.to_string(),
+        present: index.manifests.iter().filter(|d| !is_attestation(d)).filter_map(|d| d.platform.as_ref().map(Platform::to_string)).collect(),
+    })
 }
 
 /// BuildKit records provenance as index entries with platform unknown/unknown.

@@ -19,12 +19,12 @@ mod daemon;
 pub mod decompress;
 mod diff;
 pub(crate) mod dist;
-mod inspect;
 mod docker_archive;
 mod error;
 pub mod forensics;
 mod index;
 pub(crate) mod indexer;
+mod inspect;
 pub mod integrity;
 mod layerfile;
 pub mod limits;
@@ -47,9 +47,9 @@ pub mod verify;
 mod walk;
 
 pub use config::{History, ImageConfig};
-pub use daemon::{container_changes, Change, ChangeKind};
-pub use error::{tamper_of, ImageError, Tamper, TamperKind};
-pub use inspect::{inspect, render_text, Inspection};
+pub use daemon::{Change, ChangeKind, container_changes};
+pub use error::{ImageError, Tamper, TamperKind, tamper_of};
+pub use inspect::{Inspection, inspect, render_text};
 pub use manifest::Platform;
 pub use reference::{ImageRef, RegistryRef};
 pub use retry::RetryPolicy;
@@ -180,7 +180,10 @@ impl Image {
     /// past the promised size, or at the end when the size or digest is
     /// wrong. Read it to EOF before trusting anything read from it.
     pub fn open_layer(&self, index: usize) -> Result<Box<dyn Read + Send>, ImageError> {
-        let layer = self.layers.get(index).ok_or_else(|| ImageError::NotFound { reference: self.reference.clone(), what: format!("layer {index} (the image has {})", self.layers.len()) })?;
+        let layer = self
+            .layers
+            .get(index)
+            .ok_or_else(|| ImageError::NotFound { reference: self.reference.clone(), what: format!("layer {index} (the image has {})", self.layers.len()) })?;
         let blob = self.source.open_blob(index, layer)?;
         let expected = Expected { what: format!("layer {index}"), digest: layer.digest.clone(), size: layer.size };
         let verified = VerifyingReader::new(blob, expected).map_err(|e| ImageError::from_io(&self.reference, &format!("layer {index}"), e))?;

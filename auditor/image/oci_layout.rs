@@ -7,8 +7,8 @@
 use super::manifest::{self, Descriptor, Index};
 use super::resolve::{self, Fetch, Fetched, MAX_DOCUMENT};
 use super::store::{Store, TarIndex};
-use super::verify::{is_valid_digest, verify_bytes, Expected};
-use super::{progress, Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Transport};
+use super::verify::{Expected, is_valid_digest, verify_bytes};
+use super::{Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Transport, progress};
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
@@ -80,12 +80,21 @@ fn pick<'a>(reference: &str, index: &'a Index, tag: Option<&str>) -> Result<&'a 
         Some(tag) => index
             .manifests
             .iter()
-            .find(|d| d.annotations.get(REF_NAME).map(String::as_str) == Some(tag) || d.annotations.get(IMAGE_NAME).is_some_and(|n| n == tag || n.ends_with(&format!("/{tag}"))))
-            .ok_or_else(|| ImageError::NotFound { reference: reference.to_string(), what: format!("no image named {tag:?} in index.json (names: {})", names()) }),
+            .find(|d| {
+                d.annotations.get(REF_NAME).map(String::as_str) == Some(tag)
+                    || d.annotations.get(IMAGE_NAME).is_some_and(|n| n == tag || n.ends_with(&format!("/{tag}")))
+            })
+            .ok_or_else(|| ImageError::NotFound {
+                reference: reference.to_string(),
+                what: format!("no image named {tag:?} in index.json (names: {})", names()),
+            }),
         None => match index.manifests.as_slice() {
             [only] => Ok(only),
             [] => Err(ImageError::NotFound { reference: reference.to_string(), what: "index.json lists no image".into() }),
-            _ => Err(ImageError::Reference { reference: reference.to_string(), reason: format!("the layout holds {} images; name one with :TAG ({})", index.manifests.len(), names()) }),
+            _ => Err(ImageError::Reference {
+                reference: reference.to_string(),
+                reason: format!("the layout holds {} images; name one with :TAG ({})", index.manifests.len(), names()),
+            }),
         },
     }
 }
@@ -94,7 +103,11 @@ fn pick<'a>(reference: &str, index: &'a Index, tag: Option<&str>) -> Result<&'a 
 /// keeps a hostile digest from naming a path outside `blobs/`).
 fn blob_path(reference: &str, digest: &str) -> Result<String, ImageError> {
     if !is_valid_digest(digest) {
-        return Err(ImageError::Malformed { reference: reference.to_string(), what: "descriptor".into(), detail: format!("digest {digest:?} is not sha256/sha512 hex") });
+        return Err(ImageError::Malformed {
+            reference: reference.to_string(),
+            what: "descriptor".into(),
+            detail: format!("digest {digest:?} is not sha256/sha512 hex"),
+        });
     }
     Ok(format!("blobs/{}", digest.replacen(':', "/", 1)))
 }
@@ -128,6 +141,10 @@ struct LayoutLayers {
 impl LayerSource for LayoutLayers {
     fn open_blob(&self, index: usize, layer: &LayerInfo) -> Result<Box<dyn Read + Send>, ImageError> {
         let path = blob_path(&self.reference, &layer.digest)?;
-        self.store.open(&path).map(|(r, _)| r).map_err(|e| ImageError::Io { reference: self.reference.clone(), context: format!("opening layer {index} ({path})"), source: e })
+        self.store.open(&path).map(|(r, _)| r).map_err(|e| ImageError::Io {
+            reference: self.reference.clone(),
+            context: format!("opening layer {index} ({path})"),
+            source: e,
+        })
     }
 }

@@ -24,7 +24,9 @@ impl Progress {
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
             ),
-            None => ProgressBar::no_length().with_style(ProgressStyle::with_template("{prefix:.bold} {spinner} {bytes} {bytes_per_sec}").unwrap_or_else(|_| ProgressStyle::default_spinner())),
+            None => ProgressBar::no_length().with_style(
+                ProgressStyle::with_template("{prefix:.bold} {spinner} {bytes} {bytes_per_sec}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ),
         };
         let bar = multi.add(bar.with_prefix(label.to_string()).with_finish(ProgressFinish::AndLeave));
         Box::new(bar.wrap_read(reader))

@@ -6,7 +6,7 @@
 //! hooks (`.pth`, `sitecustomize.py`, `usercustomize.py`) and
 //! `direct_url.json` origins are reported too.
 
-use super::classify::{describe, is_customize, is_patch_file, pth_imports, Rules, Side};
+use super::classify::{Rules, Side, describe, is_customize, is_patch_file, pth_imports};
 use super::index::{Kind, Node};
 use super::paths::split;
 use crate::finding::{Finding, Severity};
@@ -65,7 +65,12 @@ pub fn verify(side: &Side, rules: &Rules) -> Verified {
                             "record-mismatch",
                             &row.path,
                             Some(node),
-                            format!("{}: does not match the RECORD of {}: edited in place after install (written by {})", row.path, d.label(), side.written_by(node)),
+                            format!(
+                                "{}: does not match the RECORD of {}: edited in place after install (written by {})",
+                                row.path,
+                                d.label(),
+                                side.written_by(node)
+                            ),
                             format!("{want}; image {}", describe(node)),
                         ));
                     }
@@ -81,7 +86,15 @@ pub fn verify(side: &Side, rules: &Rules) -> Verified {
         let severity = if url.vcs.is_some() || (!url.editable && engine) { if engine { Severity::Warning } else { Severity::Info } } else { Severity::Info };
         let path = format!("{}/direct_url.json", d.meta_dir);
         let node = side.fs.get(&path);
-        out.findings.push(finding("engine-patch/direct-url", severity, "direct-url", &path, node, format!("{} was installed from {}, not from a package index", d.label(), url.describe()), url.describe()));
+        out.findings.push(finding(
+            "engine-patch/direct-url",
+            severity,
+            "direct-url",
+            &path,
+            node,
+            format!("{} was installed from {}, not from a package index", d.label(), url.describe()),
+            url.describe(),
+        ));
     }
     out
 }
@@ -102,10 +115,24 @@ fn unrecorded(side: &Side, rules: &Rules, out: &mut Verified) {
             let written = side.written_by(node);
             let f = if is_patch_file(path) {
                 let message = format!("{path}: a patch file or patch leftover inside the package of {}, listed in no RECORD (written by {written})", d.label());
-                Finding::new("engine-patch/patch-file", if engine { Severity::Error } else { Severity::Warning }, message, None, vec![side.evidence(path, Some(node), describe(node))]).in_image("patch-file", Some(path))
+                Finding::new(
+                    "engine-patch/patch-file",
+                    if engine { Severity::Error } else { Severity::Warning },
+                    message,
+                    None,
+                    vec![side.evidence(path, Some(node), describe(node))],
+                )
+                .in_image("patch-file", Some(path))
             } else {
                 let message = format!("{path}: inside the package of {} but listed in no RECORD (added after install, written by {written})", d.label());
-                Finding::new("engine-patch/unrecorded", if engine { Severity::Warning } else { Severity::Info }, message, None, vec![side.evidence(path, Some(node), describe(node))]).in_image("unrecorded", Some(path))
+                Finding::new(
+                    "engine-patch/unrecorded",
+                    if engine { Severity::Warning } else { Severity::Info },
+                    message,
+                    None,
+                    vec![side.evidence(path, Some(node), describe(node))],
+                )
+                .in_image("unrecorded", Some(path))
             };
             out.findings.push(f);
         }
@@ -129,7 +156,9 @@ fn hooks(side: &Side, out: &mut Verified) {
         let text = side.texts.text(node).unwrap_or_default();
         let (severity, what) = match (shipped, pth, pth_imports(&text)) {
             (Some((d, _)), _, _) => (Severity::Info, format!("shipped by {} (its RECORD lists this content)", d.label())),
-            (None, true, true) => (Severity::Warning, "a .pth file with an `import` line, listed in no RECORD: code that runs at every interpreter start".to_string()),
+            (None, true, true) => {
+                (Severity::Warning, "a .pth file with an `import` line, listed in no RECORD: code that runs at every interpreter start".to_string())
+            }
             (None, true, false) => (Severity::Info, "a .pth file adding sys.path entries, listed in no RECORD".to_string()),
             (None, false, _) => (Severity::Warning, "a Python start-up hook listed in no RECORD: it runs in every interpreter, before the engine".to_string()),
         };

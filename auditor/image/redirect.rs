@@ -34,9 +34,7 @@ pub fn refusal(origin: &Url, registry: &str, to: &Url, allowed: &[String]) -> Op
         Some(domain) => host == domain || host.ends_with(&format!(".{domain}")),
         None => a == host || *a == authority,
     });
-    (!(same || known || user)).then(|| {
-        format!("the registry redirected to {authority}, another host; refused (allow it with --allow-redirect {authority})")
-    })
+    (!(same || known || user)).then(|| format!("the registry redirected to {authority}, another host; refused (allow it with --allow-redirect {authority})"))
 }
 
 #[cfg(test)]

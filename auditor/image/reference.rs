@@ -141,9 +141,8 @@ fn path_and_suffix(rest: &str, exists: impl Fn(&Path) -> bool, last: bool) -> (P
 
 fn parse_registry(text: &str, rest: &str) -> Result<RegistryRef, ImageError> {
     let spelled = rest.replace('#', "/");
-    let parsed: oci_client::Reference = spelled
-        .parse()
-        .map_err(|e: oci_client::ParseError| ImageError::Reference { reference: text.to_string(), reason: e.to_string() })?;
+    let parsed: oci_client::Reference =
+        spelled.parse().map_err(|e: oci_client::ParseError| ImageError::Reference { reference: text.to_string(), reason: e.to_string() })?;
     Ok(RegistryRef {
         registry: parsed.registry().to_string(),
         repository: parsed.repository().to_string(),
@@ -200,7 +199,8 @@ mod tests {
 
     #[test]
     fn bad_references_are_errors_not_panics() {
-        for text in ["", "docker-daemon:", "oci:", "docker://", "UPPER/Case:x", "a:b:c:d", "foo://bar/baz", "docker://a/b@sha256:zz", "[::1]:5000/a:b", "\u{0}"] {
+        for text in ["", "docker-daemon:", "oci:", "docker://", "UPPER/Case:x", "a:b:c:d", "foo://bar/baz", "docker://a/b@sha256:zz", "[::1]:5000/a:b", "\u{0}"]
+        {
             assert!(text.parse::<ImageRef>().is_err(), "{text:?} should not parse");
         }
     }

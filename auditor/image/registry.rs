@@ -19,15 +19,15 @@ use super::bridge::{self, ChunkSender};
 use super::manifest::ACCEPTED;
 use super::redirect;
 use super::resolve::{self, Fetch, Fetched};
-use super::retry::{parse_retry_after, Decision, RetryPolicy};
-use super::verify::{sha256_digest, verify_bytes, Expected};
-use super::{progress, Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, RawManifest, RegistryRef, Tamper, TamperKind, Transport};
+use super::retry::{Decision, RetryPolicy, parse_retry_after};
+use super::verify::{Expected, sha256_digest, verify_bytes};
+use super::{Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, RawManifest, RegistryRef, Tamper, TamperKind, Transport, progress};
 use base64::Engine as _;
+use oci_client::RegistryOperation;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
-use oci_client::RegistryOperation;
-use reqwest::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, RANGE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, RANGE};
 use reqwest::{Response, StatusCode};
 use std::io::Read;
 use std::sync::Arc;
@@ -41,7 +41,8 @@ const ERROR_BODY: usize = 2048;
 pub fn open(reference: &ImageRef, r: &RegistryRef, options: &OpenOptions) -> Result<Image, ImageError> {
     let name = reference.to_string();
     let rt = bridge::runtime().map_err(|e| ImageError::Io { reference: name.clone(), context: "starting".into(), source: e })?;
-    let creds = AuthFiles::from_env().lookup(&r.registry).map_err(|detail| ImageError::Auth { reference: name.clone(), registry: r.registry.clone(), detail })?;
+    let creds =
+        AuthFiles::from_env().lookup(&r.registry).map_err(|detail| ImageError::Auth { reference: name.clone(), registry: r.registry.clone(), detail })?;
     let registry = Arc::new(Registry::new(&name, r, creds, options)?);
     rt.block_on(registry.authenticate())?;
     let wanted = r.digest.clone().or_else(|| r.tag.clone()).unwrap_or_else(|| "latest".into());
@@ -55,7 +56,8 @@ pub fn open(reference: &ImageRef, r: &RegistryRef, options: &OpenOptions) -> Res
             pinned.clone()
         }
         (None, Some(announced)) if announced.starts_with("sha256:") => {
-            verify_bytes(&Expected { what: "manifest (Docker-Content-Digest)".into(), digest: announced.clone(), size: None }, &answer.fetched.bytes).map_err(tamper)?;
+            verify_bytes(&Expected { what: "manifest (Docker-Content-Digest)".into(), digest: announced.clone(), size: None }, &answer.fetched.bytes)
+                .map_err(tamper)?;
             announced.clone()
         }
         (None, _) => sha256_digest(&answer.fetched.bytes),
@@ -110,8 +112,13 @@ impl Registry {
         let host = reference.resolve_registry().to_string();
         let plain = r.is_loopback() || options.insecure_registries.iter().any(|h| h == &r.registry || h == r.host());
         let protocol = if plain { ClientProtocol::HttpsExcept(vec![host.clone()]) } else { ClientProtocol::Https };
-        let oci = oci_client::Client::try_from(ClientConfig { protocol, connect_timeout: Some(CONNECT_TIMEOUT), read_timeout: Some(options.read_timeout), ..ClientConfig::default() })
-            .map_err(|e| transport(format!("cannot set up the registry client: {e}")))?;
+        let oci = oci_client::Client::try_from(ClientConfig {
+            protocol,
+            connect_timeout: Some(CONNECT_TIMEOUT),
+            read_timeout: Some(options.read_timeout),
+            ..ClientConfig::default()
+        })
+        .map_err(|e| transport(format!("cannot set up the registry client: {e}")))?;
         let scheme = if plain { "http" } else { "https" };
         let origin = reqwest::Url::parse(&format!("{scheme}://{host}/")).map_err(|e| transport(format!("not a registry host: {host}: {e}")))?;
         let (registry, allowed) = (r.registry.clone(), options.allowed_redirects.clone());
@@ -170,7 +177,9 @@ impl Registry {
                 Err(OciDistributionError::AuthenticationFailure(body)) => return Err(self.auth_error(&format!("the token service refused: {}", clip(&body)))),
                 Err(OciDistributionError::RequestError(e)) if is_transient(&e) => match self.retry.decide(attempt, None) {
                     Decision::Retry(wait) => tokio::time::sleep(wait).await,
-                    Decision::GiveUp(why) => return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("cannot reach {}: {e}; {why}", self.registry) }),
+                    Decision::GiveUp(why) => {
+                        return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("cannot reach {}: {e}; {why}", self.registry) });
+                    }
                 },
                 Err(e) => return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("authenticating to {}: {e}", self.registry) }),
             }
@@ -224,13 +233,20 @@ impl Registry {
                     return Err(ImageError::NotFound { reference: self.name.clone(), what: format!("{url}: {body}") });
                 }
                 Ok(response) if RetryPolicy::retryable_status(response.status().as_u16()) => {
-                    let wait = response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| parse_retry_after(v, SystemTime::now()));
+                    let wait = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| parse_retry_after(v, SystemTime::now()));
                     let status = response.status();
                     (wait, format!("HTTP {status}: {}", error_body(response).await))
                 }
                 Ok(response) => {
                     let status = response.status();
-                    return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("{url}: HTTP {status}: {}", error_body(response).await) });
+                    return Err(ImageError::Transport {
+                        reference: self.name.clone(),
+                        detail: format!("{url}: HTTP {status}: {}", error_body(response).await),
+                    });
                 }
                 Err(e) if is_transient(&e) => (None, with_causes(&e)),
                 Err(e) => return Err(ImageError::Transport { reference: self.name.clone(), detail: format!("{url}: {}", with_causes(&e)) }),
@@ -315,7 +331,8 @@ impl Registry {
             };
             attempt += 1;
             if let Decision::GiveUp(why) = self.retry.decide(attempt, None) {
-                let err = ImageError::Transport { reference: self.name.clone(), detail: format!("{digest}: the stream broke at byte {offset}: {failure}; {why}") };
+                let err =
+                    ImageError::Transport { reference: self.name.clone(), detail: format!("{digest}: the stream broke at byte {offset}: {failure}; {why}") };
                 let _ = tx.send(Err(err.into_io())).await;
                 return;
             }

@@ -6,7 +6,7 @@
 
 use super::config::ImageConfig;
 use super::manifest::{self, Descriptor, Parsed, Platform};
-use super::verify::{verify_bytes, Expected};
+use super::verify::{Expected, verify_bytes};
 use super::{ImageError, LayerInfo};
 
 /// Largest manifest, index or config read (they are held in memory): the
@@ -46,7 +46,8 @@ pub fn resolve(reference: &str, top: Fetched, top_digest: String, platform: Opti
             let wanted = platform.cloned().unwrap_or_default();
             let entry = manifest::select(reference, &index, &wanted)?.clone();
             let fetched = fetch.manifest(&entry)?;
-            verify_bytes(&Expected { what: format!("manifest for {wanted}"), digest: entry.digest.clone(), size: Some(entry.size) }, &fetched.bytes).map_err(tamper)?;
+            verify_bytes(&Expected { what: format!("manifest for {wanted}"), digest: entry.digest.clone(), size: Some(entry.size) }, &fetched.bytes)
+                .map_err(tamper)?;
             match manifest::parse(reference, Some(&entry.media_type).filter(|t| !t.is_empty()).map(String::as_str), &fetched.bytes)? {
                 Parsed::Image(m) => (entry.digest, Some(top_digest), fetched, m),
                 Parsed::Index(_) => return Err(ImageError::Unsupported { reference: reference.to_string(), what: "an index nested in an index".into() }),
@@ -54,7 +55,8 @@ pub fn resolve(reference: &str, top: Fetched, top_digest: String, platform: Opti
         }
     };
     let config_bytes = fetch.config(&manifest.config)?;
-    verify_bytes(&Expected { what: "config".into(), digest: manifest.config.digest.clone(), size: Some(manifest.config.size) }, &config_bytes).map_err(tamper)?;
+    verify_bytes(&Expected { what: "config".into(), digest: manifest.config.digest.clone(), size: Some(manifest.config.size) }, &config_bytes)
+        .map_err(tamper)?;
     let config = ImageConfig::parse(reference, &config_bytes)?;
     if let (None, Some(wanted)) = (&index_digest, platform) {
         check_platform(reference, wanted, &config)?;

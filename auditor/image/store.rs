@@ -37,7 +37,8 @@ impl Store {
                 Ok((Box::new(file), size))
             }
             Store::Tar(index) => {
-                let &(offset, size) = index.members.get(&normalise(path)).ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{path}: no such member")))?;
+                let &(offset, size) =
+                    index.members.get(&normalise(path)).ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{path}: no such member")))?;
                 let mut file = File::open(&index.file)?;
                 file.seek(SeekFrom::Start(offset))?;
                 Ok((Box::new(file.take(size)), size))

@@ -106,8 +106,9 @@ impl<R: Read> VerifyingReader<R> {
     /// Fails when the digest is not a sha256/sha512 digest we can check: an
     /// unverifiable blob is never passed through as if it were verified.
     pub fn new(inner: R, expected: Expected) -> io::Result<Self> {
-        let hasher = Hasher::for_digest(&expected.digest)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("{}: cannot verify digest {:?} (sha256 or sha512 expected)", expected.what, expected.digest)))?;
+        let hasher = Hasher::for_digest(&expected.digest).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("{}: cannot verify digest {:?} (sha256 or sha512 expected)", expected.what, expected.digest))
+        })?;
         Ok(VerifyingReader { inner, expected, hasher: Some(hasher), count: 0, done: None })
     }
 

@@ -21,9 +21,9 @@
 
 use super::cache::LayerWriter;
 use super::decompress::Compression;
-use super::index::{Kind, Node, Op, MAX_LISTED};
+use super::index::{Kind, MAX_LISTED, Node, Op};
 use super::limits::{LayerLimits, Overrun};
-use super::noise::{is_pyc, PYC_HEADER};
+use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
 use super::tarstream::{EntryType, Header, TarReader};
 use super::{Image, ImageError};
@@ -56,7 +56,11 @@ pub fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLi
             return Err(overrun(Overrun::Entries { max: limits.max_entries }));
         }
         budget.check(tar.entry_end(), || shown(&h.path)).map_err(overrun)?;
-        found.out.check().map_err(|e| ImageError::Io { reference: image.reference.clone(), context: format!("{context}: writing its index to the cache"), source: e })?;
+        found.out.check().map_err(|e| ImageError::Io {
+            reference: image.reference.clone(),
+            context: format!("{context}: writing its index to the cache"),
+            source: e,
+        })?;
         let Some((path, kind)) = found.admit(&h) else { continue };
         let (parent, name) = split(&path);
         if let Some(hidden) = name.strip_prefix(".wh.") {
@@ -68,7 +72,8 @@ pub fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLi
             continue;
         }
         let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-        let mut node = Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, norm: None, link: None, text: None, layer: 0 };
+        let mut node =
+            Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, norm: None, link: None, text: None, layer: 0 };
         match kind {
             Kind::File => hash_file(&mut tar, &path, &mut node, &mut buf, found.out).map_err(io_err)?,
             Kind::Symlink | Kind::Hardlink => match found.link(&h, &path) {
@@ -129,7 +134,9 @@ impl Found<'_> {
             EntryType::Dir => Kind::Dir,
             EntryType::Fifo => Kind::Fifo,
             EntryType::Other(flag) => {
-                self.hostile(|| (named.path, format!("tar entry type {:?} is no file type a layer holds (a runtime refuses the layer): not applied", char::from(flag))));
+                self.hostile(|| {
+                    (named.path, format!("tar entry type {:?} is no file type a layer holds (a runtime refuses the layer): not applied", char::from(flag)))
+                });
                 return None;
             }
         };
@@ -138,7 +145,9 @@ impl Found<'_> {
             return None;
         }
         if named.absolute {
-            self.hostile(|| (shown(&h.path), "an absolute path: applied inside the root, as a runtime does (an extractor that keeps it writes outside the image)".into()));
+            self.hostile(|| {
+                (shown(&h.path), "an absolute path: applied inside the root, as a runtime does (an extractor that keeps it writes outside the image)".into())
+            });
         }
         Some((named.path, kind))
     }

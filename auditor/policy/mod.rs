@@ -221,10 +221,7 @@ impl Policy {
                 base.outside.extend(policy.outside);
                 Ok(base)
             }
-            Some(other) => Err(PolicyError::Invalid {
-                path: path.to_string(),
-                message: format!("extends unknown policy {other:?} (known: \"inferencex\")"),
-            }),
+            Some(other) => Err(PolicyError::Invalid { path: path.to_string(), message: format!("extends unknown policy {other:?} (known: \"inferencex\")") }),
         }
     }
 
@@ -253,11 +250,7 @@ mod tests {
 
     #[test]
     fn extends_replaces_named_checks_and_rejects_typos() {
-        let p = Policy::parse(
-            "name = \"mine\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\nenabled = false\n",
-            "mine.toml",
-        )
-        .unwrap();
+        let p = Policy::parse("name = \"mine\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\nenabled = false\n", "mine.toml").unwrap();
         assert_eq!(p.name, "mine");
         assert!(p.check("forbidden-env").is_none());
         let err = Policy::parse("name = \"x\"\n[checks.a]\ntitle = \"t\"\nforbidd = []\n", "x.toml").unwrap_err();

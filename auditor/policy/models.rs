@@ -66,7 +66,14 @@ pub fn agreed_drafts(file: &str, text: &str) -> Vec<DraftRow> {
         if drafts.is_empty() {
             continue;
         }
-        let provenance = Provenance { file: file.to_string(), artifact: None, line: Some(i as u64 + 1), span: None, layer: None, text: line_trim.chars().take(200).collect() };
+        let provenance = Provenance {
+            file: file.to_string(),
+            artifact: None,
+            line: Some(i as u64 + 1),
+            span: None,
+            layer: None,
+            text: line_trim.chars().take(200).collect(),
+        };
         rows.push(DraftRow { model, prefix, drafts, provenance });
     }
     rows
@@ -81,7 +88,10 @@ mod tests {
         let text = "## AgentX\n\n| Model | Engines | Agreed draft model(s) (PoR) | Proposed |\n|---|---|---|---|\n| DeepSeek-V4-Pro 1.6T (`dsv4`) | vLLM | native MTP; DSpark heads `deepseek-ai/DeepSeek-V4-Pro-0813` | None |\n| Kimi-K3 (`kimik3`) | vLLM | `Inferact/Kimi-K3-DSpark` | None |\n| GLM-5.2 (`glm5.2`) | SGLang | native MTP | None |\n\n| Other | Agreed |\n|---|---|\n| x | `a/b` |\n";
         let rows = agreed_drafts("MODELS.md", text);
         assert_eq!(rows.len(), 2, "{rows:?}");
-        assert_eq!((rows[1].model.as_str(), rows[1].prefix.as_deref(), rows[1].drafts.clone()), ("Kimi-K3", Some("kimik3"), vec!["Inferact/Kimi-K3-DSpark".to_string()]));
+        assert_eq!(
+            (rows[1].model.as_str(), rows[1].prefix.as_deref(), rows[1].drafts.clone()),
+            ("Kimi-K3", Some("kimik3"), vec!["Inferact/Kimi-K3-DSpark".to_string()])
+        );
         assert_eq!(rows[1].provenance.line, Some(6));
         assert!(rows[1].names_target("moonshotai/Kimi-K3") && !rows[1].names_target("moonshotai/Kimi-K2.5"));
         assert_eq!(rows[0].drafts, ["deepseek-ai/DeepSeek-V4-Pro-0813"]);

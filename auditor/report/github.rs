@@ -22,7 +22,8 @@ pub fn render(report: &Report) -> String {
     // bury the problems, and so would known (baselined) or accepted ones.
     // GitHub shows only the first few annotations of a step: errors that
     // point at a file come first, then other errors, then warnings.
-    let mut shown: Vec<&Finding> = report.findings().map(|(_, f)| f).filter(|f| f.severity != Severity::Info && !f.baselined && f.suppressed.is_none()).collect();
+    let mut shown: Vec<&Finding> =
+        report.findings().map(|(_, f)| f).filter(|f| f.severity != Severity::Info && !f.baselined && f.suppressed.is_none()).collect();
     shown.sort_by_key(|f| (f.severity != Severity::Error, f.primary().is_none()));
     for f in shown {
         let command = match f.severity {

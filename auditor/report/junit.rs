@@ -36,7 +36,11 @@ pub fn render(report: &Report) -> String {
             }
             Status::Fail | Status::Error => {
                 let tag = if check.status == Status::Fail { "failure" } else { "error" };
-                if check.status == Status::Fail { failures += 1 } else { errors += 1 }
+                if check.status == Status::Fail {
+                    failures += 1
+                } else {
+                    errors += 1
+                }
                 let mut body = String::new();
                 for f in &check.findings {
                     let _ = writeln!(body, "{} {}: {}", f.severity.as_str(), f.rule, f.message);
@@ -53,11 +57,7 @@ pub fn render(report: &Report) -> String {
     let _ = write!(cases, "    <testcase classname=\"auditor.input\" name=\"input-coverage\">");
     if !report.not_examined.is_empty() {
         errors += 1;
-        let _ = write!(
-            cases,
-            "<error message=\"part of the input was not examined\" type=\"incomplete\">{}</error>",
-            xml(&report.not_examined.join("\n"))
-        );
+        let _ = write!(cases, "<error message=\"part of the input was not examined\" type=\"incomplete\">{}</error>", xml(&report.not_examined.join("\n")));
     }
     cases.push_str("</testcase>\n");
     let tests = report.checks.len() + 1;

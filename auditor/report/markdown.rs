@@ -168,10 +168,22 @@ pub fn render(report: &Report) -> String {
         report.job_count()
     ));
     if let Some(c) = &report.changed_since {
-        b.line(&format!("\nChanged since {}: {} file(s) changed · {} job(s) judged · {} skipped as unchanged", code(&c.reference), c.changed_files, c.judged, c.skipped));
+        b.line(&format!(
+            "\nChanged since {}: {} file(s) changed · {} job(s) judged · {} skipped as unchanged",
+            code(&c.reference),
+            c.changed_files,
+            c.judged,
+            c.skipped
+        ));
     }
     if let Some(base) = &report.baseline {
-        b.line(&format!("\nBaseline {}: {} finding(s) known before, not counted · {} new · {} fixed since", code(&base.path), base.baselined, base.new, base.stale));
+        b.line(&format!(
+            "\nBaseline {}: {} finding(s) known before, not counted · {} new · {} fixed since",
+            code(&base.path),
+            base.baselined,
+            base.new,
+            base.stale
+        ));
     }
     b.line("");
     for check in &report.checks {
@@ -230,14 +242,30 @@ mod tests {
         let findings: Vec<Finding> = (0..n)
             .map(|i| {
                 let severity = [Severity::Error, Severity::Warning, Severity::Info][i % 3];
-                let evidence = vec![Provenance { file: format!("dir|{i}/`x`<b>.sh"), artifact: None, line: Some(i as u64), span: None, layer: None, text: nasty.into() }];
+                let evidence =
+                    vec![Provenance { file: format!("dir|{i}/`x`<b>.sh"), artifact: None, line: Some(i as u64), span: None, layer: None, text: nasty.into() }];
                 Finding::new(&format!("forbidden-env/r|{}", i % 7), severity, format!("{nasty}{}", "m".repeat(2_000)), Some(&format!("job|{i}")), evidence)
             })
             .collect();
         let check = CheckResult { id: "forbidden-env".into(), title: "t".into(), status: Status::Fail, summary: nasty.repeat(100), findings };
-        let job = Job { id: "job|1".into(), kind: JobKind::Throughput, scenario: None, runs_eval: false, kind_reason: String::new(), role: None, from_sources: true, meta: JobMeta::default(), artifacts: Vec::new() };
+        let job = Job {
+            id: "job|1".into(),
+            kind: JobKind::Throughput,
+            scenario: None,
+            runs_eval: false,
+            kind_reason: String::new(),
+            role: None,
+            from_sources: true,
+            meta: JobMeta::default(),
+            artifacts: Vec::new(),
+        };
         let jobs = vec![JobEntry { bundle: "b".into(), job, files: 1, skipped: Some("unchanged".into()) }];
-        let files = vec![FileEntry { bundle: "b".into(), artifact: None, job: None, record: FileRecord { path: "x".into(), size: None, sha256: None, status: FileStatus::Read } }];
+        let files = vec![FileEntry {
+            bundle: "b".into(),
+            artifact: None,
+            job: None,
+            record: FileRecord { path: "x".into(), size: None, sha256: None, status: FileStatus::Read },
+        }];
         Report::new("p|`".into(), vec![Input::Bundle { path: "b|<i>".into(), sha256: None }], vec![check], jobs, files, vec![nasty.repeat(50); 5_000])
     }
 

@@ -278,11 +278,7 @@ impl Report {
     /// Counts of files read, skipped and not (fully) examined.
     pub fn file_counts(&self) -> (usize, usize, usize) {
         let count = |f: fn(&FileStatus) -> bool| self.files.iter().filter(|e| f(&e.record.status)).count();
-        (
-            count(|s| matches!(s, FileStatus::Read)),
-            count(|s| matches!(s, FileStatus::Skipped(_))),
-            count(FileStatus::is_incomplete),
-        )
+        (count(|s| matches!(s, FileStatus::Read)), count(|s| matches!(s, FileStatus::Skipped(_))), count(FileStatus::is_incomplete))
     }
 
     /// The path a reviewer opens for a piece of evidence: for a file of the

@@ -4,7 +4,7 @@
 use super::{Report, TOOL, VERSION};
 use crate::checks::REGISTRY;
 use crate::finding::Severity;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 

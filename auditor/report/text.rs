@@ -68,10 +68,18 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
     }
     if let Some(c) = &report.changed_since {
-        let _ = writeln!(out, "changed: since {}: {} file(s) changed; {} job(s) judged, {} skipped as unchanged", c.reference, c.changed_files, c.judged, c.skipped);
+        let _ = writeln!(
+            out,
+            "changed: since {}: {} file(s) changed; {} job(s) judged, {} skipped as unchanged",
+            c.reference, c.changed_files, c.judged, c.skipped
+        );
     }
     if let Some(b) = &report.baseline {
-        let _ = writeln!(out, "baseline: {}: {} finding(s) known before, not counted; {} new; {} baseline fingerprint(s) no longer found", b.path, b.baselined, b.new, b.stale);
+        let _ = writeln!(
+            out,
+            "baseline: {}: {} finding(s) known before, not counted; {} new; {} baseline fingerprint(s) no longer found",
+            b.path, b.baselined, b.new, b.stale
+        );
     }
     out.push('\n');
     for check in &report.checks {

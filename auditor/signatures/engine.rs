@@ -5,8 +5,8 @@
 
 use super::pack::{self, PackError, PackHeader, Rule};
 use super::stream::Stream;
-use crate::evidence::provenance::FileRef;
 use crate::evidence::FileKind;
+use crate::evidence::provenance::FileRef;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;

@@ -14,7 +14,7 @@ mod stream;
 
 pub use engine::Engine;
 pub use pack::{PackError, Rule};
-pub use stream::{Stream, MAX_FINDINGS_PER_RULE};
+pub use stream::{MAX_FINDINGS_PER_RULE, Stream};
 
 use crate::finding::Finding;
 

@@ -6,11 +6,11 @@
 //! is skipped (and reported), and a rule's window of following lines is
 //! bounded by [`MAX_WINDOW_BYTES`].
 
-use super::engine::Engine;
-use super::pack::{Rule, MAX_WINDOW_BYTES};
 use super::FileScan;
-use crate::evidence::provenance::{clip, redact, FileRef, Provenance};
+use super::engine::Engine;
+use super::pack::{MAX_WINDOW_BYTES, Rule};
 use crate::evidence::FileKind;
+use crate::evidence::provenance::{FileRef, Provenance, clip, redact};
 use crate::finding::Finding;
 use std::io::{self, Read};
 use std::ops::Range;
@@ -147,16 +147,9 @@ impl<'e> Stream<'e> {
         }
         incomplete.extend(self.read_error);
         let cap = MAX_FINDINGS_PER_RULE as u64;
-        let omitted = (self.per_rule.iter().enumerate())
-            .filter(|(_, n)| **n > cap)
-            .map(|(rule, n)| (self.engine.rules[rule].spec.id.clone(), n - cap))
-            .collect();
-        FileScan {
-            findings: self.findings,
-            omitted,
-            incomplete: (!incomplete.is_empty()).then(|| incomplete.join("; ")),
-            binary: self.binary,
-        }
+        let omitted =
+            (self.per_rule.iter().enumerate()).filter(|(_, n)| **n > cap).map(|(rule, n)| (self.engine.rules[rule].spec.id.clone(), n - cap)).collect();
+        FileScan { findings: self.findings, omitted, incomplete: (!incomplete.is_empty()).then(|| incomplete.join("; ")), binary: self.binary }
     }
 
     /// Room to read into: move unexamined bytes to the front, and grow the
@@ -267,9 +260,7 @@ impl<'e> Stream<'e> {
         while let Some(m) = self.engine.automaton.find(aho_corasick::Input::new(line).range(from..)) {
             for &rule in &self.engine.pattern_rules[m.pattern().as_usize()] {
                 let r = &self.engine.rules[rule];
-                let exact = !self.engine.folds_case
-                    || !r.spec.case_sensitive
-                    || r.spec.keywords.iter().any(|k| line[m.start()..].starts_with(k.as_bytes()));
+                let exact = !self.engine.folds_case || !r.spec.case_sensitive || r.spec.keywords.iter().any(|k| line[m.start()..].starts_with(k.as_bytes()));
                 if exact && r.kinds.contains(self.kind) && !self.hits.iter().any(|(h, _)| *h == rule) {
                     self.hits.push((rule, m.start()));
                 }
@@ -298,9 +289,8 @@ impl<'e> Stream<'e> {
             Ahead::Cut => range.end..range.end,
             _ => (range.end + 1).min(self.end)..self.end,
         };
-        let lacking = confirmed.iter().any(|(rule, _)| {
-            self.engine.rules[*rule].window.as_ref().is_some_and(|w| !window_end(&self.buf[after.clone()], w.lines).1)
-        });
+        let lacking =
+            confirmed.iter().any(|(rule, _)| self.engine.rules[*rule].window.as_ref().is_some_and(|w| !window_end(&self.buf[after.clone()], w.lines).1));
         if lacking && matches!(ahead, Ahead::CanWait) {
             return Step::NeedMore;
         }
@@ -330,7 +320,8 @@ impl<'e> Stream<'e> {
 
     fn provenance(&self, line: u64, at: usize, text: &[u8]) -> Provenance {
         let start = self.base + at as u64;
-        Provenance { layer: None,
+        Provenance {
+            layer: None,
             file: self.file.path.clone(),
             artifact: self.file.artifact.clone(),
             line: Some(line),
@@ -443,11 +434,7 @@ examples.no_match = ["cat <<EOF\n\n\n\nWRITE\n"]
             stream.feed(chunk);
         }
         let result = stream.finish();
-        let rows = result
-            .findings
-            .iter()
-            .flat_map(|f| f.evidence.iter().map(|e| (f.rule.clone(), e.line.unwrap(), e.text.clone(), e.span.unwrap())))
-            .collect();
+        let rows = result.findings.iter().flat_map(|f| f.evidence.iter().map(|e| (f.rule.clone(), e.line.unwrap(), e.text.clone(), e.span.unwrap()))).collect();
         (rows, result)
     }
 
