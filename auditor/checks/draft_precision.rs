@@ -12,6 +12,7 @@
 
 use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
+use crate::evidence::engine::Engine;
 use crate::evidence::knobs::Meaning;
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
@@ -71,7 +72,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let explicit = facts.command_args.get("speculative_draft_model_quantization").filter(|v| !v.is_null());
     if let Some(fact) = spec.get("draft_quantization").filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
-        let inherited = explicit.is_none() && target_quant.as_deref() == Some(value.as_str()) && facts.engine == Some("sglang");
+        let inherited = explicit.is_none() && target_quant.as_deref() == Some(value.as_str()) && facts.engine == Some(Engine::Sglang);
         if !inherited {
             let how = if explicit.is_some() { "set explicitly" } else { "different from the target's quantization" };
             push(

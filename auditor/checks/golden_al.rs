@@ -9,7 +9,8 @@
 use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
 use crate::bundle::JobKind;
-use crate::evidence::facts::Fact;
+use crate::evidence::engine::Engine;
+use crate::evidence::facts::{Derivation, Fact};
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
@@ -98,12 +99,12 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let draft_model = spec.get("draft_model").map(|f| text(&f.value)).unwrap_or_default();
     let sample_method = spec.get("draft_sample_method").map(|f| text(&f.value));
     // vLLM drafts greedily unless told otherwise; another engine's default is not known.
-    let sample_method = sample_method.or_else(|| (job.facts.engine == Some("vllm")).then(|| "greedy".to_string()));
+    let sample_method = sample_method.or_else(|| (job.facts.engine == Some(Engine::Vllm)).then(|| "greedy".to_string()));
     let table_name = table_name(settings, &key, &draft_model, sample_method.as_deref());
     let Some(table_name) = table_name else {
         let shown = match &sample_method {
             Some(m) => format!("with draft_sample_method {m:?}"),
-            None => format!("when the {} launch does not show its draft sample method", job.facts.engine.unwrap_or("engine's")),
+            None => format!("when the {} launch does not show its draft sample method", job.facts.engine.map_or("engine's", Engine::as_str)),
         };
         return undetermined(
             findings,
@@ -202,10 +203,11 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     ));
 }
 
-/// `NAME=value (AL x)` as the run wrote it.
+/// `NAME=value (AL x)` as the run wrote it; an AL computed from another
+/// setting (forced tokens + 1, rates summed) is named with its derivation.
 fn written_value(sim: &Fact) -> String {
     let shown = sim.provenance.as_ref().map(|p| p.text.clone()).unwrap_or_default();
-    if shown.is_empty() || sim.from.contains("plus") || sim.from.contains(" x ") || sim.from.contains("sum") {
+    if shown.is_empty() || sim.derivation != Derivation::AsWritten {
         format!("simulated AL {} ({})", text(&sim.value), sim.from)
     } else {
         format!("{shown} (simulated AL {})", text(&sim.value))

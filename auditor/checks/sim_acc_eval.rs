@@ -4,7 +4,7 @@
 //! job is judged on its own; a throughput job that also ran evals on the
 //! same server under simulation is flagged.
 
-use super::simulation::knobs;
+use super::simulation::{KnobKind, knobs};
 use super::{CheckResult, Context};
 use crate::bundle::JobKind;
 use crate::finding::{Finding, Severity};
@@ -48,8 +48,10 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             ));
         }
         for knob in found.iter().filter(|k| !k.in_effect && eval_only) {
-            let rule = if knob.setting.starts_with("SYNTHETIC_ACCEPTANCE") { "sim-acc-eval/runner-setting" } else { "sim-acc-eval/inactive-knob" };
-            let severity = if rule.ends_with("runner-setting") { Severity::Warning } else { Severity::Info };
+            let (rule, severity) = match knob.kind {
+                KnobKind::RunnerInput => ("sim-acc-eval/runner-setting", Severity::Warning),
+                _ => ("sim-acc-eval/inactive-knob", Severity::Info),
+            };
             findings.push(Finding::new(rule, severity, format!("{}: {}", knob.setting, knob.why), job.id(), knob.provenance.clone().into_iter().collect()));
         }
         if active.is_empty() && eval_only {

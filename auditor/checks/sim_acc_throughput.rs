@@ -11,6 +11,7 @@
 use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
 use crate::bundle::{JobKind, Scenario};
+use crate::evidence::engine::Engine;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 use serde_json::Value;
@@ -113,7 +114,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
                 format!("labelled spec-decoding {label}; the launch passes {field} {value}, a value the input does not show"),
                 vec![],
             );
-        } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == "trtllm")) {
+        } else if let (Some(file), Some(engine)) = (config_file, facts.engine.filter(|e| *e == Engine::Trtllm)) {
             push(
                 findings,
                 "sim-acc-throughput/undetermined",
@@ -157,15 +158,15 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let simulated = spec.get("simulated").is_some_and(|f| f.value == true);
     let method = spec.get("method").map(|f| text(&f.value)).unwrap_or_default();
     if !simulated {
-        let engine = facts.engine.unwrap_or("unknown engine");
+        let engine = facts.engine.map_or("unknown engine", Engine::as_str);
         let expected = match facts.engine {
-            Some("sglang") => {
+            Some(Engine::Sglang) => {
                 "SGLANG_SIMULATE_ACC_LEN=<golden AL> with SGLANG_SIMULATE_ACC_METHOD=match-expected and SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token"
             }
-            Some("vllm") => "speculative_config rejection_sample_method=synthetic with synthetic_acceptance_length=<golden AL>",
-            Some("trtllm") => "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=<golden AL - 1>",
-            Some("atom") => "--spec-decode-acceptance-length <golden AL> or --spec-decode-acceptance-rate <(AL-1)/K>",
-            _ => "the engine's simulated-acceptance settings",
+            Some(Engine::Vllm) => "speculative_config rejection_sample_method=synthetic with synthetic_acceptance_length=<golden AL>",
+            Some(Engine::Trtllm) => "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=<golden AL - 1>",
+            Some(Engine::Atom) => "--spec-decode-acceptance-length <golden AL> or --spec-decode-acceptance-rate <(AL-1)/K>",
+            None => "the engine's simulated-acceptance settings",
         };
         let mut evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
         evidence.extend(spec.get("method").and_then(|f| f.provenance.clone()));
@@ -185,7 +186,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         );
         return true;
     }
-    if facts.engine == Some("sglang") {
+    if facts.engine == Some(Engine::Sglang) {
         let get = |key: &str, default: &str| spec.get(key).map_or((default.to_string(), true), |f| (text(&f.value), false));
         let (method_value, _) = get("simulate_method", "match-expected");
         if method_value != "match-expected" {

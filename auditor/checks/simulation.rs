@@ -7,6 +7,8 @@
 
 use super::AuditedJob;
 use crate::bundle::JobKind;
+use crate::evidence::engine::Engine;
+use crate::evidence::facts::Derivation;
 use crate::evidence::knobs::{Catalog, Meaning};
 use crate::evidence::provenance::Provenance;
 use serde_json::Value;
@@ -14,7 +16,10 @@ use serde_json::Value;
 /// One knob as found in a job.
 #[derive(Debug, Clone)]
 pub struct Knob {
+    /// What kind of knob it is: checks decide on this, not on `setting`.
+    pub kind: KnobKind,
     /// `SGLANG_SIMULATE_ACC_LEN=3.51`, `rejection_sample_method=synthetic`, ...
+    /// For messages only.
     pub setting: String,
     /// Whether the engine simulates acceptance because of it.
     pub in_effect: bool,
@@ -23,13 +28,30 @@ pub struct Knob {
     pub provenance: Option<Provenance>,
 }
 
-const ENV_KNOBS: [&str; 6] = [
-    "SGLANG_SIMULATE_ACC_LEN",
-    "SGLANG_SIMULATE_ACC_METHOD",
-    "SGLANG_SIMULATE_ACC_TOKEN_MODE",
-    "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",
-    "SYNTHETIC_ACCEPTANCE",
-    "SYNTHETIC_ACCEPTANCE_LENGTH",
+/// Which engine setting (or runner input) a knob is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobKind {
+    /// `SGLANG_SIMULATE_ACC_LEN`: turns SGLang's simulation on.
+    SglangLength,
+    /// `SGLANG_SIMULATE_ACC_METHOD` / `_TOKEN_MODE`: shape a simulation the length turns on.
+    SglangSetting,
+    /// `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS`.
+    TrtllmForcedAccepted,
+    /// `SYNTHETIC_ACCEPTANCE*`: inputs of the InferenceX runner's SA injector, not engine settings.
+    RunnerInput,
+    /// vLLM's synthetic rejection sampling and its target.
+    VllmSynthetic,
+    /// ATOM's forced acceptance rate or length.
+    AtomForced,
+}
+
+const ENV_KNOBS: [(&str, KnobKind); 6] = [
+    ("SGLANG_SIMULATE_ACC_LEN", KnobKind::SglangLength),
+    ("SGLANG_SIMULATE_ACC_METHOD", KnobKind::SglangSetting),
+    ("SGLANG_SIMULATE_ACC_TOKEN_MODE", KnobKind::SglangSetting),
+    ("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", KnobKind::TrtllmForcedAccepted),
+    ("SYNTHETIC_ACCEPTANCE", KnobKind::RunnerInput),
+    ("SYNTHETIC_ACCEPTANCE_LENGTH", KnobKind::RunnerInput),
 ];
 
 /// Every simulated-acceptance knob the job's evidence shows.
@@ -41,19 +63,19 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
     let injecting = !eval_only
         && catalog.resolve(&env, "SYNTHETIC_ACCEPTANCE").iter().any(|r| r.assignment.value.as_deref().is_some_and(|v| v.trim().eq_ignore_ascii_case("true")));
     let mut out = Vec::new();
-    for name in ENV_KNOBS {
+    for (name, kind) in ENV_KNOBS {
         for r in catalog.resolve(&env, name) {
             let a = r.assignment;
             let value = a.value.clone().unwrap_or_default();
             let setting = format!("{}={value}", a.name);
-            let (in_effect, why) = match name {
-                "SGLANG_SIMULATE_ACC_LEN" => match catalog.meaning(&a.name, &value) {
+            let (in_effect, why) = match kind {
+                KnobKind::SglangLength => match catalog.meaning(&a.name, &value) {
                     Meaning::Number(n) if n >= 0.0 => (true, format!("SGLang simulates acceptance at AL {value}")),
                     Meaning::Number(_) => (false, "a negative value disables simulation".to_string()),
                     _ if a.expands => (true, "set from an expansion the bundle does not show; assumed in effect".to_string()),
                     _ => (false, "not a number: SGLang keeps the default (-1, off)".to_string()),
                 },
-                "SGLANG_SIMULATE_ACC_METHOD" | "SGLANG_SIMULATE_ACC_TOKEN_MODE" => {
+                KnobKind::SglangSetting => {
                     let len_on = catalog.resolve(&env, "SGLANG_SIMULATE_ACC_LEN").iter().any(|l| {
                         l.assignment.provenance.file == a.provenance.file
                             && l.assignment.scope == a.scope
@@ -61,30 +83,32 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
                     });
                     (len_on, if len_on { "part of the simulation settings".to_string() } else { "no effect without SGLANG_SIMULATE_ACC_LEN".to_string() })
                 }
-                "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS" => (true, "TensorRT-LLM forces the number of accepted draft tokens".to_string()),
+                KnobKind::TrtllmForcedAccepted => (true, "TensorRT-LLM forces the number of accepted draft tokens".to_string()),
                 _ if injecting => (true, "an InferenceX runner input: the runner's SA injector writes simulated acceptance into the recipe".to_string()),
                 _ if eval_only => (false, "an InferenceX runner input for the recipe injector, which does nothing on eval-only jobs".to_string()),
                 _ => (false, "an InferenceX runner input for the recipe injector, which does nothing unless SYNTHETIC_ACCEPTANCE is true".to_string()),
             };
-            out.push(Knob { setting, in_effect, why, provenance: Some(a.provenance.clone()) });
+            out.push(Knob { kind, setting, in_effect, why, provenance: Some(a.provenance.clone()) });
         }
     }
     let spec = &job.facts.speculative;
     let synthetic = spec.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
     for key in ["rejection_sample_method", "synthetic_acceptance_length", "synthetic_acceptance_rates", "acceptance_rate"] {
         let Some(fact) = spec.get(key) else { continue };
-        let (in_effect, why) = match key {
+        let (kind, in_effect, why) = match key {
             "rejection_sample_method" if !synthetic => continue,
-            "rejection_sample_method" => (true, "vLLM accepts drafts by synthetic rejection sampling".to_string()),
-            "acceptance_rate" => (true, "ATOM forces the acceptance rate".to_string()),
-            _ if synthetic => (true, "vLLM's synthetic acceptance target".to_string()),
-            _ => (false, "no effect unless rejection_sample_method is synthetic".to_string()),
+            "rejection_sample_method" => (KnobKind::VllmSynthetic, true, "vLLM accepts drafts by synthetic rejection sampling".to_string()),
+            "acceptance_rate" => (KnobKind::AtomForced, true, "ATOM forces the acceptance rate".to_string()),
+            _ if synthetic => (KnobKind::VllmSynthetic, true, "vLLM's synthetic acceptance target".to_string()),
+            _ => (KnobKind::VllmSynthetic, false, "no effect unless rejection_sample_method is synthetic".to_string()),
         };
-        out.push(Knob { setting: format!("{}={}", fact.from, text(&fact.value)), in_effect, why, provenance: fact.provenance.clone() });
+        out.push(Knob { kind, setting: format!("{}={}", fact.from, text(&fact.value)), in_effect, why, provenance: fact.provenance.clone() });
     }
-    if job.facts.engine == Some("atom") {
-        if let Some(fact) = spec.get("simulated_al").filter(|f| f.from.contains("spec_decode_acceptance_length")) {
+    if job.facts.engine == Some(Engine::Atom) {
+        // An acceptance length ATOM was given, not one implied by a forced rate (that knob is listed above).
+        if let Some(fact) = spec.get("simulated_al").filter(|f| f.derivation == Derivation::AsWritten) {
             out.push(Knob {
+                kind: KnobKind::AtomForced,
                 setting: format!("{}={}", fact.from, text(&fact.value)),
                 in_effect: true,
                 why: "ATOM forces the acceptance length".to_string(),

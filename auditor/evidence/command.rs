@@ -2,6 +2,7 @@
 //! command files (`sglang_command.txt`, ... written with bash `printf '%q '`),
 //! scripts and `set -x` traces (see [`super::shellscan`]).
 
+use super::engine::Engine;
 use super::gate::Gate;
 use super::provenance::Provenance;
 use serde::Serialize;
@@ -30,7 +31,7 @@ impl Command {
     /// The serving engine this command launches and the index in `argv`
     /// where the engine's own arguments start (wrappers such as `srun`,
     /// `numactl` or `python3 -m` come before it).
-    pub fn launch(&self) -> Option<(&'static str, usize)> {
+    pub fn launch(&self) -> Option<(Engine, usize)> {
         launch_of(&self.argv)
     }
 
@@ -40,7 +41,7 @@ impl Command {
     }
 
     /// The serving engine this command launches, if it launches one.
-    pub fn engine(&self) -> Option<&'static str> {
+    pub fn engine(&self) -> Option<Engine> {
         self.launch().map(|(engine, _)| engine)
     }
 }
@@ -54,20 +55,20 @@ pub fn is_command_file(name: &str) -> bool {
 /// The serving engine an argv launches and the index where the engine's
 /// own arguments start (wrappers such as `srun`, `numactl` or `python3 -m`
 /// come before it).
-pub fn launch_of(argv: &[String]) -> Option<(&'static str, usize)> {
+pub fn launch_of(argv: &[String]) -> Option<(Engine, usize)> {
     let next_is_serve = |i: usize| argv.get(i + 1).is_some_and(|n| n == "serve");
     argv.iter().enumerate().find_map(|(i, word)| {
         let base = word.rsplit('/').next().unwrap_or(word);
         if word.starts_with("sglang.launch_server") {
-            Some(("sglang", i + 1))
+            Some((Engine::Sglang, i + 1))
         } else if word.starts_with("vllm.entrypoints") {
-            Some(("vllm", i + 1))
+            Some((Engine::Vllm, i + 1))
         } else if word.starts_with("atom.entrypoints") {
-            Some(("atom", i + 1))
+            Some((Engine::Atom, i + 1))
         } else if base == "trtllm-serve" || word.starts_with("tensorrt_llm.commands.serve") {
-            Some(("trtllm", i + 1))
+            Some((Engine::Trtllm, i + 1))
         } else if (base == "sglang" || base == "vllm") && next_is_serve(i) {
-            Some((if base == "sglang" { "sglang" } else { "vllm" }, i + 2))
+            Some((if base == "sglang" { Engine::Sglang } else { Engine::Vllm }, i + 2))
         } else {
             None
         }
@@ -88,10 +89,10 @@ mod tests {
             args_at: Vec::new(),
             branches: Vec::new(),
         };
-        assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some("sglang"));
-        assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some("vllm"));
-        assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some("trtllm"));
-        assert_eq!(cmd(&["python", "-m", "atom.entrypoints.openai_server"]).engine(), Some("atom"));
+        assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some(Engine::Sglang));
+        assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some(Engine::Vllm));
+        assert_eq!(cmd(&["trtllm-serve", "/m"]).engine(), Some(Engine::Trtllm));
+        assert_eq!(cmd(&["python", "-m", "atom.entrypoints.openai_server"]).engine(), Some(Engine::Atom));
         assert_eq!(cmd(&["aiperf", "profile"]).engine(), None);
     }
 

@@ -6,6 +6,7 @@
 //! was read from.
 
 use super::branches::Branch;
+use super::engine::Engine;
 use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};
 use super::launch::{self, LaunchArgs};
@@ -29,6 +30,26 @@ pub struct Fact {
     /// it is one arm's, and may not be paired with another fact's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// How the value follows from what the run wrote. Checks that judge or
+    /// quote the written setting decide on this, never on `from`.
+    #[serde(skip)]
+    pub derivation: Derivation,
+}
+
+/// How a fact's value was computed from the setting the run wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Derivation {
+    /// The value as written (numbers parsed, names normalised).
+    #[default]
+    AsWritten,
+    /// TensorRT-LLM's forced number of accepted draft tokens, plus the bonus token.
+    ForcedAcceptedPlusOne,
+    /// ATOM's forced acceptance rate times the draft length, plus 1.
+    RateTimesLengthPlusOne,
+    /// vLLM's per-position synthetic acceptance rates summed, plus 1.
+    SumOfRatesPlusOne,
+    /// SGLang DFLASH's verify window minus 1.
+    WindowMinusOne,
 }
 
 /// Where part of `server_args` came from.
@@ -47,7 +68,7 @@ pub struct ArgsSource {
 /// The facts of one job (or one file).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Facts {
-    pub engine: Option<&'static str>,
+    pub engine: Option<Engine>,
     pub server_args: Map<String, Value>,
     pub server_args_sources: Vec<ArgsSource>,
     /// Arguments given explicitly on the launch command (engine names).
@@ -66,13 +87,13 @@ pub struct Facts {
 }
 
 impl Facts {
-    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, Branch)], key: &str, value: Value, from: String, provenance: Option<Provenance>) {
+    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, Branch)], key: &str, (value, from, provenance): Found, derivation: Derivation) {
         if !value.is_null() {
             // A JSON-valued argument may depend on a branch only in some keys
             // (`from` is `command.speculative_config.<key>` for those).
             let depends = |b: &Branch| b.keys.as_ref().is_none_or(|keys| keys.iter().any(|k| from.ends_with(&format!(".{k}"))));
             let branch = provenance.as_ref().and_then(|p| branchy.iter().find(|(at, b)| at == p && depends(b))).map(|(_, b)| b.note.clone());
-            map.insert(key.to_string(), Fact { value, from, provenance, branch });
+            map.insert(key.to_string(), Fact { value, from, provenance, branch, derivation });
         }
     }
 
@@ -82,24 +103,31 @@ impl Facts {
         self.field_sources.get(field).map(|(_, p)| p)
     }
 
-    fn arg(&self, field: &str) -> Option<(Value, String, Option<Provenance>)> {
+    fn arg(&self, field: &str) -> Option<Found> {
         let value = self.server_args.get(field)?.clone();
         let (from, provenance) = self.field_sources.get(field).cloned().map_or((format!("server_args.{field}"), None), |(f, p)| (f, Some(p)));
         Some((value, from, provenance))
     }
 
     fn summary_from(&mut self, key: &str, fields: &[&str]) {
-        if let Some((value, from, provenance)) = fields.iter().find_map(|f| self.arg(f).filter(|(v, _, _)| !v.is_null())) {
-            Self::set(&mut self.summary, &self.branchy, key, value, from, provenance);
+        if let Some(found) = fields.iter().find_map(|f| self.arg(f).filter(|(v, _, _)| !v.is_null())) {
+            Self::set(&mut self.summary, &self.branchy, key, found, Derivation::AsWritten);
         }
     }
 
-    fn spec_from(&mut self, key: &str, value: Option<(Value, String, Option<Provenance>)>) {
-        if let Some((value, from, provenance)) = value {
-            Self::set(&mut self.speculative, &self.branchy, key, value, from, provenance);
+    fn spec_from(&mut self, key: &str, value: Option<Found>) {
+        self.spec_derived(key, value, Derivation::AsWritten);
+    }
+
+    fn spec_derived(&mut self, key: &str, value: Option<Found>, derivation: Derivation) {
+        if let Some(found) = value {
+            Self::set(&mut self.speculative, &self.branchy, key, found, derivation);
         }
     }
 }
+
+/// A value, the field it came from and where that was written.
+type Found = (Value, String, Option<Provenance>);
 
 /// The most complete record of `kind`: closed ones first, then the most fields.
 fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord> {
@@ -131,15 +159,15 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     let vllm: Vec<EngineRecord> =
         [RecordKind::VllmNonDefaultArgs, RecordKind::VllmNamespace, RecordKind::VllmEngineConfig].iter().filter_map(|k| best(&records, &[*k])).collect();
     facts.engine = if sglang.is_some() {
-        Some("sglang")
+        Some(Engine::Sglang)
     } else if !vllm.is_empty() {
-        Some("vllm")
+        Some(Engine::Vllm)
     } else if let Some((l, _)) = launches.first() {
         Some(l.engine)
     } else if let Some(role) = role {
         Some(role.engine)
     } else {
-        records.iter().find(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).map(|_| "trtllm")
+        records.iter().find(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).map(|_| Engine::Trtllm)
     };
     for record in sglang.iter().chain(vllm.iter()) {
         let from = record_kind_name(record.kind);
@@ -292,7 +320,7 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
     if let Some((_, other, _)) = found.iter().find(|(o, _, _)| *o != on) {
         facts.notes.push(format!("thinking mode indicators disagree: {from} says {}, {other} says otherwise", mode_name(on)));
     }
-    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance, branch: None });
+    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance, branch: None, derivation: Derivation::AsWritten });
 }
 
 fn mode_name(on: bool) -> &'static str {
@@ -327,7 +355,7 @@ fn number(value: &Value) -> Option<f64> {
 }
 
 /// An environment variable's effective value as a fact (none when it comes from an unresolved expansion).
-fn env_fact(catalog: &Catalog, env: &[EnvAssignment], name: &str) -> Option<(Value, String, Option<Provenance>)> {
+fn env_fact(catalog: &Catalog, env: &[EnvAssignment], name: &str) -> Option<Found> {
     let r = view::effective(catalog, env, name)?;
     let a = r.assignment;
     let value = a.value.as_deref()?;
@@ -346,7 +374,7 @@ fn env_fact(catalog: &Catalog, env: &[EnvAssignment], name: &str) -> Option<(Val
 fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecord], catalog: &Catalog) {
     let env_fact = |name: &str| env_fact(catalog, env, name);
     match facts.engine {
-        Some("sglang") => {
+        Some(Engine::Sglang) => {
             let algorithm = facts.arg("speculative_algorithm").filter(|(v, _, _)| !v.is_null());
             let Some(algorithm) = algorithm else { return };
             let name = algorithm.0.as_str().unwrap_or_default().to_ascii_uppercase();
@@ -356,14 +384,17 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
                 other => other.to_ascii_lowercase(),
             };
             facts.spec_from("method", Some((Value::String(method), algorithm.1.clone(), algorithm.2.clone())));
-            let length = match name.as_str() {
-                "DSPARK" => facts.arg("speculative_dspark_block_size"),
-                "DFLASH" => facts
-                    .arg("speculative_num_draft_tokens")
-                    .and_then(|(v, f, p)| number(&v).map(|n| (Value::from(n as i64 - 1), format!("{f} minus 1 (DFLASH verify window)"), p))),
-                _ => facts.arg("speculative_num_steps"),
+            let (length, derivation) = match name.as_str() {
+                "DSPARK" => (facts.arg("speculative_dspark_block_size"), Derivation::AsWritten),
+                "DFLASH" => (
+                    facts
+                        .arg("speculative_num_draft_tokens")
+                        .and_then(|(v, f, p)| number(&v).map(|n| (Value::from(n as i64 - 1), format!("{f} minus 1 (DFLASH verify window)"), p))),
+                    Derivation::WindowMinusOne,
+                ),
+                _ => (facts.arg("speculative_num_steps"), Derivation::AsWritten),
             };
-            facts.spec_from("draft_length", length.filter(|(v, _, _)| !v.is_null()));
+            facts.spec_derived("draft_length", length.filter(|(v, _, _)| !v.is_null()), derivation);
             let draft = facts.arg("speculative_draft_model_path");
             facts.spec_from("draft_model", draft);
             for (key, field) in [
@@ -386,8 +417,8 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
                 facts.spec_from(key, value);
             }
         }
-        Some("vllm") => vllm_speculative(facts),
-        Some("trtllm") => {
+        Some(Engine::Vllm) => vllm_speculative(facts),
+        Some(Engine::Trtllm) => {
             // A `speculative_config:` block of an LLM-API YAML, or of a recipe role's config.
             let record = best(records, &[RecordKind::TrtllmSpeculativeConfig]);
             let block = facts.arg("speculative_config").filter(|(v, _, _)| v.is_object());
@@ -405,12 +436,16 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
             if let Some((value, from, provenance)) = env_fact("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS") {
                 if let Some(n) = number(&value) {
                     facts.spec_from("forced_accepted_tokens", Some((value, from.clone(), provenance.clone())));
-                    facts.spec_from("simulated_al", Some((derived(n + 1.0), format!("{from} plus 1"), provenance.clone())));
+                    facts.spec_derived(
+                        "simulated_al",
+                        Some((derived(n + 1.0), format!("{from} plus 1"), provenance.clone())),
+                        Derivation::ForcedAcceptedPlusOne,
+                    );
                     facts.spec_from("simulated", Some((Value::Bool(true), from, provenance)));
                 }
             }
         }
-        Some("atom") => atom_speculative(facts),
+        Some(Engine::Atom) => atom_speculative(facts),
         _ => {}
     }
     injected(facts, env, catalog);
@@ -425,7 +460,7 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
 /// which the checks tell apart.
 fn injected(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
     let engine = match facts.engine {
-        Some(e @ ("sglang" | "vllm")) => e,
+        Some(e @ (Engine::Sglang | Engine::Vllm)) => e,
         _ => return,
     };
     if facts.speculative.contains_key("simulated_al") || !facts.speculative.contains_key("method") {
@@ -438,7 +473,7 @@ fn injected(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
     facts.spec_from("simulated_al", Some((derived(al), from.clone(), provenance.clone())));
     facts.spec_from("simulated", Some((Value::Bool(true), from.clone(), provenance.clone())));
     let written: &[(&str, &str)] = match engine {
-        "sglang" => &[("simulate_method", "match-expected"), ("simulate_token_mode", "real-draft-token")],
+        Engine::Sglang => &[("simulate_method", "match-expected"), ("simulate_token_mode", "real-draft-token")],
         _ => &[("rejection_sample_method", "synthetic")],
     };
     for (key, value) in written {
@@ -449,7 +484,7 @@ fn injected(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
 fn vllm_speculative(facts: &mut Facts) {
     // `speculative_config` as a dict (non-default args, --speculative-config) or a SpeculativeConfig repr.
     let config = facts.arg("speculative_config").filter(|(v, _, _)| v.is_object());
-    let field = |facts: &Facts, keys: &[&str], flat: &[&str]| -> Option<(Value, String, Option<Provenance>)> {
+    let field = |facts: &Facts, keys: &[&str], flat: &[&str]| -> Option<Found> {
         if let Some((Value::Object(map), from, provenance)) = &config {
             if let Some((k, v)) = keys.iter().find_map(|k| map.get(*k).filter(|v| !v.is_null()).map(|v| (k, v))) {
                 return Some((v.clone(), format!("{from}.{k}"), provenance.clone()));
@@ -481,14 +516,14 @@ fn vllm_speculative(facts: &mut Facts) {
     }
     let synthetic = facts.speculative.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
     let al = match (facts.speculative.get("synthetic_acceptance_length"), facts.speculative.get("synthetic_acceptance_rates")) {
-        (Some(f), _) => number(&f.value).map(|n| (n, f.from.clone(), f.provenance.clone())),
-        (None, Some(f)) => {
-            f.value.as_array().map(|rates| (1.0 + rates.iter().filter_map(number).sum::<f64>(), format!("1 + sum of {}", f.from), f.provenance.clone()))
-        }
+        (Some(f), _) => number(&f.value).map(|n| (n, f.from.clone(), f.provenance.clone(), Derivation::AsWritten)),
+        (None, Some(f)) => f.value.as_array().map(|rates| {
+            (1.0 + rates.iter().filter_map(number).sum::<f64>(), format!("1 + sum of {}", f.from), f.provenance.clone(), Derivation::SumOfRatesPlusOne)
+        }),
         _ => None,
     };
-    if let Some((n, from, provenance)) = al {
-        facts.spec_from("simulated_al", Some((derived(n), from.clone(), provenance.clone())));
+    if let Some((n, from, provenance, derivation)) = al {
+        facts.spec_derived("simulated_al", Some((derived(n), from.clone(), provenance.clone())), derivation);
         facts.spec_from("simulated", Some((Value::Bool(synthetic), from, provenance)));
     }
 }
@@ -505,12 +540,12 @@ fn atom_speculative(facts: &mut Facts) {
     facts.spec_from("draft_length", length);
     let draft = facts.arg("draft_model");
     facts.spec_from("draft_model", draft);
-    let al = facts.arg("spec_decode_acceptance_length").and_then(|(v, f, p)| number(&v).map(|n| (n, f, p)));
+    let al = facts.arg("spec_decode_acceptance_length").and_then(|(v, f, p)| number(&v).map(|n| (n, f, p, Derivation::AsWritten)));
     let rate = facts.arg("spec_decode_acceptance_rate");
     facts.spec_from("acceptance_rate", rate.clone());
-    let implied = rate.and_then(|(v, f, p)| Some((1.0 + number(&v)? * k?, format!("1 + {f} x num_speculative_tokens"), p)));
-    if let Some((n, from, provenance)) = al.or(implied) {
-        facts.spec_from("simulated_al", Some((derived(n), from.clone(), provenance.clone())));
+    let implied = rate.and_then(|(v, f, p)| Some((1.0 + number(&v)? * k?, format!("1 + {f} x num_speculative_tokens"), p, Derivation::RateTimesLengthPlusOne)));
+    if let Some((n, from, provenance, derivation)) = al.or(implied) {
+        facts.spec_derived("simulated_al", Some((derived(n), from.clone(), provenance.clone())), derivation);
         facts.spec_from("simulated", Some((Value::Bool(true), from, provenance)));
     }
 }
@@ -535,7 +570,7 @@ mod tests {
         let log = "=== SGLANG_* env vars at launch ===\nSGLANG_SIMULATE_ACC_LEN=3.51\nSGLANG_SIMULATE_ACC_METHOD=match-expected\n===\n[2026-10-14 03:12:55] server_args={'model_path': '/m', 'tp_size': 4, 'speculative_algorithm': 'DSPARK', 'speculative_dspark_block_size': 5, 'speculative_num_steps': None, 'speculative_draft_model_path': None, 'quantization': None}\n";
         let cmd = "python3 -m sglang.launch_server --model-path /m --tp 4 --speculative-algorithm DSPARK --speculative-dspark-block-size 5 \n";
         let f = facts_of(&[("a/server.log", FileKind::Log, log), ("a/sglang_command.txt", FileKind::Command, cmd)]);
-        assert_eq!(f.engine, Some("sglang"));
+        assert_eq!(f.engine, Some(Engine::Sglang));
         assert_eq!(f.summary["model"].value, "/m");
         assert_eq!(f.summary["tensor_parallel"].value, 4);
         assert_eq!(f.summary["tensor_parallel"].from, "sglang-server-args.tp_size");
@@ -585,7 +620,7 @@ mod tests {
             ("cmd", FileKind::Command, cmd),
         ] {
             let f = facts_of(&[(&format!("x/{name}_command.txt"), kind, text)]);
-            assert_eq!(f.engine, Some("vllm"), "{name}");
+            assert_eq!(f.engine, Some(Engine::Vllm), "{name}");
             assert_eq!(spec(&f, "draft_length"), 3, "{name}");
         }
         let f = facts_of(&[("x/server.log", FileKind::Log, dict)]);

@@ -6,6 +6,7 @@
 //! (`NEXTN` -> `EAGLE`). The alias tables are data: `signatures/engine-args.toml`.
 
 use super::command::Command;
+use super::engine::Engine;
 use super::provenance::Provenance;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -40,7 +41,7 @@ pub type Rewritten = Vec<(String, String, String)>;
 /// A launch command's arguments in the engine's field names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchArgs {
-    pub engine: &'static str,
+    pub engine: Engine,
     pub args: Map<String, Value>,
     /// Values the engine rewrites before logging: (field, as given, as logged).
     pub rewritten: Vec<(String, String, String)>,
@@ -55,7 +56,7 @@ pub struct LaunchArgs {
 /// Map a command's argv onto engine fields; `None` if it launches no engine.
 pub fn parse(command: &Command) -> Option<LaunchArgs> {
     let (engine, start) = command.launch()?;
-    let table = TABLES.get(engine).cloned().unwrap_or_default();
+    let table = TABLES.get(engine.as_str()).cloned().unwrap_or_default();
     let mut args = Map::new();
     let mut at = BTreeMap::new();
     let mut depends = BTreeMap::new();
@@ -208,7 +209,7 @@ mod tests {
             "--x",
             "-1",
         ]);
-        assert_eq!(l.engine, "sglang");
+        assert_eq!(l.engine, Engine::Sglang);
         assert_eq!(l.args["model_path"], json!("/m"));
         assert_eq!(l.args["tp_size"], json!(8));
         assert_eq!(l.args["ep_size"], json!(8));

@@ -11,6 +11,7 @@
 //! environment is [`super::yaml_env`]'s (scope `recipe:<role>`); this module
 //! also says which benchmark the recipe runs.
 
+use super::engine::Engine;
 use super::launch;
 use super::metadata::Scenario;
 use super::provenance::{FileRef, Provenance};
@@ -34,7 +35,7 @@ pub struct RoleArg {
 /// The engine config of one worker role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoleConfig {
-    pub engine: &'static str,
+    pub engine: Engine,
     /// `prefill`, `decode` or `aggregated` (`agg` is read as `aggregated`).
     pub role: String,
     /// `base` or `zip_override_<name>` in an override-format recipe.
@@ -49,7 +50,7 @@ impl RoleConfig {
     /// (`NEXTN` -> `EAGLE`): (field -> value, field -> where, rewrites).
     pub fn engine_args(&self) -> (Map<String, Value>, launch::Rewritten) {
         let mut args: Map<String, Value> = self.args.iter().map(|a| (a.field.clone(), a.value.clone())).collect();
-        let rewritten = launch::rewrite(self.engine, &mut args);
+        let rewritten = launch::rewrite(self.engine.as_str(), &mut args);
         (args, rewritten)
     }
 }
@@ -110,16 +111,16 @@ pub(super) fn read<'y>(file: &FileRef, lines: &LineIndex, docs: &'y [MarkedYaml<
 }
 
 /// The engine a `<name>_config` section or `backend.type` names.
-fn engine_of(name: &str) -> Option<&'static str> {
+fn engine_of(name: &str) -> Option<Engine> {
     match name {
-        "sglang" | "dynamo-sglang" => Some("sglang"),
-        "vllm" | "dynamo-vllm" => Some("vllm"),
-        "trtllm" | "trt" | "dynamo-trtllm" | "dynamo-trt" => Some("trtllm"),
+        "sglang" | "dynamo-sglang" => Some(Engine::Sglang),
+        "vllm" | "dynamo-vllm" => Some(Engine::Vllm),
+        "trtllm" | "trt" | "dynamo-trtllm" | "dynamo-trt" => Some(Engine::Trtllm),
         _ => None,
     }
 }
 
-fn role_config(file: &FileRef, lines: &LineIndex, engine: &'static str, role: String, variant: Option<String>, node: &MarkedYaml) -> RoleConfig {
+fn role_config(file: &FileRef, lines: &LineIndex, engine: Engine, role: String, variant: Option<String>, node: &MarkedYaml) -> RoleConfig {
     let at = |node: &MarkedYaml| {
         let line = node.span.start.line();
         let (offset, text) = lines.line(line);
@@ -133,7 +134,7 @@ fn role_config(file: &FileRef, lines: &LineIndex, engine: &'static str, role: St
                 Value::String(s) => launch::typed(&s),
                 other => other,
             };
-            Some(RoleArg { field: launch::field_name(engine, &key), value, provenance: at(written) })
+            Some(RoleArg { field: launch::field_name(engine.as_str(), &key), value, provenance: at(written) })
         })
         .collect();
     RoleConfig { engine, role, variant, args, provenance: at(node) }
@@ -166,6 +167,7 @@ fn scenario_of(benchmark: Option<&MarkedYaml>, name: Option<&MarkedYaml>) -> Opt
 
 #[cfg(test)]
 mod tests {
+    use crate::evidence::engine::Engine;
     use crate::evidence::provenance::FileRef;
     use crate::evidence::yaml_env::scan;
     use serde_json::json;
@@ -199,7 +201,7 @@ mod tests {
         assert_eq!(r.roles[0].engine_args().0["speculative_config"]["num_speculative_tokens"], json!(3));
         let trt = "backend:\n  type: trtllm\n  trtllm_config:\n    decode:\n      speculative_config:\n        decoding_type: MTP\n        max_draft_len: 3\n";
         let r = roles(trt);
-        assert_eq!(r.roles[0].engine, "trtllm");
+        assert_eq!(r.roles[0].engine, Engine::Trtllm);
         assert_eq!(r.roles[0].engine_args().0["speculative_config"], json!({"decoding_type": "MTP", "max_draft_len": 3}));
         let variants = "base:\n  backend:\n    type: sglang\n    sglang_config:\n      decode: {speculative-num-steps: 3}\nzip_override_k:\n  backend:\n    sglang_config:\n      decode: {speculative-num-steps: [1, 2]}\n";
         let r = roles(variants);
