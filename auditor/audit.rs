@@ -216,6 +216,19 @@ pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Input
 
 /// [`audit`], judging only what `options` selects.
 pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs, options: &Options) -> Result<Report, AuditError> {
+    audit_prepared(paths, policy, limits, inputs, options, &|_| {})
+}
+
+/// [`audit_with`], with `prepare` applied to every job between reading and
+/// judging: the verdict-invariance test rewrites the jobs' prose there.
+pub(crate) fn audit_prepared(
+    paths: &[PathBuf],
+    policy: &Policy,
+    limits: &Limits,
+    inputs: &Inputs,
+    options: &Options,
+    prepare: &dyn Fn(&mut AuditedJob),
+) -> Result<Report, AuditError> {
     checks::validate(policy).map_err(AuditError::Policy)?;
     let signatures = Engine::embedded().map_err(|e| AuditError::Policy(e.to_string()))?;
     // A bad ref or a path outside git is a usage error: found before any reading.
@@ -255,6 +268,7 @@ pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &
     let judged = jobs.len();
     let mut seen = jobs;
     seen.extend(reference_only);
+    seen.iter_mut().for_each(prepare);
     let inputs = &with_tree_references(inputs, &mut bundles);
     let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), inputs, policy };
     let results = checks::run_all(&ctx, policy, &inputs.today);

@@ -7,6 +7,8 @@ mod engine_patch;
 mod eval_threshold;
 mod forbidden_env;
 mod golden_al;
+#[cfg(test)]
+mod invariance;
 mod sim_acc_eval;
 mod sim_acc_throughput;
 mod simulation;

@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
         let active: Vec<_> = found.iter().filter(|k| k.in_effect).collect();
         let eval_only = job.job.kind == JobKind::EvalOnly;
         if !active.is_empty() {
-            let settings_text: Vec<&str> = active.iter().map(|k| k.setting.as_str()).collect();
+            let settings_text: Vec<String> = active.iter().map(|k| k.setting.to_string()).collect();
             let (rule, severity, what) = if eval_only {
                 failing += 1;
                 ("sim-acc-eval/simulated", Severity::Error, "eval-only job runs with simulated acceptance")

@@ -79,7 +79,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
     let fixed_seq = job.job.scenario == Some(Scenario::FixedSeqLen);
     if fixed_seq && !active.is_empty() && !settings.allow_fixed_seq_simulation {
-        let what: Vec<_> = active.iter().map(|k| k.setting.as_str()).collect();
+        let what: Vec<String> = active.iter().map(|k| k.setting.to_string()).collect();
         push(
             findings,
             "sim-acc-throughput/fixed-seq",

@@ -8,10 +8,11 @@
 use super::AuditedJob;
 use crate::bundle::JobKind;
 use crate::evidence::engine::Engine;
-use crate::evidence::facts::Derivation;
+use crate::evidence::facts::{Derivation, Fact};
 use crate::evidence::knobs::{Catalog, Meaning};
 use crate::evidence::provenance::Provenance;
 use serde_json::Value;
+use std::fmt;
 
 /// One knob as found in a job.
 #[derive(Debug, Clone)]
@@ -19,13 +20,23 @@ pub struct Knob {
     /// What kind of knob it is: checks decide on this, not on `setting`.
     pub kind: KnobKind,
     /// `SGLANG_SIMULATE_ACC_LEN=3.51`, `rejection_sample_method=synthetic`, ...
-    /// For messages only.
-    pub setting: String,
+    pub setting: Shown,
     /// Whether the engine simulates acceptance because of it.
     pub in_effect: bool,
     /// Why it is or is not in effect.
-    pub why: String,
+    pub why: Shown,
     pub provenance: Option<Provenance>,
+}
+
+/// Text for a finding's message. It can only be displayed: checks decide
+/// on a knob's `kind` and `in_effect`, never on how it reads.
+#[derive(Debug, Clone)]
+pub struct Shown(String);
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// Which engine setting (or runner input) a knob is.
@@ -88,7 +99,7 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
                 _ if eval_only => (false, "an InferenceX runner input for the recipe injector, which does nothing on eval-only jobs".to_string()),
                 _ => (false, "an InferenceX runner input for the recipe injector, which does nothing unless SYNTHETIC_ACCEPTANCE is true".to_string()),
             };
-            out.push(Knob { kind, setting, in_effect, why, provenance: Some(a.provenance.clone()) });
+            out.push(Knob { kind, setting: Shown(setting), in_effect, why: Shown(why), provenance: Some(a.provenance.clone()) });
         }
     }
     let spec = &job.facts.speculative;
@@ -102,21 +113,26 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
             _ if synthetic => (KnobKind::VllmSynthetic, true, "vLLM's synthetic acceptance target".to_string()),
             _ => (KnobKind::VllmSynthetic, false, "no effect unless rejection_sample_method is synthetic".to_string()),
         };
-        out.push(Knob { kind, setting: format!("{}={}", fact.from, text(&fact.value)), in_effect, why, provenance: fact.provenance.clone() });
+        out.push(Knob { kind, setting: shown_fact(fact), in_effect, why: Shown(why), provenance: fact.provenance.clone() });
     }
     if job.facts.engine == Some(Engine::Atom) {
         // An acceptance length ATOM was given, not one implied by a forced rate (that knob is listed above).
         if let Some(fact) = spec.get("simulated_al").filter(|f| f.derivation == Derivation::AsWritten) {
             out.push(Knob {
                 kind: KnobKind::AtomForced,
-                setting: format!("{}={}", fact.from, text(&fact.value)),
+                setting: shown_fact(fact),
                 in_effect: true,
-                why: "ATOM forces the acceptance length".to_string(),
+                why: Shown("ATOM forces the acceptance length".to_string()),
                 provenance: fact.provenance.clone(),
             });
         }
     }
     out
+}
+
+/// `from=value` of a fact, as a knob's setting.
+fn shown_fact(fact: &Fact) -> Shown {
+    Shown(format!("{}={}", fact.from, text(&fact.value)))
 }
 
 /// A JSON value as plain text (strings without quotes).
