@@ -33,7 +33,7 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
-    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.facts.speculative.contains_key("method")).collect();
+    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.facts.spec().method.is_some()).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job runs speculative decoding");
     }
@@ -62,7 +62,7 @@ fn same_dtype(draft: &str, target: Option<&str>) -> bool {
 
 fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) {
     let facts = &job.facts;
-    let spec = &facts.speculative;
+    let spec = facts.spec();
     let id = job.id();
     let mut push = |rule: &str, severity, message: String, evidence: Vec<Provenance>| findings.push(Finding::new(rule, severity, message, id, evidence));
     let target_quant = facts.summary.get("quantization").map(|f| text(&f.value));
@@ -70,7 +70,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
 
     // Draft quantization: explicit on the command line, or different from the target's.
     let explicit = facts.command_args.get("speculative_draft_model_quantization").filter(|v| !v.is_null());
-    if let Some(fact) = spec.get("draft_quantization").filter(|f| !f.value.is_null()) {
+    if let Some(fact) = spec.draft_quantization.filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
         let inherited = explicit.is_none() && target_quant.as_deref() == Some(value.as_str()) && facts.engine == Some(Engine::Sglang);
         if !inherited {
@@ -89,7 +89,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         }
     }
     let target_kv = facts.summary.get("kv_cache_dtype").map(|f| text(&f.value));
-    if let Some(fact) = spec.get("draft_kv_cache_dtype").filter(|f| !f.value.is_null()) {
+    if let Some(fact) = spec.draft_kv_cache_dtype.filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
         if !same_dtype(&value, target_kv.as_deref()) {
             push(
@@ -105,7 +105,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             effective.push(format!("KV cache {value}"));
         }
     }
-    if let Some(fact) = spec.get("draft_dtype").filter(|f| !f.value.is_null() && !same_dtype(&text(&f.value), None)) {
+    if let Some(fact) = spec.draft_dtype.filter(|f| !f.value.is_null() && !same_dtype(&text(&f.value), None)) {
         push(
             "draft-precision/dtype",
             Severity::Error,
@@ -118,7 +118,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     // The draft checkpoint: the model's own head, or an agreed standalone draft.
     let prefix = job.job.meta.model_prefix.clone().unwrap_or_default();
     let model = facts.summary.get("model").map(|f| text(&f.value)).unwrap_or_default();
-    if let Some(fact) = spec.get("draft_model").filter(|f| !f.value.is_null()) {
+    if let Some(fact) = spec.draft_model.filter(|f| !f.value.is_null()) {
         let draft = text(&fact.value);
         let bundled = normalise_path(&draft) == normalise_path(&model);
         let agreed = settings.agreed_drafts.get(&prefix).into_iter().flatten().any(|repo| same_checkpoint(&draft, repo));

@@ -36,11 +36,7 @@ struct Key {
 }
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
-    let jobs: Vec<&AuditedJob> = ctx
-        .jobs
-        .iter()
-        .filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.speculative.get("simulated").is_some_and(|f| f.value == true))
-        .collect();
+    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.spec().simulated).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");
     }
@@ -68,9 +64,9 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
 }
 
 fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) {
-    let spec = &job.facts.speculative;
+    let spec = job.facts.spec();
     let id = job.id();
-    let Some(sim) = spec.get("simulated_al") else { return };
+    let Some(sim) = spec.simulated_al else { return };
     let Some(value) = sim.value.as_f64() else { return };
     // What static sources leave open is for a reviewer to look at, not a violation.
     let open_severity = if job.job.from_sources { Severity::Warning } else { Severity::Error };
@@ -80,9 +76,9 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     };
     // A draft length and an AL chosen in different arms of a script's
     // `if`/`case` cannot be paired by reading the script in order.
-    if let Some(note) = [spec.get("draft_length"), Some(sim)].into_iter().flatten().find_map(|f| f.branch.clone()) {
+    if let Some(note) = [spec.draft_length, Some(sim)].into_iter().flatten().find_map(|f| f.branch.clone()) {
         let mut evidence: Vec<Provenance> = sim.provenance.iter().cloned().collect();
-        evidence.extend(spec.get("draft_length").and_then(|f| f.provenance.clone()).filter(|p| Some(p) != sim.provenance.as_ref()));
+        evidence.extend(spec.draft_length.and_then(|f| f.provenance.clone()).filter(|p| Some(p) != sim.provenance.as_ref()));
         findings.push(Finding::new(
             "golden-al/undetermined",
             open_severity,
@@ -96,8 +92,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         Ok(key) => key,
         Err(missing) => return undetermined(findings, format!("simulates at {} but {missing}", text(&sim.value))),
     };
-    let draft_model = spec.get("draft_model").map(|f| text(&f.value)).unwrap_or_default();
-    let sample_method = spec.get("draft_sample_method").map(|f| text(&f.value));
+    let draft_model = spec.draft_model.map(|f| text(&f.value)).unwrap_or_default();
+    let sample_method = spec.draft_sample_method.map(|f| text(&f.value));
     // vLLM drafts greedily unless told otherwise; another engine's default is not known.
     let sample_method = sample_method.or_else(|| (job.facts.engine == Some(Engine::Vllm)).then(|| "greedy".to_string()));
     let table_name = table_name(settings, &key, &draft_model, sample_method.as_deref());
@@ -141,7 +137,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         None => (default_mode.clone(), format!("thinking mode defaulted to {default_mode}: the run shows no thinking indicator"), None),
     };
     let mut evidence: Vec<Provenance> = sim.provenance.iter().cloned().collect();
-    evidence.extend(spec.get("draft_length").and_then(|f| f.provenance.clone()));
+    evidence.extend(spec.draft_length.and_then(|f| f.provenance.clone()));
     evidence.extend(mode_evidence);
     let where_ = format!("{} ({}) / {mode} / K={}", table.name, table.model, key.draft_length);
     let Some(cell) = table.cell(&mode, key.draft_length) else {
@@ -185,7 +181,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         }
     }
     let mut hints = Vec::new();
-    if let Some(forced) = spec.get("forced_accepted_tokens").and_then(|f| f.value.as_f64()) {
+    if let Some(forced) = spec.forced_accepted_tokens.and_then(|f| f.value.as_f64()) {
         if equal(forced, cell.al) {
             hints.push(format!("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted draft tokens, excluding the bonus token: it must be AL - 1 = {:.2}, not the AL itself", cell.al - 1.0));
         }
@@ -235,16 +231,14 @@ fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
         })
     });
     let prefix = prefix.ok_or("the model prefix is unknown (no RESULT_FILENAME grammar, no infmax_model_prefix, no known model name)")?;
-    let method = facts.speculative.get("method").map(|f| text(&f.value).to_ascii_lowercase()).ok_or("the speculative method is unknown")?;
+    let method = facts.spec().method.map(|f| text(&f.value).to_ascii_lowercase()).ok_or("the speculative method is unknown")?;
     let method = match method.as_str() {
         "eagle" | "nextn" => settings.eagle_means.get(&prefix).cloned().unwrap_or_else(|| "mtp".to_string()),
         m if m == "mtp" || m.ends_with("_mtp") => "mtp".to_string(),
         m => m.to_string(),
     };
-    let draft = facts
-        .speculative
-        .get("draft_length")
-        .ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
+    let draft =
+        facts.spec().draft_length.ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
     let draft_length =
         draft.value.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("the draft length {} is not a whole number", text(&draft.value)))?;
     Ok(Key { prefix, method, draft_length })

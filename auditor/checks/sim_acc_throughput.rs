@@ -12,6 +12,7 @@ use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
 use crate::bundle::{JobKind, Scenario};
 use crate::evidence::engine::Engine;
+use crate::evidence::facts::Fact;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 use serde_json::Value;
@@ -61,9 +62,9 @@ const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
 /// Judge one job; false when it does not run (or claim) speculative decoding.
 fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
     let facts = &job.facts;
-    let spec = &facts.speculative;
+    let spec = facts.spec();
     let labelled = job.job.meta.spec_decoding.as_deref().is_some_and(|s| s != "none");
-    let drafting = spec.contains_key("algorithm") || spec.contains_key("draft_length");
+    let drafting = spec.drafting();
     let id = job.id();
     let push = |findings: &mut Vec<Finding>, rule: &str, severity, message: String, evidence: Vec<_>| {
         let evidence = if evidence.is_empty() { job.anchor().into_iter().collect() } else { evidence };
@@ -155,8 +156,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         }
         Some(Scenario::AgenticCoding) => {}
     }
-    let simulated = spec.get("simulated").is_some_and(|f| f.value == true);
-    let method = spec.get("method").map(|f| text(&f.value)).unwrap_or_default();
+    let simulated = spec.simulated;
+    let method = spec.method.map(|f| text(&f.value)).unwrap_or_default();
     if !simulated {
         let engine = facts.engine.map_or("unknown engine", Engine::as_str);
         let expected = match facts.engine {
@@ -169,7 +170,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             None => "the engine's simulated-acceptance settings",
         };
         let mut evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
-        evidence.extend(spec.get("method").and_then(|f| f.provenance.clone()));
+        evidence.extend(spec.method.and_then(|f| f.provenance.clone()));
         let (rule, caveat) = match job.absence_caveat() {
             Some(c) => ("sim-acc-throughput/undetermined", format!(" — but {c}, so the settings may be there")),
             None => ("sim-acc-throughput/not-simulated", String::new()),
@@ -187,18 +188,18 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         return true;
     }
     if facts.engine == Some(Engine::Sglang) {
-        let get = |key: &str, default: &str| spec.get(key).map_or((default.to_string(), true), |f| (text(&f.value), false));
-        let (method_value, _) = get("simulate_method", "match-expected");
+        let get = |fact: Option<&Fact>, default: &str| fact.map_or((default.to_string(), true), |f| (text(&f.value), false));
+        let (method_value, _) = get(spec.simulate_method, "match-expected");
         if method_value != "match-expected" {
             push(
                 findings,
                 "sim-acc-throughput/method",
                 Severity::Error,
                 format!("SGLANG_SIMULATE_ACC_METHOD={method_value}: InferenceX requires match-expected"),
-                spec.get("simulate_method").and_then(|f| f.provenance.clone()).into_iter().collect(),
+                spec.simulate_method.and_then(|f| f.provenance.clone()).into_iter().collect(),
             );
         }
-        let (mode, mode_default) = get("simulate_token_mode", "fixed");
+        let (mode, mode_default) = get(spec.simulate_token_mode, "fixed");
         if mode != "real-draft-token" && mode_default && job.absence_caveat().is_some() {
             let caveat = job.absence_caveat().unwrap_or_default();
             push(
@@ -219,11 +220,11 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
                 "sim-acc-throughput/token-mode",
                 Severity::Error,
                 why,
-                spec.get("simulate_token_mode").and_then(|f| f.provenance.clone()).into_iter().collect(),
+                spec.simulate_token_mode.and_then(|f| f.provenance.clone()).into_iter().collect(),
             );
         }
     }
-    let al = spec.get("simulated_al").map(|f| text(&f.value)).unwrap_or_else(|| "an unknown target".to_string());
+    let al = spec.simulated_al.map(|f| text(&f.value)).unwrap_or_else(|| "an unknown target".to_string());
     push(findings, "sim-acc-throughput/simulated", Severity::Info, format!("simulates acceptance at {al} ({method})"), evidence);
     true
 }

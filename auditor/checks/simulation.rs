@@ -102,22 +102,25 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
             out.push(Knob { kind, setting: Shown(setting), in_effect, why: Shown(why), provenance: Some(a.provenance.clone()) });
         }
     }
-    let spec = &job.facts.speculative;
-    let synthetic = spec.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
-    for key in ["rejection_sample_method", "synthetic_acceptance_length", "synthetic_acceptance_rates", "acceptance_rate"] {
-        let Some(fact) = spec.get(key) else { continue };
-        let (kind, in_effect, why) = match key {
-            "rejection_sample_method" if !synthetic => continue,
-            "rejection_sample_method" => (KnobKind::VllmSynthetic, true, "vLLM accepts drafts by synthetic rejection sampling".to_string()),
-            "acceptance_rate" => (KnobKind::AtomForced, true, "ATOM forces the acceptance rate".to_string()),
-            _ if synthetic => (KnobKind::VllmSynthetic, true, "vLLM's synthetic acceptance target".to_string()),
-            _ => (KnobKind::VllmSynthetic, false, "no effect unless rejection_sample_method is synthetic".to_string()),
-        };
-        out.push(Knob { kind, setting: shown_fact(fact), in_effect, why: Shown(why), provenance: fact.provenance.clone() });
+    let spec = job.facts.spec();
+    let synthetic = spec.synthetic_rejection();
+    let target = if synthetic {
+        (KnobKind::VllmSynthetic, true, "vLLM's synthetic acceptance target")
+    } else {
+        (KnobKind::VllmSynthetic, false, "no effect unless rejection_sample_method is synthetic")
+    };
+    let facts = [
+        (spec.rejection_sample_method.filter(|_| synthetic), (KnobKind::VllmSynthetic, true, "vLLM accepts drafts by synthetic rejection sampling")),
+        (spec.synthetic_acceptance_length, target),
+        (spec.synthetic_acceptance_rates, target),
+        (spec.acceptance_rate, (KnobKind::AtomForced, true, "ATOM forces the acceptance rate")),
+    ];
+    for (fact, (kind, in_effect, why)) in facts.into_iter().filter_map(|(f, how)| Some((f?, how))) {
+        out.push(Knob { kind, setting: shown_fact(fact), in_effect, why: Shown(why.to_string()), provenance: fact.provenance.clone() });
     }
     if job.facts.engine == Some(Engine::Atom) {
         // An acceptance length ATOM was given, not one implied by a forced rate (that knob is listed above).
-        if let Some(fact) = spec.get("simulated_al").filter(|f| f.derivation == Derivation::AsWritten) {
+        if let Some(fact) = spec.simulated_al.filter(|f| f.derivation == Derivation::AsWritten) {
             out.push(Knob {
                 kind: KnobKind::AtomForced,
                 setting: shown_fact(fact),

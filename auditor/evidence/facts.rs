@@ -129,6 +129,78 @@ impl Facts {
 /// A value, the field it came from and where that was written.
 type Found = (Value, String, Option<Provenance>);
 
+/// The speculative-decoding facts by name: checks read these fields, and
+/// only [`Facts::spec`] knows the keys of `speculative` (the map stays the
+/// one store, so evidence output is unchanged). Values are as read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Speculative<'a> {
+    /// As the engine names it (`EAGLE`, `DSPARK`, `Eagle3`).
+    pub algorithm: Option<&'a Fact>,
+    /// Lowercase, SGLang's `NEXTN` read as `eagle`.
+    pub method: Option<&'a Fact>,
+    pub draft_model: Option<&'a Fact>,
+    /// Tokens drafted per step (K); its `derivation` says when it was computed.
+    pub draft_length: Option<&'a Fact>,
+    pub draft_sample_method: Option<&'a Fact>,
+    pub draft_quantization: Option<&'a Fact>,
+    pub draft_kv_cache_dtype: Option<&'a Fact>,
+    pub draft_dtype: Option<&'a Fact>,
+    /// The acceptance length the engine is made to reach; its `derivation`
+    /// says how the run wrote it.
+    pub simulated_al: Option<&'a Fact>,
+    /// Whether the engine simulates acceptance at all.
+    pub simulated: bool,
+    /// SGLang's `SGLANG_SIMULATE_ACC_METHOD` / `_TOKEN_MODE`.
+    pub simulate_method: Option<&'a Fact>,
+    pub simulate_token_mode: Option<&'a Fact>,
+    /// TensorRT-LLM's forced accepted draft tokens (AL - 1).
+    pub forced_accepted_tokens: Option<&'a Fact>,
+    /// vLLM's rejection sampling and its synthetic targets.
+    pub rejection_sample_method: Option<&'a Fact>,
+    pub synthetic_acceptance_length: Option<&'a Fact>,
+    pub synthetic_acceptance_rates: Option<&'a Fact>,
+    /// ATOM's forced acceptance rate.
+    pub acceptance_rate: Option<&'a Fact>,
+}
+
+impl Speculative<'_> {
+    /// Whether the server drafts: an algorithm or a draft length is set.
+    pub fn drafting(&self) -> bool {
+        self.algorithm.is_some() || self.draft_length.is_some()
+    }
+
+    /// vLLM accepts drafts by synthetic rejection sampling.
+    pub fn synthetic_rejection(&self) -> bool {
+        self.rejection_sample_method.is_some_and(|f| f.value == "synthetic")
+    }
+}
+
+impl Facts {
+    /// The speculative-decoding facts, by name.
+    pub fn spec(&self) -> Speculative<'_> {
+        let get = |key: &str| self.speculative.get(key);
+        Speculative {
+            algorithm: get("algorithm"),
+            method: get("method"),
+            draft_model: get("draft_model"),
+            draft_length: get("draft_length"),
+            draft_sample_method: get("draft_sample_method"),
+            draft_quantization: get("draft_quantization"),
+            draft_kv_cache_dtype: get("draft_kv_cache_dtype"),
+            draft_dtype: get("draft_dtype"),
+            simulated_al: get("simulated_al"),
+            simulated: get("simulated").is_some_and(|f| f.value == true),
+            simulate_method: get("simulate_method"),
+            simulate_token_mode: get("simulate_token_mode"),
+            forced_accepted_tokens: get("forced_accepted_tokens"),
+            rejection_sample_method: get("rejection_sample_method"),
+            synthetic_acceptance_length: get("synthetic_acceptance_length"),
+            synthetic_acceptance_rates: get("synthetic_acceptance_rates"),
+            acceptance_rate: get("acceptance_rate"),
+        }
+    }
+}
+
 /// The most complete record of `kind`: closed ones first, then the most fields.
 fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord> {
     records
