@@ -6,6 +6,7 @@
 
 use super::simulation::text;
 use super::{CheckResult, Context};
+use crate::evidence::facts::json_arg;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 use serde_json::Value;
@@ -52,12 +53,10 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
             continue;
         }
         examined += 1;
-        for (key, flag) in [("hf_overrides", "--hf-overrides"), ("json_model_override_args", "--json-model-override-args")] {
-            let Some(fact) = facts.summary.get(key) else { continue };
-            let value = match &fact.value {
-                Value::String(s) => serde_json::from_str(s).unwrap_or(Value::String(s.clone())),
-                other => other.clone(),
-            };
+        let serving = facts.serving();
+        for (fact, flag) in [(serving.hf_overrides, "--hf-overrides"), (serving.json_model_override_args, "--json-model-override-args")] {
+            let Some(fact) = fact else { continue };
+            let value = json_arg(&fact.value).unwrap_or_else(|| fact.value.clone());
             let empty = match &value {
                 Value::Object(m) => m.is_empty(),
                 Value::String(s) => s.trim().is_empty(),

@@ -13,6 +13,7 @@
 use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
+use crate::evidence::facts::json_arg;
 use crate::evidence::knobs::Meaning;
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
@@ -65,7 +66,8 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let spec = facts.spec();
     let id = job.id();
     let mut push = |rule: &str, severity, message: String, evidence: Vec<Provenance>| findings.push(Finding::new(rule, severity, message, id, evidence));
-    let target_quant = facts.summary.get("quantization").map(|f| text(&f.value));
+    let serving = facts.serving();
+    let target_quant = serving.quantization.map(|f| text(&f.value));
     let mut effective: Vec<String> = Vec::new();
 
     // Draft quantization: explicit on the command line, or different from the target's.
@@ -88,7 +90,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
             effective.push(format!("quantized {value}"));
         }
     }
-    let target_kv = facts.summary.get("kv_cache_dtype").map(|f| text(&f.value));
+    let target_kv = serving.kv_cache_dtype.map(|f| text(&f.value));
     if let Some(fact) = spec.draft_kv_cache_dtype.filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
         if !same_dtype(&value, target_kv.as_deref()) {
@@ -117,7 +119,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
 
     // The draft checkpoint: the model's own head, or an agreed standalone draft.
     let prefix = job.job.meta.model_prefix.clone().unwrap_or_default();
-    let model = facts.summary.get("model").map(|f| text(&f.value)).unwrap_or_default();
+    let model = serving.model.map(|f| text(&f.value)).unwrap_or_default();
     if let Some(fact) = spec.draft_model.filter(|f| !f.value.is_null()) {
         let draft = text(&fact.value);
         let bundled = normalise_path(&draft) == normalise_path(&model);
@@ -126,7 +128,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let listed = ctx.inputs.known_drafts.iter().find(|row| {
             let for_target = match (&row.prefix, prefix.is_empty()) {
                 (Some(p), false) => *p == prefix,
-                _ => row.names_target(&model) || facts.summary.get("served_model_name").is_some_and(|f| row.names_target(&text(&f.value))),
+                _ => row.names_target(&model) || serving.served_model_name.is_some_and(|f| row.names_target(&text(&f.value))),
             };
             for_target && row.drafts.iter().any(|repo| same_checkpoint(&draft, repo))
         });
@@ -177,14 +179,11 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
 
     // ATOM online quantization must exclude the whole draft head.
     if let Some(config) = facts.server_args.get("online_quant_config") {
-        let config = match config {
-            Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
-            other => other.clone(),
-        };
+        let config = json_arg(config).unwrap_or(Value::Null);
         let excludes: Vec<String> = config.get("exclude_layer").and_then(Value::as_array).map(|a| a.iter().map(text).collect()).unwrap_or_default();
         let covers_draft = excludes.iter().any(|p| ["mtp", "nextn", "draft", "eagle"].iter().any(|k| p.to_ascii_lowercase().contains(k)));
         if !covers_draft {
-            let provenance = facts.arg_provenance("online_quant_config").cloned().or_else(|| facts.summary.get("model").and_then(|f| f.provenance.clone()));
+            let provenance = facts.arg_provenance("online_quant_config").cloned().or_else(|| serving.model.and_then(|f| f.provenance.clone()));
             push(
                 "draft-precision/online-quant",
                 Severity::Error,

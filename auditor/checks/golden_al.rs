@@ -217,8 +217,8 @@ fn cells_listing(table: &Table) -> String {
 /// Model prefix, method and draft length of a job, or what is missing.
 fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
     let facts = &job.facts;
-    let names =
-        [facts.summary.get("served_model_name"), facts.summary.get("model")].into_iter().flatten().map(|f| text(&f.value)).chain(job.job.meta.model.clone());
+    let serving = facts.serving();
+    let names = [serving.served_model_name, serving.model].into_iter().flatten().map(|f| text(&f.value)).chain(job.job.meta.model.clone());
     let prefix = job.job.meta.model_prefix.clone().or_else(|| {
         names.into_iter().find_map(|name| {
             let lower = name.to_ascii_lowercase();

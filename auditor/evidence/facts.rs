@@ -52,6 +52,16 @@ pub enum Derivation {
     WindowMinusOne,
 }
 
+/// A JSON-valued argument as the engine reads it: text
+/// (`--hf-overrides '{...}'`, a logged string) parsed, anything else as is;
+/// `None` for text that is not JSON. The one place such values are parsed.
+pub fn json_arg(value: &Value) -> Option<Value> {
+    match value {
+        Value::String(s) => serde_json::from_str(s).ok(),
+        other => Some(other.clone()),
+    }
+}
+
 /// Where part of `server_args` came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ArgsSource {
@@ -175,7 +185,37 @@ impl Speculative<'_> {
     }
 }
 
+/// The summary facts checks read, by name (see [`Speculative`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Serving<'a> {
+    /// The model path or id the engine loads.
+    pub model: Option<&'a Fact>,
+    pub served_model_name: Option<&'a Fact>,
+    pub quantization: Option<&'a Fact>,
+    pub kv_cache_dtype: Option<&'a Fact>,
+    pub chat_template: Option<&'a Fact>,
+    pub default_chat_template_kwargs: Option<&'a Fact>,
+    /// Model-config overrides: vLLM's and SGLang's.
+    pub hf_overrides: Option<&'a Fact>,
+    pub json_model_override_args: Option<&'a Fact>,
+}
+
 impl Facts {
+    /// The summary facts, by name.
+    pub fn serving(&self) -> Serving<'_> {
+        let get = |key: &str| self.summary.get(key);
+        Serving {
+            model: get("model"),
+            served_model_name: get("served_model_name"),
+            quantization: get("quantization"),
+            kv_cache_dtype: get("kv_cache_dtype"),
+            chat_template: get("chat_template"),
+            default_chat_template_kwargs: get("default_chat_template_kwargs"),
+            hf_overrides: get("hf_overrides"),
+            json_model_override_args: get("json_model_override_args"),
+        }
+    }
+
     /// The speculative-decoding facts, by name.
     pub fn spec(&self) -> Speculative<'_> {
         let get = |key: &str| self.speculative.get(key);
@@ -367,17 +407,15 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
             found.push((true, format!("env {name}={v}"), Some(p)));
         }
     }
-    if let Some(f) = facts.summary.get("chat_template") {
+    let serving = facts.serving();
+    if let Some(f) = serving.chat_template {
         let path = f.value.as_str().unwrap_or_default().to_ascii_lowercase();
         if path.contains("thinking") && !path.contains("no_thinking") && !path.contains("nothink") {
             found.push((true, format!("{} (a thinking chat template)", f.from), f.provenance.clone()));
         }
     }
-    if let Some(f) = facts.summary.get("default_chat_template_kwargs") {
-        let kwargs = match &f.value {
-            Value::String(s) => serde_json::from_str(s).unwrap_or(Value::Null),
-            other => other.clone(),
-        };
+    if let Some(f) = serving.default_chat_template_kwargs {
+        let kwargs = json_arg(&f.value).unwrap_or(Value::Null);
         let flag =
             match (kwargs.get("thinking_mode").and_then(Value::as_str), kwargs.get("enable_thinking").or(kwargs.get("thinking")).and_then(Value::as_bool)) {
                 (Some("enabled"), _) => Some(true),
