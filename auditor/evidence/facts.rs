@@ -793,6 +793,25 @@ mod tests {
     }
 
     #[test]
+    fn simulated_al_says_how_it_was_written() {
+        let derivation = |files: &[(&str, FileKind, &str)]| facts_of(files).spec().simulated_al.map(|f| f.derivation);
+        let trt = "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\ntrtllm-serve /m --tp_size 8\n";
+        assert_eq!(derivation(&[("x/run.sh", FileKind::Script, trt)]), Some(Derivation::ForcedAcceptedPlusOne));
+        let atom = "python -m atom.entrypoints.openai_server --model m --method mtp --num-speculative-tokens 3 --spec-decode-acceptance-rate 0.66 \n";
+        assert_eq!(derivation(&[("x/server_command.txt", FileKind::Command, atom)]), Some(Derivation::RateTimesLengthPlusOne));
+        let atom = atom.replace("--spec-decode-acceptance-rate 0.66", "--spec-decode-acceptance-length 2.98");
+        assert_eq!(derivation(&[("x/server_command.txt", FileKind::Command, &atom)]), Some(Derivation::AsWritten));
+        let rates = r#"vllm serve /m --speculative-config '{"method": "mtp", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_rates": [1.0, 0.49, 0.0]}'"#;
+        assert_eq!(derivation(&[("x/run.sh", FileKind::Script, rates)]), Some(Derivation::SumOfRatesPlusOne));
+        let sglang = "=== SGLANG_* env vars at launch ===\nSGLANG_SIMULATE_ACC_LEN=3.51\n===\n[2026-10-14 03:12:55] server_args={'model_path': '/m', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3}\n";
+        assert_eq!(derivation(&[("a/server.log", FileKind::Log, sglang)]), Some(Derivation::AsWritten));
+        let dflash = "python3 -m sglang.launch_server --model-path /m --speculative-algorithm DFLASH --speculative-num-draft-tokens 6 \n";
+        let f = facts_of(&[("a/sglang_command.txt", FileKind::Command, dflash)]);
+        assert_eq!(f.spec().draft_length.map(|f| (f.value.clone(), f.derivation)), Some((Value::from(5), Derivation::WindowMinusOne)));
+        assert_eq!(f.engine.map(|e| e.to_string()).as_deref(), Some("sglang"));
+    }
+
+    #[test]
     fn trtllm_and_atom() {
         let yaml = "speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n  speculative_model: /d\n";
         let f = facts_of(&[
