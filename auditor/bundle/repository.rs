@@ -351,7 +351,7 @@ fn script_job(file: &FileEvidence, run: Run, runner: Option<&EntryGroup>) -> Rep
     RepoJob { job, files: vec![view], unexamined: Vec::new() }
 }
 
-/// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (domain brief §3).
+/// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (the runners' `benchmarks/single_node/${SCENARIO_SUBDIR}<name>` lookup).
 fn script_name_meta(path: &str) -> JobMeta {
     let name = path.rsplit('/').next().unwrap_or(path);
     let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);

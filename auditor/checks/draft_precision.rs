@@ -1,4 +1,4 @@
-//! `draft-precision`: the draft runs as it ships (domain brief §9.2, verifier
+//! `draft-precision`: the draft runs as it ships (InferenceX CONTRIBUTING.md#draft-model-precision, verifier
 //! Check 13): no draft quantization (an explicit SGLang
 //! `--speculative-draft-model-quantization`, or a logged value other than the
 //! target's, which 0.5.2x inherits by default; vLLM speculative_config

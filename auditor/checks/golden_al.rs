@@ -1,6 +1,6 @@
 //! `golden-al`: a job that simulates acceptance does so at exactly the
 //! golden AL of its (table, model, thinking mode, draft length). The table
-//! comes from the model prefix and the method (domain brief §8.3), the
+//! comes from the model prefix and the method (InferenceX golden_al_distribution/README.md and the runners' curve selection), the
 //! thinking mode from the run's indicators or the policy default (said so
 //! in the finding), the draft length from the generation role's engine
 //! arguments; a recipe's prefill role does not decide the target and is not

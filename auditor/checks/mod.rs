@@ -187,7 +187,7 @@ pub struct CheckInfo {
     run: fn(&Context, &CheckPolicy) -> CheckResult,
 }
 
-/// Every stable check id (DESIGN.md): findings, policies and rule packs may
+/// Every stable check id (README "Checks"): findings, policies and rule packs may
 /// only use these; ids are never reused for something else.
 pub const CHECK_IDS: &[&str] = &[
     "forbidden-env",

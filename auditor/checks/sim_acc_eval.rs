@@ -1,6 +1,6 @@
 //! `sim-acc-eval`: eval jobs use real verification. Simulated acceptance
 //! commits drafts whatever the target model says, so an eval run under it
-//! scores near zero and proves nothing (domain brief R-SA-4). Every eval-only
+//! scores near zero and proves nothing (InferenceX review checklist: no simulated acceptance on evals). Every eval-only
 //! job is judged on its own; a throughput job that also ran evals on the
 //! same server under simulation is flagged.
 

@@ -4,7 +4,7 @@
 //! and `SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token`; vLLM: synthetic
 //! rejection sampling with a target; TRT-LLM: forced accepted tokens; ATOM:
 //! a forced length or rate). Simulation on a fixed-seq spec-decode config
-//! fails unless the policy allows it (domain brief R-SA-1, R-SA-2, R-SA-5),
+//! fails unless the policy allows it (InferenceX review checklist, simulated-acceptance rules),
 //! also when only the runner's `SYNTHETIC_ACCEPTANCE` input shows it. A
 //! recipe's prefill role does not generate tokens and is not judged.
 

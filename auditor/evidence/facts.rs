@@ -374,7 +374,7 @@ fn recipe_args(facts: &mut Facts, role: &RoleConfig) {
     }
 }
 
-/// The thinking mode a run shows (domain brief §8.4 indicators): the
+/// The thinking mode a run shows (the indicators InferenceX scripts and golden-table headers use): the
 /// `THINKING_MODE` env of the golden selector, SGLang's thinking and
 /// reasoning-effort variables, a thinking chat template, and chat-template
 /// kwargs (`thinking_mode`, `enable_thinking`, `thinking`). The first
@@ -561,7 +561,7 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
     injected(facts, env, catalog);
 }
 
-/// The InferenceX runner's SA injector (domain brief §6.6): with
+/// The InferenceX runner's SA injector (runners/inject_synthetic_acceptance.py): with
 /// `SYNTHETIC_ACCEPTANCE=true` and `SYNTHETIC_ACCEPTANCE_LENGTH=<AL>` in the
 /// launcher environment (master-config `additional-settings`), it writes
 /// simulation at that AL into the recipe before launch — SGLang's three

@@ -1,4 +1,4 @@
-//! `--format json`: the stable machine contract (DESIGN.md), pretty-printed.
+//! `--format json`: the stable machine contract (README "Formats"), pretty-printed.
 
 use super::Report;
 
