@@ -88,8 +88,11 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     }
     let (mut jobs, sources) = match repository::group(&active) {
         Some(repo) if jobs.is_empty() => {
-            skip_retired(&mut bundle, &retired);
-            skip_outside(&mut bundle, &outside, options);
+            skip(&mut bundle, &retired, |path| {
+                let why = if is_retired(path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };
+                format!("retired ({why}): no sweep runs it; --include-deprecated audits it")
+            });
+            skip(&mut bundle, &outside, |path| format!("outside the submissions (policy): {}", options.outside_reason(path).unwrap_or_default()));
             (from_repository(&bundle, repo, &active), active)
         }
         _ => {
@@ -107,12 +110,12 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     Ok(ReadBundle { bundle, jobs, sources })
 }
 
-/// Marks the retired files of a checkout as skipped, with the reason.
-fn skip_retired(bundle: &mut Bundle, retired: &[FileEvidence]) {
-    let paths: BTreeSet<&str> = retired.iter().map(|f| f.path.as_str()).collect();
+/// Marks these files of a checkout (retired, or outside the submissions)
+/// as skipped, each with the reason `why` gives for its path.
+fn skip(bundle: &mut Bundle, files: &[FileEvidence], why: impl Fn(&str) -> String) {
+    let paths: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
     for file in bundle.files.iter_mut().filter(|f| paths.contains(f.path.as_str()) && f.status == FileStatus::Read) {
-        let why = if is_retired(&file.path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };
-        file.status = FileStatus::Skipped(format!("retired ({why}): no sweep runs it; --include-deprecated audits it"));
+        file.status = FileStatus::Skipped(why(&file.path));
     }
 }
 
@@ -126,15 +129,6 @@ fn outside_the_input(jobs: &[AuditedJob]) -> Vec<String> {
         *missing.entry(what.as_str()).or_default() += 1;
     }
     missing.into_iter().map(|(what, n)| format!("{what} ({n} job(s) run it)")).collect()
-}
-
-/// Marks the files of a checkout that no submission runs as skipped, with the policy's reason.
-fn skip_outside(bundle: &mut Bundle, outside: &[FileEvidence], options: &ReadOptions) {
-    let paths: BTreeSet<&str> = outside.iter().map(|f| f.path.as_str()).collect();
-    for file in bundle.files.iter_mut().filter(|f| paths.contains(f.path.as_str()) && f.status == FileStatus::Read) {
-        let reason = options.outside_reason(&file.path).unwrap_or_default();
-        file.status = FileStatus::Skipped(format!("outside the submissions (policy): {reason}"));
-    }
 }
 
 /// Jobs of a `gh run download` layout (or the one job of an unrecognised bundle).

@@ -99,6 +99,12 @@ impl Finding {
         self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none() && !self.baselined
     }
 
+    /// Every job it concerns: the grouped list, else the one job.
+    pub fn concerned_jobs(&self) -> impl Iterator<Item = &str> {
+        let single = self.jobs.is_empty().then_some(self.job.as_deref()).flatten();
+        self.jobs.iter().map(String::as_str).chain(single)
+    }
+
     /// The jobs it concerns, for people: `job X`, or `N jobs: X, Y, …`
     /// (the first three named).
     pub fn jobs_label(&self) -> Option<String> {

@@ -68,8 +68,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
     let id = job.id();
     let Some(sim) = spec.simulated_al else { return };
     let Some(value) = sim.value.as_f64() else { return };
-    // What static sources leave open is for a reviewer to look at, not a violation.
-    let open_severity = if job.job.from_sources { Severity::Warning } else { Severity::Error };
+    let open_severity = job.open_severity();
     let undetermined = |findings: &mut Vec<Finding>, what: String| {
         let evidence = sim.provenance.clone().or_else(|| job.anchor()).into_iter().collect();
         findings.push(Finding::new("golden-al/undetermined", open_severity, what, id, evidence));

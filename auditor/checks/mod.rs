@@ -46,6 +46,13 @@ impl AuditedJob {
         Some(self.job.id.as_str())
     }
 
+    /// The severity of what a check cannot decide for this job: from static
+    /// sources (a launch the reader cannot follow, a recipe no entry runs)
+    /// it is for a reviewer to look at, a warning; from a run, an error.
+    pub fn open_severity(&self) -> Severity {
+        if self.job.from_sources { Severity::Warning } else { Severity::Error }
+    }
+
     /// Where the job is defined, for a finding about what its files do not
     /// show: the master-config entry's `image:` line, else the first
     /// command of its first file, else that file's first line.

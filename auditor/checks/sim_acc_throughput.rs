@@ -70,9 +70,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
         let evidence = if evidence.is_empty() { job.anchor().into_iter().collect() } else { evidence };
         findings.push(Finding::new(rule, severity, message, id, evidence));
     };
-    // What static sources leave open (a launch the reader cannot follow, a
-    // recipe no entry runs) is for a reviewer to look at, not a violation.
-    let open_severity = if job.job.from_sources { Severity::Warning } else { Severity::Error };
+    let open_severity = job.open_severity();
     if !drafting && !labelled {
         return false;
     }

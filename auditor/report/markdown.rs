@@ -18,12 +18,6 @@ const RESERVE: usize = 2_048;
 /// Longest message, summary or path shown in a cell, in characters.
 const CELL: usize = 400;
 
-/// The jobs a finding concerns (one today; a list when findings across
-/// jobs are merged).
-fn jobs_of(f: &Finding) -> Box<dyn Iterator<Item = &str> + '_> {
-    if f.jobs.is_empty() { Box::new(f.job.as_deref().into_iter()) } else { Box::new(f.jobs.iter().map(String::as_str)) }
-}
-
 /// `text` cut to `max` characters, with an ellipsis when cut.
 fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -134,7 +128,7 @@ fn grouped<'r>(report: &'r Report, findings: impl Iterator<Item = &'r Finding>) 
             None => String::new(),
         };
         let entry = places.entry((place, f.rule.as_str())).or_insert_with(|| (BTreeSet::new(), 0, f.message.as_str()));
-        entry.0.extend(jobs_of(f));
+        entry.0.extend(f.concerned_jobs());
         entry.1 += 1;
     }
     places
