@@ -17,8 +17,10 @@ use thiserror::Error;
 pub enum AuditError {
     #[error(transparent)]
     Bundle(#[from] BundleError),
-    #[error("{0}")]
-    Policy(String),
+    #[error(transparent)]
+    Policy(#[from] checks::UnknownCheck),
+    #[error(transparent)]
+    Signatures(#[from] crate::signatures::PackError),
     #[error(transparent)]
     Changes(#[from] ChangesError),
 }
@@ -66,6 +68,33 @@ pub struct ReadBundle {
     /// of files (a repository's recipe roles and script paths); empty when
     /// each file belongs whole to one job.
     pub sources: Vec<FileEvidence>,
+}
+
+impl ReadBundle {
+    /// What `auditor evidence` shows: for one file (`whole_file`) its
+    /// evidence whole — a script or recipe is split into jobs that each see
+    /// part of it — else each job's, with what was not examined.
+    pub fn view(&self, whole_file: bool) -> serde_json::Value {
+        let catalog = Catalog::embedded();
+        if whole_file {
+            let files = if self.sources.is_empty() { self.jobs.first().map(|j| j.files.clone()).unwrap_or_default() } else { self.sources.clone() };
+            return crate::evidence::view::render(&files, catalog);
+        }
+        let jobs: Vec<serde_json::Value> = self
+            .jobs
+            .iter()
+            .map(|j| {
+                let mut v = crate::evidence::view::render(&j.files, catalog);
+                v["job"] = serde_json::to_value(&j.job).unwrap_or_default();
+                v
+            })
+            .collect();
+        serde_json::json!({
+            "input": { "path": self.bundle.path, "sha256": self.bundle.sha256 },
+            "jobs": jobs,
+            "not_examined": self.bundle.not_examined,
+        })
+    }
 }
 
 /// Read one bundle, extract evidence from every file and group the files
@@ -223,8 +252,8 @@ pub(crate) fn audit_prepared(
     options: &Options,
     prepare: &dyn Fn(&mut AuditedJob),
 ) -> Result<Report, AuditError> {
-    checks::validate(policy).map_err(AuditError::Policy)?;
-    let signatures = Engine::embedded().map_err(|e| AuditError::Policy(e.to_string()))?;
+    checks::validate(policy)?;
+    let signatures = Engine::embedded()?;
     // A bad ref or a path outside git is a usage error: found before any reading.
     let changes = match &options.changed_since {
         Some(reference) => paths.iter().map(|p| Changes::read(p, reference)).collect::<Result<Vec<_>, _>>()?,

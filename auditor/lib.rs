@@ -13,5 +13,6 @@ pub mod finding;
 pub mod image;
 pub mod policy;
 pub mod report;
+pub mod rules;
 pub mod scan;
 pub mod signatures;

@@ -7,14 +7,16 @@ use auditor::audit::{self, AuditError};
 use auditor::baseline::{Baseline, BaselineFile};
 use auditor::bundle::Limits;
 use auditor::bundle::limits::parse_size;
-use auditor::checks::{Inputs, REGISTRY};
-use auditor::evidence::{knobs::Catalog, view};
+use auditor::checks::Inputs;
+use auditor::evidence::{view, waiver};
 use auditor::image::{self, ChangeKind, ImageRef, OpenOptions, Platform, forensics, limits};
 use auditor::policy::Policy;
 use auditor::policy::thresholds::Thresholds;
 use auditor::report::{Format, Report};
+use auditor::rules;
 use auditor::scan;
-use auditor::signatures::{Engine, describe, selftest};
+use auditor::signatures::Engine;
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -144,19 +146,19 @@ impl AuditInputs {
         let policy = load_policy(self.policy.as_ref())?;
         let mut inputs = Inputs::default();
         if let Some(path) = &self.thresholds {
-            inputs.thresholds = Thresholds::load(path).map_err(anyhow::Error::msg)?;
+            inputs.thresholds = Thresholds::load(path)?;
         }
         if let Some(dir) = &self.waivers {
-            inputs.waivers = read_waivers(dir)?;
+            inputs.waivers = waiver::read_dir(dir)?;
         }
         if let Some(date) = &self.today {
             inputs.today = date.clone();
         }
         if let Some(dir) = &self.checkpoint {
-            inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir).map_err(anyhow::Error::msg)?);
+            inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir)?);
         }
         for dir in &self.golden {
-            inputs.golden.add_dir(dir).map_err(anyhow::Error::msg)?;
+            inputs.golden.add_dir(dir)?;
         }
         Ok((policy, inputs))
     }
@@ -365,7 +367,7 @@ impl ForensicArgs {
 #[derive(Args)]
 struct OutputArgs {
     /// Report format.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(long, default_value = "text", value_parser = format_parser())]
     format: Format,
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
@@ -414,6 +416,12 @@ enum EvidenceFormat {
     Text,
 }
 
+/// `--format`: the report's own format names, mapped here so the library
+/// does not depend on the argument parser.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name)).try_map(|name| name.parse::<Format>())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
@@ -430,7 +438,7 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
         Some(path) => Policy::load(path)?,
         None => Policy::embedded(),
     };
-    auditor::checks::validate(&policy).map_err(anyhow::Error::msg)?;
+    auditor::checks::validate(&policy)?;
     Ok(policy)
 }
 
@@ -454,26 +462,10 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Evidence { path, format, limits } => {
             let engine = auditor::signatures::Engine::embedded()?;
             let read = audit::read(&path, &limits.limits(), &engine, &audit::ReadOptions::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let catalog = Catalog::embedded();
-            let single = path.is_file() && read.bundle.files.len() == 1;
-            let value = if single {
-                // A script or recipe is split into jobs that each see part of it: show it whole.
-                let files = if read.sources.is_empty() { read.jobs.first().map(|j| j.files.clone()).unwrap_or_default() } else { read.sources.clone() };
-                view::render(&files, catalog)
-            } else {
-                serde_json::json!({
-                    "input": { "path": read.bundle.path, "sha256": read.bundle.sha256 },
-                    "jobs": read.jobs.iter().map(|j| {
-                        let mut v = view::render(&j.files, catalog);
-                        v["job"] = serde_json::to_value(&j.job).unwrap_or_default();
-                        v
-                    }).collect::<Vec<_>>(),
-                    "not_examined": read.bundle.not_examined,
-                })
-            };
+            let view = read.view(path.is_file() && read.bundle.files.len() == 1);
             let text = match format {
-                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&value)?),
-                EvidenceFormat::Text => evidence_text(&value),
+                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&view)?),
+                EvidenceFormat::Text => view::text(&view),
             };
             emit(&text, None)?;
             Ok(u8::from(read.bundle.is_incomplete()) * 3)
@@ -485,23 +477,16 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Command::Image { command } => image_command(command),
         Command::Rules { command } => {
-            match command {
-                RulesCommand::List { policy, signatures } => {
-                    let mut text = rules_list(&load_policy(policy.as_ref())?);
-                    text.push_str(&describe::list(&signatures.engine()?));
+            let text = match command {
+                RulesCommand::List { policy, signatures } => rules::list(&load_policy(policy.as_ref())?, &signatures.engine()?),
+                RulesCommand::Explain { id, policy, signatures } => rules::explain(&load_policy(policy.as_ref())?, &signatures.engine()?, &id)?,
+                RulesCommand::Test { signatures } => {
+                    let (text, passed) = rules::test(&signatures.engine()?);
                     emit(&text, None)?;
+                    return Ok(u8::from(!passed));
                 }
-                RulesCommand::Explain { id, policy, signatures } => {
-                    let engine = signatures.engine()?;
-                    let text = match (engine.rule(&id), describe::explain_check(&engine, &id)) {
-                        (Some(rule), _) => describe::explain_rule(rule),
-                        (None, Some(check)) => check,
-                        (None, None) => rules_explain(&load_policy(policy.as_ref())?, &id)?,
-                    };
-                    emit(&text, None)?;
-                }
-                RulesCommand::Test { signatures } => return rules_test(&signatures.engine()?),
-            }
+            };
+            emit(&text, None)?;
             Ok(0)
         }
     }
@@ -530,39 +515,6 @@ fn step_summary(report: &Report) {
     if let Err(e) = written {
         eprintln!("auditor: warning: cannot append the report to GITHUB_STEP_SUMMARY ({}): {e}", PathBuf::from(path).display());
     }
-}
-
-/// `rules test`: every example of every rule; exit 1 and name each failure.
-fn rules_test(engine: &Engine) -> Result<u8> {
-    let (failures, count) = selftest::run(engine);
-    let mut text = String::new();
-    for failure in &failures {
-        text.push_str(&format!("FAIL {failure}\n"));
-    }
-    let rules = engine.rules().len();
-    text.push_str(&format!("{} passed, {} failed ({rules} rules, {})\n", count - failures.len(), failures.len(), engine.source()));
-    emit(&text, None)?;
-    Ok(u8::from(!failures.is_empty()))
-}
-
-/// Every `<PR>.md` waiver in `dir`.
-fn read_waivers(dir: &PathBuf) -> Result<Vec<auditor::evidence::waiver::Waiver>> {
-    let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths
-        .iter()
-        .filter(|p| auditor::evidence::waiver::Waiver::is_waiver_path(&format!("waiver/{}", p.file_name().map(|n| n.to_string_lossy()).unwrap_or_default())))
-    {
-        let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let text = String::from_utf8_lossy(&text[..text.len().min(auditor::evidence::waiver::MAX_WAIVER)]).into_owned();
-        out.push(auditor::evidence::waiver::Waiver::parse(&path.display().to_string(), &text));
-    }
-    if out.is_empty() {
-        bail!("{}: no waivers (<PR number>.md) in this directory", dir.display());
-    }
-    Ok(out)
 }
 
 fn image_command(command: ImageCommand) -> Result<u8> {
@@ -643,80 +595,4 @@ fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {
             }
         }
     }
-}
-
-fn rules_list(policy: &Policy) -> String {
-    let mut out = String::new();
-    for info in REGISTRY {
-        let state = match policy.check(info.id) {
-            Some(c) => c.title.clone(),
-            None => "(disabled by the policy)".to_string(),
-        };
-        out.push_str(&format!("{}  {state}\n", info.id));
-        for (rule, text) in info.rules {
-            out.push_str(&format!("  {rule}  {text}\n"));
-        }
-    }
-    out
-}
-
-fn rules_explain(policy: &Policy, id: &str) -> Result<String> {
-    let check_id = id.split('/').next().unwrap_or(id);
-    let Some(info) = REGISTRY.iter().find(|c| c.id == check_id) else {
-        bail!("unknown rule {id:?}; `auditor rules list` shows them all");
-    };
-    let rule = info.rules.iter().find(|(r, _)| *r == id);
-    if id.contains('/') && rule.is_none() {
-        bail!("unknown rule {id:?}; `auditor rules list` shows them all");
-    }
-    let Some(settings) = policy.checks.get(check_id) else {
-        bail!("check {check_id} is not configured by policy {:?}", policy.name);
-    };
-    let mut out = format!("{check_id}: {}\n", settings.title);
-    if let Some((rule, text)) = rule {
-        out.push_str(&format!("rule {rule}: {text}\n"));
-    }
-    out.push_str(settings.explain.trim_end());
-    out.push('\n');
-    if !settings.forbid.is_empty() {
-        out.push_str("\nForbidden by this policy:\n");
-        for var in &settings.forbid {
-            let when = format!("{:?}", var.when).to_lowercase();
-            out.push_str(&format!("  {} (when {when}): {}\n", var.name, var.reason));
-        }
-    }
-    Ok(out)
-}
-
-fn evidence_text(value: &serde_json::Value) -> String {
-    let mut out = String::new();
-    let one = |v: &serde_json::Value, out: &mut String| {
-        if let Some(engine) = v["engine"].as_str() {
-            out.push_str(&format!("engine: {engine}\n"));
-        }
-        for (name, e) in v["env"].as_object().into_iter().flatten() {
-            let line = e["line"].as_u64().map(|l| format!(":{l}")).unwrap_or_default();
-            out.push_str(&format!(
-                "{name}={}  (effective {})  {}{line}\n",
-                e["value"].as_str().unwrap_or(""),
-                e["effective"],
-                e["file"].as_str().unwrap_or("")
-            ));
-        }
-        for c in v["commands"].as_array().into_iter().flatten() {
-            let argv: Vec<&str> = c["argv"].as_array().into_iter().flatten().filter_map(|a| a.as_str()).collect();
-            out.push_str(&format!("command: {}\n", argv.join(" ")));
-        }
-    };
-    match value["jobs"].as_array() {
-        Some(jobs) => {
-            for job in jobs {
-                out.push_str(&format!("job {} ({})\n", job["job"]["id"].as_str().unwrap_or(""), job["job"]["kind"].as_str().unwrap_or("")));
-                one(job, &mut out);
-                out.push('\n');
-            }
-        }
-        None => one(value, &mut out),
-    }
-    out
 }

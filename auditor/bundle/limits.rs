@@ -38,26 +38,37 @@ impl Limits {
     }
 }
 
+/// A byte size that could not be read, with the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("not a size: {0:?} (use e.g. 512M or 4G)")]
+    NotANumber(String),
+    #[error("unknown size unit in {0:?} (use K, M, G or T)")]
+    UnknownUnit(String),
+    #[error("size too large: {0:?}")]
+    TooLarge(String),
+}
+
 /// Parse a byte size such as `4096`, `64K`, `512M`, `4G` or `1T` (powers of 1024).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (digits, unit) = text.split_at(split);
-    let number: u64 = digits.parse().map_err(|_| format!("not a size: {text:?} (use e.g. 512M or 4G)"))?;
+    let number: u64 = digits.parse().map_err(|_| SizeError::NotANumber(text.to_string()))?;
     let shift = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
         "" => 0,
         "K" => 10,
         "M" => 20,
         "G" => 30,
         "T" => 40,
-        _ => return Err(format!("unknown size unit in {text:?} (use K, M, G or T)")),
+        _ => return Err(SizeError::UnknownUnit(text.to_string())),
     };
-    number.checked_mul(1 << shift).ok_or_else(|| format!("size too large: {text:?}"))
+    number.checked_mul(1 << shift).ok_or_else(|| SizeError::TooLarge(text.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{SizeError, parse_size};
 
     #[test]
     fn sizes() {
@@ -65,8 +76,8 @@ mod tests {
         assert_eq!(parse_size("64K"), Ok(64 << 10));
         assert_eq!(parse_size("512MiB"), Ok(512 << 20));
         assert_eq!(parse_size("4g"), Ok(4 << 30));
-        assert!(parse_size("4X").is_err());
-        assert!(parse_size("").is_err());
-        assert!(parse_size("99999999999T").is_err());
+        assert_eq!(parse_size("4X"), Err(SizeError::UnknownUnit("4X".to_string())));
+        assert_eq!(parse_size(""), Err(SizeError::NotANumber(String::new())));
+        assert_eq!(parse_size("99999999999T"), Err(SizeError::TooLarge("99999999999T".to_string())));
     }
 }

@@ -222,12 +222,18 @@ pub const REGISTRY: &[CheckInfo] = &[
     CheckInfo { id: "eval-threshold", rules: eval_threshold::RULES, run: eval_threshold::run },
 ];
 
+/// A policy that configures a check this build does not implement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy {policy:?} configures unknown check {check:?} (known: {known})", known = REGISTRY.iter().map(|c| c.id).collect::<Vec<_>>().join(", "))]
+pub struct UnknownCheck {
+    pub policy: String,
+    pub check: String,
+}
+
 /// Reject a policy that configures a check this build does not implement.
-pub fn validate(policy: &Policy) -> Result<(), String> {
+pub fn validate(policy: &Policy) -> Result<(), UnknownCheck> {
     match policy.checks.keys().find(|id| !REGISTRY.iter().any(|c| c.id == id.as_str())) {
-        Some(id) => {
-            Err(format!("policy {:?} configures unknown check {id:?} (known: {})", policy.name, REGISTRY.iter().map(|c| c.id).collect::<Vec<_>>().join(", ")))
-        }
+        Some(id) => Err(UnknownCheck { policy: policy.name.clone(), check: id.clone() }),
         None => Ok(()),
     }
 }

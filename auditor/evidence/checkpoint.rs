@@ -46,8 +46,21 @@ fn summary(dtypes: &BTreeMap<String, usize>) -> String {
     }
 }
 
+/// Why a checkpoint directory (`--checkpoint DIR`) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: not JSON: {source}")]
+    NotJson { path: PathBuf, source: serde_json::Error },
+    #[error("{0}: no weight_map")]
+    NoWeightMap(PathBuf),
+    #[error("{0}: no safetensors shards")]
+    NoShards(PathBuf),
+}
+
 /// Read a checkpoint directory's config and safetensors headers.
-pub fn read(dir: &Path) -> Result<Shipped, String> {
+pub fn read(dir: &Path) -> Result<Shipped, CheckpointError> {
     let config: Value = read_json(&dir.join("config.json"))?;
     let hidden = config.get("num_hidden_layers").or_else(|| config.get("text_config").and_then(|t| t.get("num_hidden_layers"))).and_then(Value::as_u64);
     let quant_method = config.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str).map(str::to_string);
@@ -67,31 +80,32 @@ pub fn read(dir: &Path) -> Result<Shipped, String> {
     Ok(shipped)
 }
 
-fn read_json(path: &Path) -> Result<Value, String> {
-    let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn read_json(path: &Path) -> Result<Value, CheckpointError> {
+    let io = |source| CheckpointError::Io { path: path.to_path_buf(), source };
+    let file = File::open(path).map_err(io)?;
     let mut text = Vec::new();
-    file.take(MAX_HEADER).read_to_end(&mut text).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
+    file.take(MAX_HEADER).read_to_end(&mut text).map_err(io)?;
+    serde_json::from_slice(&text).map_err(|source| CheckpointError::NotJson { path: path.to_path_buf(), source })
 }
 
 /// The shards named by `model.safetensors.index.json`, else every `*.safetensors`.
-fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, CheckpointError> {
     let index = dir.join("model.safetensors.index.json");
     let mut files: Vec<PathBuf> = if index.exists() {
         let value = read_json(&index)?;
-        let map = value.get("weight_map").and_then(Value::as_object).ok_or_else(|| format!("{}: no weight_map", index.display()))?;
+        let map = value.get("weight_map").and_then(Value::as_object).ok_or_else(|| CheckpointError::NoWeightMap(index.clone()))?;
         let mut names: Vec<&str> = map.values().filter_map(Value::as_str).collect();
         names.sort_unstable();
         names.dedup();
         // Shard names come from the file: keep them inside the directory.
         names.into_iter().filter(|n| !n.contains('/') && !n.contains('\\') && *n != "..").map(|n| dir.join(n)).collect()
     } else {
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entries = std::fs::read_dir(dir).map_err(|source| CheckpointError::Io { path: dir.to_path_buf(), source })?;
         entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "safetensors")).collect()
     };
     files.sort();
     if files.is_empty() {
-        return Err(format!("{}: no safetensors shards", dir.display()));
+        return Err(CheckpointError::NoShards(dir.to_path_buf()));
     }
     Ok(files)
 }

@@ -372,7 +372,7 @@ impl Extractor<'_> {
     fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
         if kind == FileKind::Yaml {
-            let yaml = yaml_env::scan(file, text)?;
+            let yaml = yaml_env::scan(file, text).map_err(|e| e.to_string())?;
             evidence.env = yaml.env;
             evidence.records = yaml.records;
             evidence.recipe = yaml.recipe;

@@ -85,3 +85,35 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
         "notes": notes,
     })
 }
+
+/// The evidence view as lines for people: per job (when the view has
+/// jobs) the engine, each variable in effect with its source, and each
+/// command.
+pub fn text(view: &Value) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let one = |v: &Value, out: &mut String| {
+        if let Some(engine) = v["engine"].as_str() {
+            let _ = writeln!(out, "engine: {engine}");
+        }
+        for (name, e) in v["env"].as_object().into_iter().flatten() {
+            let line = e["line"].as_u64().map(|l| format!(":{l}")).unwrap_or_default();
+            let _ = writeln!(out, "{name}={}  (effective {})  {}{line}", e["value"].as_str().unwrap_or(""), e["effective"], e["file"].as_str().unwrap_or(""));
+        }
+        for c in v["commands"].as_array().into_iter().flatten() {
+            let argv: Vec<&str> = c["argv"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            let _ = writeln!(out, "command: {}", argv.join(" "));
+        }
+    };
+    match view["jobs"].as_array() {
+        Some(jobs) => {
+            for job in jobs {
+                let _ = writeln!(out, "job {} ({})", job["job"]["id"].as_str().unwrap_or(""), job["job"]["kind"].as_str().unwrap_or(""));
+                one(job, &mut out);
+                out.push('\n');
+            }
+        }
+        None => one(view, &mut out),
+    }
+    out
+}

@@ -4,6 +4,8 @@
 //! benchmark, upstream PR/issue links, and a removal plan.
 
 use serde::Serialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
 
 /// Largest waiver read.
 pub const MAX_WAIVER: usize = 1 << 20;
@@ -79,6 +81,39 @@ impl Waiver {
     }
 }
 
+/// Why a waiver directory (`--waivers DIR`) could not be used.
+#[derive(Debug, Error)]
+pub enum WaiverDirError {
+    #[error("cannot list {path}: {source}")]
+    List { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{0}: no waivers (<PR number>.md) in this directory")]
+    Empty(PathBuf),
+}
+
+/// Every `<PR>.md` waiver in `dir`, in name order. A directory without one
+/// is an error: the option was meant to supply some.
+pub fn read_dir(dir: &Path) -> Result<Vec<Waiver>, WaiverDirError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| WaiverDirError::List { path: dir.to_path_buf(), source })?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if !Waiver::is_waiver_path(&format!("waiver/{name}")) {
+            continue;
+        }
+        let text = std::fs::read(&path).map_err(|source| WaiverDirError::Read { path: path.clone(), source })?;
+        let text = String::from_utf8_lossy(&text[..text.len().min(MAX_WAIVER)]);
+        out.push(Waiver::parse(&path.display().to_string(), &text));
+    }
+    if out.is_empty() {
+        return Err(WaiverDirError::Empty(dir.to_path_buf()));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +136,18 @@ mod tests {
         assert_eq!(w.missing(), ["upstream PR / issue links", "removal plan"]);
         assert!(Waiver::is_waiver_path("repo/docs/waiver/2600.md"));
         assert!(!Waiver::is_waiver_path("docs/waiver/README.md"));
+    }
+
+    #[test]
+    fn a_waiver_directory_yields_its_pr_files_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("auditor-waivers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(matches!(read_dir(&dir), Err(WaiverDirError::Empty(_))));
+        std::fs::write(dir.join("README.md"), "not a waiver").unwrap();
+        std::fs::write(dir.join("2600.md"), FULL).unwrap();
+        let waivers = read_dir(&dir).unwrap();
+        assert_eq!(waivers.iter().map(|w| w.pr.as_str()).collect::<Vec<_>>(), ["2600"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(read_dir(&dir), Err(WaiverDirError::List { .. })));
     }
 }

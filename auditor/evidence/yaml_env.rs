@@ -39,17 +39,22 @@ pub struct YamlEvidence {
     pub master: Vec<MasterEntry>,
 }
 
+/// A text the YAML parser rejects, with the parser's reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not valid YAML: {0}")]
+pub struct NotYaml(pub String);
+
 /// The environment assignments and engine config blocks of a YAML text, or
 /// why it could not be read.
-pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, String> {
+pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, NotYaml> {
     let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
     loader.early_parse(false);
     loader.allow_duplicate_keys(true);
     loader.alias_limit(ALIAS_BUDGET);
     let mut parser = saphyr_parser::Parser::new_from_str(text);
-    parser.load(&mut loader, true).map_err(|e| format!("not valid YAML: {e}"))?;
+    parser.load(&mut loader, true).map_err(|e| NotYaml(e.to_string()))?;
     if let Some(e) = loader.error() {
-        return Err(format!("not valid YAML: {e}"));
+        return Err(NotYaml(e.to_string()));
     }
     let lines = LineIndex::new(text);
     let docs = loader.into_documents();

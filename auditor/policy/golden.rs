@@ -74,28 +74,39 @@ impl GoldenSet {
     }
 
     /// Add every `*.yaml` table of `dir`, replacing tables of the same name.
-    pub fn add_dir(&mut self, dir: &Path) -> Result<(), String> {
-        let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    pub fn add_dir(&mut self, dir: &Path) -> Result<(), GoldenError> {
+        let entries = std::fs::read_dir(dir).map_err(|source| GoldenError::Read { path: dir.to_path_buf(), source })?;
         let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
         paths.sort();
         let mut added = 0;
         for path in paths.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml")) {
             let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = std::fs::read_to_string(path).map_err(|source| GoldenError::Read { path: path.clone(), source })?;
             let table = parse(&name, &path.display().to_string(), &text)?;
             self.tables.insert(name, table);
             added += 1;
         }
         if added == 0 {
-            return Err(format!("{}: no golden tables (*.yaml) in this directory", dir.display()));
+            return Err(GoldenError::NoTables(dir.to_path_buf()));
         }
         Ok(())
     }
 }
 
+/// Why golden tables could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum GoldenError {
+    #[error("{path}: {source}")]
+    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("{0}: no golden tables (*.yaml) in this directory")]
+    NoTables(std::path::PathBuf),
+    #[error("{origin}: invalid golden table: {message}")]
+    Invalid { origin: String, message: String },
+}
+
 /// Parse one table file.
-pub fn parse(name: &str, source: &str, text: &str) -> Result<Table, String> {
-    let err = |m: String| format!("{source}: invalid golden table: {m}");
+pub fn parse(name: &str, source: &str, text: &str) -> Result<Table, GoldenError> {
+    let err = |message: String| GoldenError::Invalid { origin: source.to_string(), message };
     let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
     loader.early_parse(false);
     saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| err(e.to_string()))?;
@@ -160,8 +171,8 @@ mod tests {
 
     #[test]
     fn invalid_tables_are_errors_naming_the_file() {
-        assert!(parse("x", "x.yaml", "a: {thinking_on: {3: 9.9}}").unwrap_err().contains("outside [1, 4]"));
-        assert!(parse("x", "x.yaml", "a: {thinking_on: {k: 2}}").unwrap_err().contains("x.yaml"));
+        assert!(parse("x", "x.yaml", "a: {thinking_on: {3: 9.9}}").unwrap_err().to_string().contains("outside [1, 4]"));
+        assert!(parse("x", "x.yaml", "a: {thinking_on: {k: 2}}").unwrap_err().to_string().contains("x.yaml"));
         assert!(parse("x", "x.yaml", "a: 1\nb: 2\n").is_err());
         assert!(parse("x", "x.yaml", "[").is_err());
     }

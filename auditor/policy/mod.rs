@@ -206,7 +206,7 @@ impl Policy {
     pub fn parse(text: &str, path: &str) -> Result<Policy, PolicyError> {
         let policy: Policy = toml::from_str(text).map_err(|e| PolicyError::Invalid { path: path.to_string(), message: e.to_string() })?;
         for s in &policy.suppressions {
-            s.validate().map_err(|message| PolicyError::Invalid { path: path.to_string(), message })?;
+            s.validate().map_err(|e| PolicyError::Invalid { path: path.to_string(), message: e.to_string() })?;
         }
         match policy.extends.as_deref() {
             None => Ok(policy),

@@ -35,15 +35,23 @@ impl Suppression {
     }
 
     /// The expiry must be a real `YYYY-MM-DD` date.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), BadExpiry> {
         let parts: Vec<&str> = self.expires.split('-').collect();
         let ok = parts.len() == 3
             && parts[0].len() == 4
             && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit()))
             && parts[1].parse::<u32>().is_ok_and(|m| (1..=12).contains(&m))
             && parts[2].parse::<u32>().is_ok_and(|d| (1..=31).contains(&d));
-        if ok { Ok(()) } else { Err(format!("suppression of {}: expires {:?} is not a YYYY-MM-DD date", self.rule, self.expires)) }
+        if ok { Ok(()) } else { Err(BadExpiry { rule: self.rule.clone(), expires: self.expires.clone() }) }
     }
+}
+
+/// A suppression whose expiry is not a date.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("suppression of {rule}: expires {expires:?} is not a YYYY-MM-DD date")]
+pub struct BadExpiry {
+    pub rule: String,
+    pub expires: String,
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`.

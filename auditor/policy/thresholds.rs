@@ -18,25 +18,35 @@ pub struct Thresholds {
     pub models: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
+/// Why a thresholds file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ThresholdsError {
+    #[error("{path}: {source}")]
+    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("{origin}: invalid thresholds: {message}")]
+    Invalid { origin: String, message: String },
+}
+
 impl Thresholds {
     pub fn embedded() -> Thresholds {
         Thresholds::parse(EMBEDDED, "policies/thresholds.yaml").expect("embedded thresholds are valid")
     }
 
-    pub fn load(path: &Path) -> Result<Thresholds, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Thresholds, ThresholdsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ThresholdsError::Read { path: path.to_path_buf(), source })?;
         Thresholds::parse(&text, &path.display().to_string())
     }
 
-    pub fn parse(text: &str, source: &str) -> Result<Thresholds, String> {
-        let docs = Yaml::load_from_str(text).map_err(|e| format!("{source}: invalid thresholds: {e}"))?;
-        let Some(Yaml::Mapping(top)) = docs.first() else { return Err(format!("{source}: invalid thresholds: not a mapping")) };
-        let table = |node: &Yaml| -> Result<BTreeMap<String, f64>, String> {
-            let Yaml::Mapping(map) = node else { return Err(format!("{source}: expected task -> minimum score")) };
+    pub fn parse(text: &str, source: &str) -> Result<Thresholds, ThresholdsError> {
+        let invalid = |message: String| ThresholdsError::Invalid { origin: source.to_string(), message };
+        let docs = Yaml::load_from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let Some(Yaml::Mapping(top)) = docs.first() else { return Err(invalid("not a mapping".to_string())) };
+        let table = |node: &Yaml| -> Result<BTreeMap<String, f64>, ThresholdsError> {
+            let Yaml::Mapping(map) = node else { return Err(invalid("expected task -> minimum score".to_string())) };
             map.iter()
                 .map(|(k, v)| {
-                    let task = k.as_str().ok_or_else(|| format!("{source}: a task name is not a string"))?.to_string();
-                    let min = v.as_floating_point().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| format!("{source}: {task}: not a number"))?;
+                    let task = k.as_str().ok_or_else(|| invalid("a task name is not a string".to_string()))?.to_string();
+                    let min = v.as_floating_point().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| invalid(format!("{task}: not a number")))?;
                     Ok((task, min))
                 })
                 .collect()
@@ -51,7 +61,7 @@ impl Thresholds {
                 }
                 if let Some(Yaml::Mapping(models)) = models {
                     for (prefix, tasks) in models {
-                        let prefix = prefix.as_str().ok_or_else(|| format!("{source}: a model prefix is not a string"))?;
+                        let prefix = prefix.as_str().ok_or_else(|| invalid("a model prefix is not a string".to_string()))?;
                         out.models.insert(prefix.to_string(), table(tasks)?);
                     }
                 }

@@ -19,7 +19,7 @@ pub const TOOL: &str = "auditor";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Output formats of `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,
@@ -27,6 +27,31 @@ pub enum Format {
     Sarif,
     Junit,
     Github,
+}
+
+impl Format {
+    /// Every format, in the order help text lists them.
+    pub const ALL: [Format; 6] = [Format::Text, Format::Json, Format::Markdown, Format::Sarif, Format::Junit, Format::Github];
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Sarif => "sarif",
+            Format::Junit => "junit",
+            Format::Github => "github",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Format, String> {
+        Format::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| format!("unknown report format {name:?}"))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
