@@ -12,7 +12,6 @@ use super::knobs::{Catalog, Meaning};
 use super::launch::{self, LaunchArgs};
 use super::provenance::Provenance;
 use super::recipe::RoleConfig;
-use super::view;
 use super::{EnvAssignment, FileEvidence};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -382,9 +381,7 @@ fn recipe_args(facts: &mut Facts, role: &RoleConfig) {
 fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
     let mut found: Vec<(bool, String, Option<Provenance>)> = Vec::new();
     let env_value = |name: &str| {
-        view::effective(catalog, env, name)
-            .filter(|r| !r.assignment.expands)
-            .and_then(|r| r.assignment.value.clone().map(|v| (v, r.assignment.provenance.clone())))
+        catalog.effective(env, name).filter(|r| !r.assignment.expands).and_then(|r| r.assignment.value.clone().map(|v| (v, r.assignment.provenance.clone())))
     };
     if let Some((v, p)) = env_value("THINKING_MODE") {
         match v.trim() {
@@ -466,7 +463,7 @@ fn number(value: &Value) -> Option<f64> {
 
 /// An environment variable's effective value as a fact (none when it comes from an unresolved expansion).
 fn env_fact(catalog: &Catalog, env: &[EnvAssignment], name: &str) -> Option<Found> {
-    let r = view::effective(catalog, env, name)?;
+    let r = catalog.effective(env, name)?;
     let a = r.assignment;
     let value = a.value.as_deref()?;
     if a.expands {

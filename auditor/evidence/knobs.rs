@@ -124,7 +124,26 @@ pub struct Resolved<'a> {
     pub overridden: Vec<&'a EnvAssignment>,
 }
 
+/// How strongly a kind of record shows the server's real environment: an
+/// env dump made at launch beats a command prefix, which beats an export.
+fn rank(origin: EnvOrigin) -> u8 {
+    match origin {
+        EnvOrigin::DumpBlock => 5,
+        EnvOrigin::Listing => 4,
+        EnvOrigin::CommandPrefix | EnvOrigin::Container => 3,
+        EnvOrigin::Export | EnvOrigin::Python | EnvOrigin::Unset => 2,
+        EnvOrigin::Config | EnvOrigin::PythonSetdefault | EnvOrigin::ImageConfig => 1,
+        EnvOrigin::ShellVariable => 0,
+    }
+}
+
 impl Catalog {
+    /// The value of `name` in effect across `env`: per scope by the engine's
+    /// rules, then the strongest record wins (later wins among equals).
+    pub fn effective<'a>(&self, env: &'a [EnvAssignment], name: &str) -> Option<Resolved<'a>> {
+        self.resolve(env, name).into_iter().max_by_key(|r| (rank(r.assignment.origin), r.assignment.provenance.line))
+    }
+
     pub fn parse(text: &str) -> Result<Catalog, toml::de::Error> {
         toml::from_str(text)
     }

@@ -2,30 +2,11 @@
 //! job, with each environment variable resolved to the value that takes
 //! effect and what the engine makes of it.
 
-use super::env::{EnvAssignment, EnvOrigin};
-use super::knobs::{Catalog, Resolved};
+use super::env::EnvAssignment;
+use super::knobs::Catalog;
 use super::{FileEvidence, facts};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
-
-/// How strongly a kind of record shows the server's real environment: an
-/// env dump made at launch beats a command prefix, which beats an export.
-fn rank(origin: EnvOrigin) -> u8 {
-    match origin {
-        EnvOrigin::DumpBlock => 5,
-        EnvOrigin::Listing => 4,
-        EnvOrigin::CommandPrefix | EnvOrigin::Container => 3,
-        EnvOrigin::Export | EnvOrigin::Python | EnvOrigin::Unset => 2,
-        EnvOrigin::Config | EnvOrigin::PythonSetdefault | EnvOrigin::ImageConfig => 1,
-        EnvOrigin::ShellVariable => 0,
-    }
-}
-
-/// The value of `name` in effect across `env`: per scope by the engine's
-/// rules, then the strongest record wins (later wins among equals).
-pub fn effective<'a>(catalog: &Catalog, env: &'a [EnvAssignment], name: &str) -> Option<Resolved<'a>> {
-    catalog.resolve(env, name).into_iter().max_by_key(|r| (rank(r.assignment.origin), r.assignment.provenance.line))
-}
 
 /// The JSON view of the evidence of some files (one file, or one job's).
 pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
@@ -34,7 +15,7 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
         env.iter().map(|a| catalog.current_name(&a.name).filter(|n| catalog.var(n).is_some()).unwrap_or_else(|| a.name.clone())).collect();
     let mut env_view = Map::new();
     for name in names {
-        let Some(r) = effective(catalog, &env, &name) else { continue };
+        let Some(r) = catalog.effective(&env, &name) else { continue };
         let a = r.assignment;
         let value = a.value.clone().unwrap_or_default();
         let meaning = catalog.meaning(&a.name, &value);

@@ -4,12 +4,8 @@
 //! keyword are ever looked at by a rule's regex.
 
 use super::pack::{self, PackError, PackHeader, Rule};
-use super::stream::Stream;
-use crate::evidence::FileKind;
-use crate::evidence::provenance::FileRef;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::Path;
 
 /// Rule packs compiled for scanning.
@@ -82,20 +78,6 @@ impl Engine {
     /// Where the packs came from (`embedded signatures` or `signatures DIR`).
     pub fn source(&self) -> &str {
         &self.source
-    }
-
-    /// Start a push-style scan of one file: feed it bytes as they are read
-    /// (e.g. by another parser reading the same stream), then finish it.
-    /// Lines longer than `max_line` bytes are examined up to the cap only.
-    pub fn stream(&self, file: FileRef, kind: FileKind, max_line: usize) -> Stream<'_> {
-        Stream::new(self, file, kind, max_line)
-    }
-
-    /// Scan a whole reader as the file `file` of kind `kind`.
-    pub fn scan_reader(&self, file: FileRef, kind: FileKind, max_line: usize, reader: &mut dyn Read) -> super::FileScan {
-        let mut stream = self.stream(file, kind, max_line);
-        stream.read_from(reader);
-        stream.finish()
     }
 }
 

@@ -373,6 +373,24 @@ fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
+/// Scans start from the engine; they live here so the engine (rules and
+/// automaton) does not depend on the scanning that uses it.
+impl Engine {
+    /// Start a push-style scan of one file: feed it bytes as they are read
+    /// (e.g. by another parser reading the same stream), then finish it.
+    /// Lines longer than `max_line` bytes are examined up to the cap only.
+    pub fn stream(&self, file: FileRef, kind: FileKind, max_line: usize) -> Stream<'_> {
+        Stream::new(self, file, kind, max_line)
+    }
+
+    /// Scan a whole reader as the file `file` of kind `kind`.
+    pub fn scan_reader(&self, file: FileRef, kind: FileKind, max_line: usize, reader: &mut dyn Read) -> FileScan {
+        let mut stream = self.stream(file, kind, max_line);
+        stream.read_from(reader);
+        stream.finish()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
