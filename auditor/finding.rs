@@ -1,10 +1,25 @@
 //! Findings: what a check concluded, with the evidence that proves it and a
 //! fingerprint that stays stable across line-number churn.
 
-use crate::evidence::provenance::Provenance;
 use crate::policy::suppressions::Suppression;
+use crate::provenance::Provenance;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+/// Every stable check id (README "Checks"): findings, policies and rule packs may
+/// only use these; ids are never reused for something else.
+pub const CHECK_IDS: &[&str] = &[
+    "forbidden-env",
+    "sim-acc-throughput",
+    "sim-acc-eval",
+    "golden-al",
+    "draft-precision",
+    "arch-override",
+    "engine-patch",
+    "upstream-image",
+    "image-integrity",
+    "eval-threshold",
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

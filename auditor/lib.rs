@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod finding;
 pub mod image;
 pub mod policy;
+pub mod provenance;
 pub mod report;
 pub mod rules;
 pub mod scan;

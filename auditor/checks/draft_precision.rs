@@ -15,9 +15,9 @@ use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
 use crate::evidence::facts::json_arg;
 use crate::evidence::knobs::Meaning;
-use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
+use crate::provenance::Provenance;
 use serde_json::Value;
 
 const ID: &str = "draft-precision";

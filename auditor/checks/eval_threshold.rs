@@ -49,7 +49,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
                 Severity::Error,
                 format!("eval concurrencies {:?} failed (meta_env.json failed_eval_concs)", file.failed_eval_concs),
                 job.id(),
-                vec![crate::evidence::provenance::Provenance {
+                vec![crate::provenance::Provenance {
                     layer: None,
                     file: file.path.clone(),
                     artifact: file.artifact.clone(),

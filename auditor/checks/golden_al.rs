@@ -11,10 +11,10 @@ use super::{AuditedJob, CheckResult, Context};
 use crate::bundle::JobKind;
 use crate::evidence::engine::Engine;
 use crate::evidence::facts::{Derivation, Fact};
-use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 use crate::policy::golden::Table;
+use crate::provenance::Provenance;
 
 const ID: &str = "golden-al";
 

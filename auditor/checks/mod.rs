@@ -56,13 +56,13 @@ impl AuditedJob {
     /// Where the job is defined, for a finding about what its files do not
     /// show: the master-config entry's `image:` line, else the first
     /// command of its first file, else that file's first line.
-    pub fn anchor(&self) -> Option<crate::evidence::provenance::Provenance> {
+    pub fn anchor(&self) -> Option<crate::provenance::Provenance> {
         if let Some(at) = self.files.iter().find_map(|f| f.metadata.as_ref().and_then(|m| m.image_at.clone())) {
             return Some(at);
         }
         let file = self.files.first()?;
         let first_command = file.commands.iter().map(|c| c.provenance.clone()).min_by_key(|p| p.line);
-        Some(first_command.unwrap_or_else(|| crate::evidence::provenance::Provenance {
+        Some(first_command.unwrap_or_else(|| crate::provenance::Provenance {
             file: file.path.clone(),
             artifact: file.artifact.clone(),
             line: Some(1),
@@ -194,20 +194,7 @@ pub struct CheckInfo {
     run: fn(&Context, &CheckPolicy) -> CheckResult,
 }
 
-/// Every stable check id (README "Checks"): findings, policies and rule packs may
-/// only use these; ids are never reused for something else.
-pub const CHECK_IDS: &[&str] = &[
-    "forbidden-env",
-    "sim-acc-throughput",
-    "sim-acc-eval",
-    "golden-al",
-    "draft-precision",
-    "arch-override",
-    "engine-patch",
-    "upstream-image",
-    "image-integrity",
-    "eval-threshold",
-];
+pub use crate::finding::CHECK_IDS;
 
 /// Every check this build implements, in report order.
 pub const REGISTRY: &[CheckInfo] = &[
@@ -274,7 +261,7 @@ pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
     let mut findings = Vec::new();
     for (s, used) in policy.suppressions.iter().zip(used) {
         let what = format!("suppression of {} (owner {}, reason: {})", s.rule, s.owner, s.reason);
-        let provenance = crate::evidence::provenance::Provenance {
+        let provenance = crate::provenance::Provenance {
             layer: None,
             file: format!("policy {}", policy.name),
             artifact: None,

@@ -122,7 +122,7 @@ fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut
                 vec![],
             );
         } else {
-            let evidence = facts.server_args_sources.first().map(|s| crate::evidence::provenance::Provenance {
+            let evidence = facts.server_args_sources.first().map(|s| crate::provenance::Provenance {
                 layer: None,
                 file: s.file.clone(),
                 artifact: None,

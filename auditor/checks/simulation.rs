@@ -10,7 +10,7 @@ use crate::bundle::JobKind;
 use crate::evidence::engine::Engine;
 use crate::evidence::facts::{Derivation, Fact};
 use crate::evidence::knobs::{Catalog, Meaning};
-use crate::evidence::provenance::Provenance;
+use crate::provenance::Provenance;
 use serde_json::Value;
 use std::fmt;
 

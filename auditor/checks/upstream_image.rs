@@ -9,9 +9,9 @@
 
 use super::{CheckResult, Context};
 use crate::bundle::JobKind;
-use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
+use crate::provenance::Provenance;
 
 const ID: &str = "upstream-image";
 

@@ -17,7 +17,7 @@ pub mod lines;
 pub mod logline;
 pub mod master;
 pub mod metadata;
-pub mod provenance;
+pub use crate::provenance;
 pub mod pyrepr;
 pub mod python_env;
 pub mod recipe;

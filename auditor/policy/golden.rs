@@ -3,7 +3,7 @@
 //! InferenceX tables are embedded as the default set; `--golden DIR` adds
 //! tables, replacing embedded ones of the same name.
 
-use crate::evidence::provenance::Provenance;
+use crate::provenance::Provenance;
 use saphyr::{MarkedYaml, YamlData, YamlLoader};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -9,7 +9,7 @@
 //! ``Kimi-K3 (`kimik3`)``, draft cells naming Hugging Face repositories in
 //! backticks (`` `Inferact/Kimi-K3-DSpark` ``).
 
-use crate::evidence::provenance::Provenance;
+use crate::provenance::Provenance;
 
 /// One row of the agreed-drafts table.
 #[derive(Debug, Clone, PartialEq)]

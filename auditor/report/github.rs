@@ -61,7 +61,7 @@ pub fn render(report: &Report) -> String {
 mod tests {
     use super::*;
     use crate::checks::{CheckResult, Status};
-    use crate::evidence::provenance::Provenance;
+    use crate::provenance::Provenance;
 
     #[test]
     fn errors_with_a_file_come_first_and_known_ones_are_not_annotated() {

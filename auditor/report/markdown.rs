@@ -228,7 +228,7 @@ mod tests {
     use super::*;
     use crate::bundle::{FileRecord, FileStatus, Job, JobKind, JobMeta};
     use crate::checks::CheckResult;
-    use crate::evidence::provenance::Provenance;
+    use crate::provenance::Provenance;
     use crate::report::{FileEntry, Input, JobEntry};
 
     fn hostile_report(n: usize) -> Report {

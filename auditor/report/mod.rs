@@ -11,8 +11,8 @@ mod text;
 
 use crate::bundle::{FileRecord, FileStatus, Job, JobKind};
 use crate::checks::{CheckResult, Status};
-use crate::evidence::provenance::Provenance;
 use crate::finding::Finding;
+use crate::provenance::Provenance;
 use serde::Serialize;
 
 pub const TOOL: &str = "auditor";

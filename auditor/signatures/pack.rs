@@ -9,8 +9,8 @@
 //! the built-in `{{cmd}}` (a shell command position, see [`CMD`]); macros
 //! may use macros.
 
-use crate::checks::CHECK_IDS;
 use crate::evidence::FileKind;
+use crate::finding::CHECK_IDS;
 use crate::finding::Severity;
 use regex::bytes::Regex;
 use serde::Deserialize;

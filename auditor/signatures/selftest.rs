@@ -5,7 +5,7 @@
 
 use super::Engine;
 use crate::bundle::Limits;
-use crate::evidence::provenance::FileRef;
+use crate::provenance::FileRef;
 
 /// An example that did not behave as its rule says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use super::FileScan;
 use super::engine::Engine;
 use super::pack::{MAX_WINDOW_BYTES, Rule};
 use crate::evidence::FileKind;
-use crate::evidence::provenance::{FileRef, Provenance, clip, redact};
 use crate::finding::Finding;
+use crate::provenance::{FileRef, Provenance, clip, redact};
 use std::io::{self, Read};
 use std::ops::Range;
 
