@@ -1,11 +1,12 @@
 //! The audit pipeline: bundles -> evidence -> jobs -> checks -> report.
 
-use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout, repository};
+use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout};
 use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Inputs};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
+use crate::jobs::{self, repository};
 use crate::policy::Policy;
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
 use crate::signatures::Engine;
@@ -106,7 +107,7 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
     let mut bundle = bundle::read_bundle(path, limits, &mut extractor)?;
     let artifacts: BTreeSet<String> = bundle.files.iter().filter_map(|f| layout::artifact_of(&f.path).map(str::to_string)).collect();
-    let (jobs, assignment) = layout::group(&artifacts);
+    let (jobs, assignment) = jobs::group(&artifacts);
     let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = extractor.files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
     let (mut retired, mut active): (Vec<FileEvidence>, Vec<FileEvidence>) = files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
     if !retired.is_empty() {
@@ -133,7 +134,7 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     };
     for job in &mut jobs {
         let hints = hints(&job.files);
-        layout::apply_hints(&mut job.job, &hints);
+        jobs::apply_hints(&mut job.job, &hints);
         job.facts = facts::derive(&job.files, Catalog::embedded());
     }
     Ok(ReadBundle { bundle, jobs, sources })
@@ -161,7 +162,7 @@ fn outside_the_input(jobs: &[AuditedJob]) -> Vec<String> {
 }
 
 /// Jobs of a `gh run download` layout (or the one job of an unrecognised bundle).
-fn by_artifact(bundle: &Bundle, jobs: Vec<layout::Job>, assignment: &BTreeMap<String, String>, files: Vec<FileEvidence>) -> Vec<AuditedJob> {
+fn by_artifact(bundle: &Bundle, jobs: Vec<jobs::Job>, assignment: &BTreeMap<String, String>, files: Vec<FileEvidence>) -> Vec<AuditedJob> {
     let label = bundle.path.clone();
     let recognised = !jobs.is_empty();
     let mut by_job: BTreeMap<String, AuditedJob> = jobs
@@ -177,7 +178,7 @@ fn by_artifact(bundle: &Bundle, jobs: Vec<layout::Job>, assignment: &BTreeMap<St
             .entry(job_id.clone())
             .or_insert_with(|| AuditedJob {
                 bundle: label.clone(),
-                job: layout::unassigned_job(&job_id, recognised),
+                job: jobs::unassigned_job(&job_id, recognised),
                 files: Vec::new(),
                 facts: Facts::default(),
                 unexamined: Vec::new(),
@@ -217,8 +218,8 @@ fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: &[Fil
 }
 
 /// What the content of a job's files says about the job.
-fn hints(files: &[FileEvidence]) -> layout::ContentHints {
-    let mut hints = layout::ContentHints::default();
+fn hints(files: &[FileEvidence]) -> jobs::ContentHints {
+    let mut hints = jobs::ContentHints::default();
     for file in files {
         if let Some(m) = &file.metadata {
             hints.meta.fill_from(&m.meta);

@@ -11,6 +11,7 @@ pub mod checks;
 pub mod evidence;
 pub mod finding;
 pub mod image;
+pub mod jobs;
 pub mod policy;
 pub mod provenance;
 pub mod report;

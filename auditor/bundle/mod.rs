@@ -1,16 +1,14 @@
 //! Finding and reading inputs: run-bundle directories, `.zip` and `.tar.gz`
-//! archives (read in place, never extracted), and grouping their files into
-//! the benchmark jobs that produced them — or, for a checkout of benchmark
-//! sources, into the jobs they will run as.
+//! archives (read in place, never extracted), every file accounted for.
+//! Grouping the files into jobs comes after the evidence parsers
+//! ([`crate::jobs`]).
 
 mod hashing;
 pub mod layout;
 pub mod limits;
 mod read;
-pub mod repository;
 mod zip_count;
 
-pub use layout::{Job, JobKind, JobMeta, Scenario};
 pub use limits::Limits;
 pub use read::{BundleError, read_bundle, read_bundle_with};
 

@@ -4,8 +4,8 @@
 //! read from benchmark sources have no results yet and are not judged.
 
 use super::{CheckResult, Context};
-use crate::bundle::JobKind;
 use crate::finding::{Finding, Severity};
+use crate::jobs::JobKind;
 use crate::policy::CheckPolicy;
 
 const ID: &str = "eval-threshold";

@@ -8,10 +8,10 @@
 
 use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
-use crate::bundle::JobKind;
 use crate::evidence::engine::Engine;
 use crate::evidence::facts::{Derivation, Fact};
 use crate::finding::{Finding, Severity};
+use crate::jobs::JobKind;
 use crate::policy::CheckPolicy;
 use crate::policy::golden::Table;
 use crate::provenance::Provenance;

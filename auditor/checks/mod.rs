@@ -16,13 +16,13 @@ mod upstream_image;
 
 pub use forbidden_env::image_env as forbidden_env_in_image;
 
-use crate::bundle::{Job, JobKind};
 use crate::evidence::FileEvidence;
 use crate::evidence::checkpoint::Shipped;
 use crate::evidence::facts::Facts;
 use crate::evidence::knobs::Catalog;
 use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
+use crate::jobs::{Job, JobKind};
 use crate::policy::golden::GoldenSet;
 use crate::policy::thresholds::Thresholds;
 use crate::policy::{CheckPolicy, Policy};

@@ -6,8 +6,8 @@
 
 use super::simulation::{KnobKind, knobs};
 use super::{CheckResult, Context};
-use crate::bundle::JobKind;
 use crate::finding::{Finding, Severity};
+use crate::jobs::JobKind;
 use crate::policy::CheckPolicy;
 
 const ID: &str = "sim-acc-eval";

@@ -10,10 +10,10 @@
 
 use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
-use crate::bundle::{JobKind, Scenario};
 use crate::evidence::engine::Engine;
 use crate::evidence::facts::Fact;
 use crate::finding::{Finding, Severity};
+use crate::jobs::{JobKind, Scenario};
 use crate::policy::CheckPolicy;
 use serde_json::Value;
 

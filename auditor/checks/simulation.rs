@@ -6,10 +6,10 @@
 //! `sim-acc-eval` and `golden-al`.
 
 use super::AuditedJob;
-use crate::bundle::JobKind;
 use crate::evidence::engine::Engine;
 use crate::evidence::facts::{Derivation, Fact};
 use crate::evidence::knobs::{Catalog, Meaning};
+use crate::jobs::JobKind;
 use crate::provenance::Provenance;
 use serde_json::Value;
 use std::fmt;

@@ -8,8 +8,8 @@
 //! an image nobody judged must not pass unseen.
 
 use super::{CheckResult, Context};
-use crate::bundle::JobKind;
 use crate::finding::{Finding, Severity};
+use crate::jobs::JobKind;
 use crate::policy::CheckPolicy;
 use crate::provenance::Provenance;
 

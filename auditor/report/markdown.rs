@@ -226,8 +226,9 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::{FileRecord, FileStatus, Job, JobKind, JobMeta};
+    use crate::bundle::{FileRecord, FileStatus};
     use crate::checks::CheckResult;
+    use crate::jobs::{Job, JobKind, JobMeta};
     use crate::provenance::Provenance;
     use crate::report::{FileEntry, Input, JobEntry};
 

@@ -9,9 +9,10 @@ mod markdown;
 mod sarif;
 mod text;
 
-use crate::bundle::{FileRecord, FileStatus, Job, JobKind};
+use crate::bundle::{FileRecord, FileStatus};
 use crate::checks::{CheckResult, Status};
 use crate::finding::Finding;
+use crate::jobs::{Job, JobKind};
 use crate::provenance::Provenance;
 use serde::Serialize;
 

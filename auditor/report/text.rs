@@ -1,9 +1,9 @@
 //! `--format text`: the report for people at a terminal.
 
 use super::{Input, Report, Verdict};
-use crate::bundle::JobKind;
 use crate::checks::Status;
 use crate::finding::Severity;
+use crate::jobs::JobKind;
 use std::fmt::Write;
 
 /// Lines of a finding's unified diff shown at a terminal.

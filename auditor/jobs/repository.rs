@@ -17,7 +17,7 @@
 //!   path, and the recipe and script jobs see the entry's model and
 //!   scenario (and a recipe the settings the runner exports into it).
 
-use super::layout::{Job, JobKind, JobMeta, Scenario};
+use super::{Job, JobKind, JobMeta, Scenario};
 use crate::evidence::env::EnvAssignment;
 use crate::evidence::gate::Run;
 use crate::evidence::launch;
