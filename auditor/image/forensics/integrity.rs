@@ -1,15 +1,15 @@
 //! The `image-integrity` check: a blob (manifest, config or layer) whose
 //! bytes do not match its digest or size is tampered with or corrupt.
-//! Sources detect it ([`super::Tamper`]); this turns it into a finding that
+//! Sources detect it ([`Tamper`]); this turns it into a finding that
 //! names the blob digest, so a report shows it instead of a crash. Layer
 //! entries no image builder writes (climbing out of the root, through an
 //! escaping symlink, device nodes, decompression bombs, ...) are
 //! `hostile-entry` findings of the same check.
 
-use super::Tamper;
 use crate::checks::{CheckResult, Status};
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
+use crate::image::Tamper;
 
 pub const ID: &str = "image-integrity";
 pub const TITLE: &str = "Image blobs match their digests and sizes";

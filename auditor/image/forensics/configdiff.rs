@@ -6,9 +6,9 @@
 //! reported. Forbidden engine variables are the `forbidden-env` check's.
 
 use super::classify::Rules;
-use super::config::ImageConfig;
 use crate::evidence::provenance::{Provenance, clip, is_secret_name, redact};
 use crate::finding::{Finding, Severity};
+use crate::image::ImageConfig;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Engine variable prefixes: a changed value is a warning, other variables info.

@@ -17,7 +17,7 @@
 
 use super::index::{FsIndex, Op, TextRef};
 use super::layerfile::{IndexReader, IndexWriter};
-use super::verify::is_valid_digest;
+use crate::image::source::verify::is_valid_digest;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -250,8 +250,8 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::Node;
-    use crate::image::index::tests::{apply, file};
+    use crate::image::forensics::index::Node;
+    use crate::image::forensics::index::tests::{apply, file};
 
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
     const D2: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";

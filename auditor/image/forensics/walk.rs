@@ -20,13 +20,13 @@
 //! them (the path depth limit is the merge's).
 
 use super::cache::LayerWriter;
-use super::decompress::Compression;
 use super::index::{Kind, MAX_LISTED, Node, Op};
 use super::limits::{LayerLimits, Overrun};
 use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
 use super::tarstream::{EntryType, Header, TarReader};
-use super::{Image, ImageError};
+use crate::image::source::decompress::Compression;
+use crate::image::{Image, ImageError};
 use sha2::{Digest as _, Sha256};
 use std::io::{self, BufReader, Read};
 

@@ -3,8 +3,9 @@
 //! with the `image-integrity` check. A tampered blob is a failing finding;
 //! a layer that could not be read leaves the report incomplete.
 
-use super::{Image, ImageError, ImageRef, OpenOptions, integrity, open, short};
+use super::integrity;
 use crate::finding::Finding;
+use crate::image::{Image, ImageError, ImageRef, OpenOptions, open, short};
 use crate::report::{ImageInput, Input, Report};
 use std::fmt::Write as _;
 use std::sync::Mutex;

@@ -14,8 +14,9 @@
 use super::cache::{Applied, Cache};
 use super::index::FsIndex;
 use super::limits::LayerLimits;
-use super::{Image, ImageError, integrity, walk};
+use super::{integrity, walk};
 use crate::finding::Finding;
+use crate::image::{Image, ImageError};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

@@ -8,7 +8,6 @@
 //! [`Rules`] holds the policy lists; [`Side`] one image's view (its files,
 //! distributions and texts); [`Finder`] turns changes into findings.
 
-use super::Image;
 use super::diff::{Change, ChangeKind, same_content};
 use super::dist::{Distribution, Owners, TextSource, normalise_name};
 use super::index::{FsIndex, Node};
@@ -17,6 +16,7 @@ use super::paths::split;
 use super::textdiff;
 use crate::evidence::provenance::{Provenance, clip};
 use crate::finding::{Finding, Severity};
+use crate::image::Image;
 use crate::policy::CheckPolicy;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -211,7 +211,7 @@ fn get_str(r: &mut impl Read) -> io::Result<Box<str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::tests::file;
+    use crate::image::forensics::index::tests::file;
 
     fn write(ops: &[Op], unlisted: u64) -> Vec<u8> {
         let mut w = IndexWriter::new(Vec::new(), "sha256:ab", "sha256:cd").unwrap();

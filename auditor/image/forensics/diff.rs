@@ -96,8 +96,8 @@ pub fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::Op;
-    use crate::image::index::tests::{apply, dir, file};
+    use crate::image::forensics::index::Op;
+    use crate::image::forensics::index::tests::{apply, dir, file};
 
     fn fs(entries: Vec<(&str, Node)>) -> FsIndex {
         let mut f = FsIndex::default();

@@ -8,15 +8,17 @@
 
 use super::cache::Cache;
 use super::classify::{Finder, Rules, Side};
+use super::diff::{self};
 use super::dist::{self, Distribution, TextSource};
 use super::index::Node;
 use super::indexer::{Indexed, LayerCounts, Trouble, index_images};
 use super::limits::LayerLimits;
-use super::{Image, ImageError, ImageRef, OpenOptions, configdiff, diff, integrity, open, record};
+use super::{configdiff, integrity, record};
 use crate::checks::{CheckResult, Status, forbidden_env_in_image, suppress};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
+use crate::image::{Image, ImageError, ImageRef, OpenOptions, open};
 use crate::policy::{CheckPolicy, Policy};
 use crate::report::{ImageInput, Input, Report};
 use std::collections::BTreeMap;

@@ -156,7 +156,7 @@ fn extend(h: &mut DefaultHasher, part: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::index::tests::{dir, file};
+    use crate::image::forensics::index::tests::{dir, file};
 
     fn link(target: &str) -> Node {
         Node { kind: Kind::Symlink, link: Some(target.into()), digest: None, ..file(b"") }
