@@ -15,9 +15,9 @@
 //! under a size bound by evicting the least recently used layers, once a
 //! command is done with the layers it uses.
 
-use super::index::{FsIndex, Op, TextRef};
+use super::file_index::{FsIndex, Op, TextRef};
 use super::layerfile::{IndexReader, IndexWriter};
-use crate::image::source::verify::is_valid_digest;
+use crate::image::source::digest::is_valid_digest;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -31,14 +31,14 @@ pub const DEFAULT_MAX_BYTES: u64 = 8 << 30;
 
 /// An opened cache directory.
 #[derive(Debug)]
-pub struct Cache {
+pub(super) struct Cache {
     dir: PathBuf,
     max_bytes: u64,
 }
 
 /// A layer being walked into the cache: its index and its text pack,
 /// each in a temporary file until [`Cache::store`] renames them in.
-pub struct LayerWriter {
+pub(super) struct LayerWriter {
     digest: String,
     index: Option<IndexWriter<zstd::stream::write::Encoder<'static, BufWriter<File>>>>,
     index_tmp: PathBuf,
@@ -56,7 +56,7 @@ static UNIQUE: AtomicU64 = AtomicU64::new(0);
 
 impl LayerWriter {
     /// Append one op of the layer's index.
-    pub fn op(&mut self, op: &Op) {
+    pub(super) fn op(&mut self, op: &Op) {
         if self.failed.is_none() {
             if let Some(Err(e)) = self.index.as_mut().map(|w| w.op(op)) {
                 self.failed = Some(e);
@@ -65,12 +65,12 @@ impl LayerWriter {
     }
 
     /// The first write error so far, if any (taken: the walk ends with it).
-    pub fn check(&mut self) -> io::Result<()> {
+    pub(super) fn check(&mut self) -> io::Result<()> {
         self.failed.take().map_or(Ok(()), Err)
     }
 
     /// Append one text to the pack; where to find it again.
-    pub fn text(&mut self, data: &[u8]) -> io::Result<TextRef> {
+    pub(super) fn text(&mut self, data: &[u8]) -> io::Result<TextRef> {
         let frame = self.packer.compress(data)?;
         self.pack.write_all(&frame)?;
         let at = TextRef { layer: 0, offset: self.offset, len: frame.len() as u32 };
@@ -89,7 +89,7 @@ impl Drop for LayerWriter {
 
 /// What [`Cache::apply`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applied {
+pub(super) enum Applied {
     Done,
     /// Not cached, or damaged or foreign: nothing applied (walk it again).
     Missing,
@@ -110,13 +110,13 @@ pub fn default_dir() -> Option<PathBuf> {
 
 impl Cache {
     /// Open (creating) the cache under `dir`.
-    pub fn open(dir: &Path, max_bytes: u64) -> io::Result<Cache> {
+    pub(super) fn open(dir: &Path, max_bytes: u64) -> io::Result<Cache> {
         let dir = dir.join("layers-v1");
         fs::create_dir_all(&dir).map_err(|e| io::Error::new(e.kind(), format!("cannot create cache directory {}: {e}", dir.display())))?;
         Ok(Cache { dir, max_bytes })
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(super) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -125,7 +125,7 @@ impl Cache {
     }
 
     /// Whether the layer is cached.
-    pub fn has(&self, digest: &str) -> bool {
+    pub(super) fn has(&self, digest: &str) -> bool {
         self.path(digest, "idx").is_some_and(|p| p.is_file())
     }
 
@@ -134,7 +134,7 @@ impl Cache {
     /// The file is read twice through one handle: whole first, for its
     /// checksum and its whiteouts, then for its entries, moved into `fs`
     /// one at a time.
-    pub fn apply(&self, digest: &str, layer: u16, fs: &mut FsIndex, max_entries: u64) -> io::Result<Applied> {
+    pub(super) fn apply(&self, digest: &str, layer: u16, fs: &mut FsIndex, max_entries: u64) -> io::Result<Applied> {
         let Some(path) = self.path(digest, "idx") else { return Ok(Applied::Missing) };
         let Ok(mut file) = File::open(&path) else { return Ok(Applied::Missing) };
         let checked = (|| -> io::Result<Option<Vec<Op>>> {
@@ -169,7 +169,7 @@ impl Cache {
     }
 
     /// Start walking layer blob `digest` (whose diff-id is `diff_id`) into the cache.
-    pub fn begin(&self, digest: &str, diff_id: &str) -> io::Result<LayerWriter> {
+    pub(super) fn begin(&self, digest: &str, diff_id: &str) -> io::Result<LayerWriter> {
         let not_digest = || io::Error::new(io::ErrorKind::InvalidInput, format!("not a digest: {digest}"));
         let tmp = |ext: &str| -> io::Result<PathBuf> {
             let path = self.path(digest, ext).ok_or_else(not_digest)?;
@@ -194,7 +194,7 @@ impl Cache {
 
     /// Store a walked layer (`unlisted` hostile entries beyond those
     /// written): its pack, then its index, each renamed into place.
-    pub fn store(&self, mut layer: LayerWriter, unlisted: u64) -> io::Result<()> {
+    pub(super) fn store(&self, mut layer: LayerWriter, unlisted: u64) -> io::Result<()> {
         layer.check()?;
         let (Some(idx_path), Some(pack_path), Some(index)) = (self.path(&layer.digest, "idx"), self.path(&layer.digest, "pack"), layer.index.take()) else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("not a digest: {}", layer.digest)));
@@ -209,7 +209,7 @@ impl Cache {
     }
 
     /// A captured text of layer `digest`.
-    pub fn text(&self, digest: &str, at: TextRef) -> io::Result<Vec<u8>> {
+    pub(super) fn text(&self, digest: &str, at: TextRef) -> io::Result<Vec<u8>> {
         let path = self.path(digest, "pack").ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("not a digest: {digest}")))?;
         let mut file = File::open(path)?;
         file.seek(SeekFrom::Start(at.offset))?;
@@ -222,7 +222,7 @@ impl Cache {
 
     /// Delete least recently used layers until the cache fits its bound
     /// (after a command, so no layer it reads is evicted under it).
-    pub fn evict(&self) {
+    pub(super) fn evict(&self) {
         let Ok(entries) = fs::read_dir(&self.dir) else { return };
         let mut layers: Vec<(SystemTime, PathBuf, u64)> = Vec::new();
         let mut total = 0;
@@ -250,8 +250,8 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::forensics::index::Node;
-    use crate::image::forensics::index::tests::{apply, file};
+    use crate::image::forensics::file_index::Node;
+    use crate::image::forensics::file_index::tests::{apply, file};
 
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
     const D2: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";

@@ -8,12 +8,12 @@
 //! [`Rules`] holds the policy lists; [`Side`] one image's view (its files,
 //! distributions and texts); [`Finder`] turns changes into findings.
 
-use super::diff::{Change, ChangeKind, same_content};
 use super::dist::{Distribution, Owners, TextSource, normalise_name};
-use super::index::{FsIndex, Node};
+use super::file_index::{FsIndex, Node};
 use super::noise::{self, is_pyc};
 use super::paths::split;
-use super::textdiff;
+use super::tree_diff::{Change, ChangeKind, same_content};
+use super::unified_diff;
 use crate::evidence::provenance::{Provenance, clip};
 use crate::finding::{Finding, Severity};
 use crate::image::Image;
@@ -21,36 +21,36 @@ use crate::policy::CheckPolicy;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The policy's image lists.
-pub struct Rules<'a> {
+pub(super) struct Rules<'a> {
     policy: &'a CheckPolicy,
 }
 
 impl<'a> Rules<'a> {
-    pub fn new(policy: &'a CheckPolicy) -> Self {
+    pub(super) fn new(policy: &'a CheckPolicy) -> Self {
         Rules { policy }
     }
 
     /// A serving-engine distribution (PEP 503 name against the patterns).
-    pub fn engine_name(&self, name: &str) -> bool {
+    pub(super) fn engine_name(&self, name: &str) -> bool {
         let key = normalise_name(name);
         self.policy.engine_packages.iter().any(|p| noise::matches(&normalise_name(p), &key))
     }
 
-    pub fn engine_tree(&self, path: &str) -> bool {
+    fn engine_tree(&self, path: &str) -> bool {
         self.policy.engine_paths.iter().any(|p| noise::matches(p, path))
     }
 
-    pub fn volatile(&self, path: &str) -> bool {
+    fn volatile(&self, path: &str) -> bool {
         self.policy.volatile_paths.iter().any(|p| noise::matches(p, path))
     }
 
-    pub fn injection(&self, name: &str) -> bool {
+    pub(super) fn injection(&self, name: &str) -> bool {
         self.policy.injection_env.iter().any(|n| n == name)
     }
 }
 
 /// One image as the classifier sees it.
-pub struct Side<'a> {
+pub(super) struct Side<'a> {
     pub image: &'a Image,
     pub fs: &'a FsIndex,
     pub dists: &'a [Distribution],
@@ -59,20 +59,20 @@ pub struct Side<'a> {
 }
 
 impl<'a> Side<'a> {
-    pub fn new(image: &'a Image, fs: &'a FsIndex, dists: &'a [Distribution], texts: &'a dyn TextSource) -> Self {
+    pub(super) fn new(image: &'a Image, fs: &'a FsIndex, dists: &'a [Distribution], texts: &'a dyn TextSource) -> Self {
         Side { image, fs, dists, owners: Owners::new(dists), texts }
     }
 
     /// The evidence for an entry of this image: its path, the layer blob
     /// that wrote it, and `text`.
-    pub fn evidence(&self, path: &str, node: Option<&Node>, text: String) -> Provenance {
+    pub(super) fn evidence(&self, path: &str, node: Option<&Node>, text: String) -> Provenance {
         let layer = node.and_then(|n| self.image.layers.get(usize::from(n.layer))).map(|l| l.digest.clone());
         Provenance { file: path.to_string(), artifact: None, line: None, span: None, layer, text: clip(&text) }
     }
 
     /// `layer 3 (RUN pip install …)`: the layer that wrote an entry, with
     /// its build step.
-    pub fn written_by(&self, node: &Node) -> String {
+    pub(super) fn written_by(&self, node: &Node) -> String {
         let step = self.image.config.history.iter().filter(|h| !h.empty_layer).nth(usize::from(node.layer)).map(|h| h.created_by.trim());
         match step {
             Some(s) if !s.is_empty() => format!("layer {} ({})", node.layer, clip(s)),
@@ -81,7 +81,7 @@ impl<'a> Side<'a> {
     }
 
     /// The distribution a path belongs to.
-    pub fn owner(&self, path: &str) -> Option<&'a Distribution> {
+    fn owner(&self, path: &str) -> Option<&'a Distribution> {
         self.owners.owner(path)
     }
 
@@ -92,29 +92,29 @@ impl<'a> Side<'a> {
 }
 
 /// Short description of an entry for evidence text.
-pub fn describe(node: &Node) -> String {
+pub(super) fn describe(node: &Node) -> String {
     let digest = node.digest.map(|d| format!(" sha256:{}", d[..6].iter().map(|b| format!("{b:02x}")).collect::<String>())).unwrap_or_default();
     let link = node.link.as_deref().map(|l| format!(" -> {l}")).unwrap_or_default();
     format!("{} {:o} {}:{} {} B{digest}{link}", node.kind.as_str(), node.mode, node.uid, node.gid, node.size)
 }
 
 /// Whether a `.pth` file's text executes code: a line starting with `import`.
-pub fn pth_imports(text: &[u8]) -> bool {
+pub(super) fn pth_imports(text: &[u8]) -> bool {
     String::from_utf8_lossy(text).lines().any(|l| l.starts_with("import ") || l.starts_with("import\t"))
 }
 
 /// A patch leftover: `.patch`, `.diff`, `.rej`, `.orig`.
-pub fn is_patch_file(path: &str) -> bool {
+pub(super) fn is_patch_file(path: &str) -> bool {
     [".patch", ".diff", ".rej", ".orig"].iter().any(|e| path.ends_with(e))
 }
 
 /// A start-up hook by name (`sitecustomize.py`, `usercustomize.py`).
-pub fn is_customize(path: &str) -> bool {
+pub(super) fn is_customize(path: &str) -> bool {
     matches!(split(path).1, "sitecustomize.py" | "usercustomize.py")
 }
 
 /// A native library: `x.so`, `libx.so.1.2`.
-pub fn is_native_library(path: &str) -> bool {
+fn is_native_library(path: &str) -> bool {
     let name = split(path).1;
     name.ends_with(".so") || name.contains(".so.")
 }
@@ -131,7 +131,7 @@ fn pyc_source(path: &str) -> Option<String> {
 }
 
 /// Turns the changes between an upstream and a pinned image into findings.
-pub struct Finder<'a> {
+pub(super) struct Finder<'a> {
     pub rules: Rules<'a>,
     pub upstream: Side<'a>,
     pub pinned: Side<'a>,
@@ -144,7 +144,7 @@ pub struct Finder<'a> {
 }
 
 impl<'a> Finder<'a> {
-    pub fn new(rules: Rules<'a>, upstream: Side<'a>, pinned: Side<'a>) -> Self {
+    pub(super) fn new(rules: Rules<'a>, upstream: Side<'a>, pinned: Side<'a>) -> Self {
         let path = pinned
             .image
             .config
@@ -155,7 +155,7 @@ impl<'a> Finder<'a> {
             .unwrap_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         let path_dirs = path.split(':').filter(|d| d.starts_with('/')).map(|d| d.trim_end_matches('/').to_string()).collect();
         let engine_scripts = pinned.dists.iter().chain(upstream.dists).filter(|d| rules.engine_name(&d.name)).flat_map(|d| d.scripts.iter().cloned()).collect();
-        Finder { rules, upstream, pinned, path_dirs, engine_scripts, budget: textdiff::BUDGET }
+        Finder { rules, upstream, pinned, path_dirs, engine_scripts, budget: unified_diff::BUDGET }
     }
 
     /// A finding about `path`, with evidence from the pinned image (or the
@@ -182,7 +182,7 @@ impl<'a> Finder<'a> {
             Some(o) => self.upstream.texts.text(o)?,
             None => Vec::new(),
         };
-        textdiff::unified(change.path, &old, &new, &mut self.budget)
+        unified_diff::unified(change.path, &old, &new, &mut self.budget)
     }
 
     /// Where the change was made, for messages.
@@ -197,7 +197,7 @@ impl<'a> Finder<'a> {
     /// The finding for one file change, or `None` when another finding
     /// covers it (dist-info files: [`Finder::distributions`]; a `.pyc`
     /// whose source changed too).
-    pub fn classify(&mut self, change: &Change) -> Option<Finding> {
+    pub(super) fn classify(&mut self, change: &Change) -> Option<Finding> {
         let path = change.path;
         let writes = matches!(change.kind, ChangeKind::Added | ChangeKind::Modified);
         let what = change.kind.as_str();
@@ -328,7 +328,7 @@ impl<'a> Finder<'a> {
     /// Distributions reinstalled (version, local label, direct URL,
     /// installer, wheel build, dist-info contents), newly installed or
     /// removed, one finding each.
-    pub fn distributions(&self) -> Vec<Finding> {
+    pub(super) fn distributions(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
         let upstream: BTreeMap<(&str, &str), &Distribution> = self.upstream.dists.iter().map(|d| ((d.site.as_str(), d.key.as_str()), d)).collect();
         let pinned: BTreeMap<(&str, &str), &Distribution> = self.pinned.dists.iter().map(|d| ((d.site.as_str(), d.key.as_str()), d)).collect();

@@ -8,12 +8,12 @@
 
 use super::cache::Cache;
 use super::classify::{Finder, Rules, Side};
-use super::diff::{self};
 use super::dist::{self, Distribution, TextSource};
-use super::index::Node;
-use super::indexer::{Indexed, LayerCounts, Trouble, index_images};
+use super::file_index::Node;
+use super::index_build::{Indexed, LayerCounts, Trouble, index_images};
 use super::limits::LayerLimits;
-use super::{configdiff, integrity, record};
+use super::tree_diff;
+use super::{config_diff, integrity, record};
 use crate::checks::{CheckResult, Status, forbidden_env_in_image, suppress};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::provenance::Provenance;
@@ -27,7 +27,7 @@ use std::path::PathBuf;
 pub use super::cache::{DEFAULT_MAX_BYTES as DEFAULT_CACHE_MAX_BYTES, default_dir as default_cache_dir};
 
 /// Most findings listed per rule; the rest are counted in the summary.
-pub const MAX_PER_RULE: usize = 200;
+const MAX_PER_RULE: usize = 200;
 
 /// How forensics runs.
 #[derive(Debug, Clone)]
@@ -105,7 +105,7 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
             ));
             checks.push(integrity::result(Vec::new(), documents(&pinned) + documents(&upstream), 0, 0));
         } else {
-            let config = configdiff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
+            let config = config_diff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
             let cache = open_cache(options, &pinned.reference)?;
             let (indexed, trouble) = index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits);
             counts = indexed.iter().map(|i| i.counts.clone()).collect();
@@ -138,7 +138,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
         let Some(indexed) = indexed.into_iter().next() else {
             return Err(ImageError::Transport { reference: image.reference.clone(), detail: "indexing lost the image".into() });
         };
-        let config = configdiff::findings(&rules, &image.reference, &image.config, None);
+        let config = config_diff::findings(&rules, &image.reference, &image.config, None);
         let check = if indexed.missing.is_empty() {
             let texts = CacheTexts { cache: &cache, image: &image };
             let dists = dist::find(&indexed.fs, &texts);
@@ -197,7 +197,7 @@ fn compare(settings: &CheckPolicy, pinned: (&Image, &Indexed), upstream: (&Image
     let (pt, ut) = (CacheTexts { cache, image: pinned.0 }, CacheTexts { cache, image: upstream.0 });
     let (pd, ud): (Vec<Distribution>, Vec<Distribution>) = (dist::find(&pinned.1.fs, &pt), dist::find(&upstream.1.fs, &ut));
     let mut finder = Finder::new(Rules::new(settings), Side::new(upstream.0, &upstream.1.fs, &ud, &ut), Side::new(pinned.0, &pinned.1.fs, &pd, &pt));
-    let changes = diff::diff(&upstream.1.fs, &pinned.1.fs);
+    let changes = tree_diff::diff(&upstream.1.fs, &pinned.1.fs);
     findings.extend(finder.distributions());
     findings.extend(changes.iter().filter_map(|c| finder.classify(c)));
     let compared = format!("{} path(s) compared, {} changed", pinned.1.fs.entries.len().max(upstream.1.fs.entries.len()), changes.len());

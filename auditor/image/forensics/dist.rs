@@ -6,19 +6,19 @@
 //! belongs to, tells a reinstalled or forked wheel from the shipped one,
 //! and lets `image verify` check files against their own RECORD.
 
-use super::index::{FsIndex, Kind, Node};
+use super::file_index::{FsIndex, Kind, Node};
 use super::paths::split;
 use base64::Engine as _;
 use std::collections::{BTreeMap, HashMap};
 
 /// How the text of a captured file is read back (from the layer cache).
-pub trait TextSource {
+pub(crate) trait TextSource {
     fn text(&self, node: &Node) -> Option<Vec<u8>>;
 }
 
 /// Where a distribution was installed from (PEP 610 `direct_url.json`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirectUrl {
+pub(crate) struct DirectUrl {
     pub url: String,
     /// `git`, `hg`, ... for a VCS install.
     pub vcs: Option<String>,
@@ -38,7 +38,7 @@ impl DirectUrl {
     }
 
     /// In words: `git https://…@abc123`, `editable file:///src`, `local file:///w.whl`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (&self.vcs, self.editable) {
             (Some(vcs), _) => format!("{vcs} {}{}", self.url, self.commit.as_deref().map(|c| format!("@{c}")).unwrap_or_default()),
             (None, true) => format!("editable {}", self.url),
@@ -50,7 +50,7 @@ impl DirectUrl {
 
 /// One `RECORD` row.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordRow {
+pub(crate) struct RecordRow {
     /// Absolute path inside the image.
     pub path: String,
     /// The `sha256=` hash, when the row has one.
@@ -60,7 +60,7 @@ pub struct RecordRow {
 
 /// An installed distribution.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Distribution {
+pub(crate) struct Distribution {
     pub name: String,
     /// PEP 503 normalised name.
     pub key: String,
@@ -82,13 +82,13 @@ pub struct Distribution {
 
 impl Distribution {
     /// `sglang 0.5.16`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         format!("{} {}", self.name, self.version)
     }
 }
 
 /// PEP 503: lower case, runs of `-`, `_`, `.` as one `-`.
-pub fn normalise_name(name: &str) -> String {
+pub(crate) fn normalise_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.trim().chars() {
         if matches!(c, '-' | '_' | '.') {
@@ -103,7 +103,7 @@ pub fn normalise_name(name: &str) -> String {
 }
 
 /// Every distribution in the image, in path order.
-pub fn find(fs: &FsIndex, texts: &dyn TextSource) -> Vec<Distribution> {
+pub(crate) fn find(fs: &FsIndex, texts: &dyn TextSource) -> Vec<Distribution> {
     let mut out = Vec::new();
     for (path, node) in &fs.entries {
         let (parent, name) = split(path);
@@ -185,7 +185,7 @@ fn console_scripts(text: &str) -> Vec<String> {
 
 /// RECORD rows (CSV: path, `algo=urlsafe-b64`, size), paths resolved
 /// against the installation directory.
-pub fn parse_record(text: &str, site: &str) -> Vec<RecordRow> {
+fn parse_record(text: &str, site: &str) -> Vec<RecordRow> {
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let fields = csv_fields(line);
@@ -236,7 +236,7 @@ fn resolve(site: &str, rel: &str) -> Option<String> {
 }
 
 /// Which distribution a path belongs to.
-pub struct Owners<'a> {
+pub(crate) struct Owners<'a> {
     dists: &'a [Distribution],
     recorded: HashMap<&'a str, (usize, &'a RecordRow)>,
     /// (site, top-level name) -> distribution, from RECORD paths.
@@ -246,7 +246,7 @@ pub struct Owners<'a> {
 }
 
 impl<'a> Owners<'a> {
-    pub fn new(dists: &'a [Distribution]) -> Self {
+    pub(crate) fn new(dists: &'a [Distribution]) -> Self {
         let (mut recorded, mut tops, mut trees) = (HashMap::new(), HashMap::new(), Vec::new());
         for (i, d) in dists.iter().enumerate() {
             for row in d.record.iter().flatten() {
@@ -267,14 +267,14 @@ impl<'a> Owners<'a> {
     }
 
     /// The RECORD row that lists `path`, and its distribution.
-    pub fn recorded(&self, path: &str) -> Option<(&'a Distribution, &'a RecordRow)> {
+    pub(crate) fn recorded(&self, path: &str) -> Option<(&'a Distribution, &'a RecordRow)> {
         self.recorded.get(path).map(|&(i, row)| (&self.dists[i], row))
     }
 
     /// The distribution `path` belongs to: listed in its RECORD, inside its
     /// metadata dir, under one of its top-level package directories, or in
     /// its editable source tree.
-    pub fn owner(&self, path: &str) -> Option<&'a Distribution> {
+    pub(crate) fn owner(&self, path: &str) -> Option<&'a Distribution> {
         if let Some((d, _)) = self.recorded(path) {
             return Some(d);
         }
@@ -294,7 +294,7 @@ impl<'a> Owners<'a> {
 
     /// Every top-level package directory RECORD paths go through
     /// (`site/pkg`), with its distribution, in path order.
-    pub fn package_dirs(&self) -> Vec<(String, &'a Distribution)> {
+    pub(crate) fn package_dirs(&self) -> Vec<(String, &'a Distribution)> {
         let mut dirs: Vec<(String, &Distribution)> = self.tops.iter().map(|(&(site, top), &i)| (format!("{site}/{top}"), &self.dists[i])).collect();
         dirs.sort_by(|a, b| a.0.cmp(&b.0));
         dirs

@@ -76,7 +76,7 @@ fn verify_all(image: &Image, workers: usize) -> (Vec<Finding>, usize, Vec<String
 
 impl ImageInput {
     /// The report input for an opened image.
-    pub fn of(image: &Image) -> ImageInput {
+    pub(crate) fn of(image: &Image) -> ImageInput {
         ImageInput {
             reference: image.reference.clone(),
             transport: Some(image.transport),
@@ -89,7 +89,7 @@ impl ImageInput {
     }
 
     /// The input for an image that could not be resolved.
-    pub fn unresolved(reference: &str) -> ImageInput {
+    pub(crate) fn unresolved(reference: &str) -> ImageInput {
         ImageInput { reference: reference.to_string(), transport: None, digest: None, config: None, platform: None, layers: Vec::new(), diff_ids: Vec::new() }
     }
 }

@@ -11,13 +11,13 @@ use crate::evidence::provenance::Provenance;
 use crate::finding::{Finding, Severity};
 use crate::image::Tamper;
 
-pub const ID: &str = "image-integrity";
-pub const TITLE: &str = "Image blobs match their digests and sizes";
+const ID: &str = "image-integrity";
+const TITLE: &str = "Image blobs match their digests and sizes";
 /// The rule of a hostile layer entry.
-pub const HOSTILE_RULE: &str = "image-integrity/hostile-entry";
+pub(super) const HOSTILE_RULE: &str = "image-integrity/hostile-entry";
 
 /// The finding for one tampered blob of image `reference`.
-pub fn finding(reference: &str, tamper: &Tamper) -> Finding {
+pub(super) fn finding(reference: &str, tamper: &Tamper) -> Finding {
     let message = format!("{tamper}: the image is not what its digests promise (corrupted or tampered with in the registry, the archive or in transit)");
     let evidence =
         Provenance { file: reference.to_string(), artifact: None, line: None, span: None, layer: Some(tamper.digest.clone()), text: tamper.to_string() };
@@ -27,7 +27,7 @@ pub fn finding(reference: &str, tamper: &Tamper) -> Finding {
 /// The check's result: `verified` blobs checked, `findings` for those that
 /// failed and for hostile entries (`unlisted` more of those not listed),
 /// `unexamined` layers that could not be read at all.
-pub fn result(findings: Vec<Finding>, verified: usize, unexamined: usize, unlisted: u64) -> CheckResult {
+pub(super) fn result(findings: Vec<Finding>, verified: usize, unexamined: usize, unlisted: u64) -> CheckResult {
     let hostile = findings.iter().filter(|f| f.rule == HOSTILE_RULE).count() as u64 + unlisted;
     let blobs = findings.iter().filter(|f| f.rule != HOSTILE_RULE).count();
     let (status, summary) = if !findings.is_empty() || hostile > 0 {

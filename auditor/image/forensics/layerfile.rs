@@ -8,7 +8,7 @@
 //! index. The checksum comes last, so a reader must reach the end before
 //! it trusts any op ([`super::cache::Cache::apply`] reads twice).
 
-use super::index::{Kind, Node, Op, TextRef};
+use super::file_index::{Kind, Node, Op, TextRef};
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read, Write};
 
@@ -22,12 +22,12 @@ const MAX_STR: u32 = 1 << 20;
 const END: u8 = 0xff;
 
 /// Writes a layer index, one op at a time.
-pub struct IndexWriter<W: Write> {
+pub(super) struct IndexWriter<W: Write> {
     w: Hashing<W>,
 }
 
 impl<W: Write> IndexWriter<W> {
-    pub fn new(inner: W, digest: &str, diff_id: &str) -> io::Result<Self> {
+    pub(super) fn new(inner: W, digest: &str, diff_id: &str) -> io::Result<Self> {
         let mut w = Hashing { inner, hash: Sha256::new() };
         w.write_all(MAGIC)?;
         w.write_all(&VERSION.to_le_bytes())?;
@@ -36,7 +36,7 @@ impl<W: Write> IndexWriter<W> {
         Ok(IndexWriter { w })
     }
 
-    pub fn op(&mut self, op: &Op) -> io::Result<()> {
+    pub(super) fn op(&mut self, op: &Op) -> io::Result<()> {
         let w = &mut self.w;
         match op {
             Op::Put(path, n) => {
@@ -81,7 +81,7 @@ impl<W: Write> IndexWriter<W> {
 
     /// The end record (`unlisted` hostile entries beyond those written)
     /// and the checksum; the inner writer, flushed.
-    pub fn finish(mut self, unlisted: u64) -> io::Result<W> {
+    pub(super) fn finish(mut self, unlisted: u64) -> io::Result<W> {
         self.w.write_all(&[END])?;
         self.w.write_all(&unlisted.to_le_bytes())?;
         let sum = self.w.hash.clone().finalize();
@@ -92,7 +92,7 @@ impl<W: Write> IndexWriter<W> {
 }
 
 /// Reads what [`IndexWriter`] wrote, one op at a time.
-pub struct IndexReader<R: Read> {
+pub(super) struct IndexReader<R: Read> {
     r: Hashed<R>,
     /// The layer blob digest the index is of.
     pub digest: String,
@@ -101,7 +101,7 @@ pub struct IndexReader<R: Read> {
 }
 
 impl<R: Read> IndexReader<R> {
-    pub fn new(inner: R) -> io::Result<Self> {
+    pub(super) fn new(inner: R) -> io::Result<Self> {
         let mut r = Hashed { inner, hash: Sha256::new() };
         if &get::<8>(&mut r)? != MAGIC || get_u32(&mut r)? != VERSION {
             return Err(bad("not a layer index of this version"));
@@ -113,7 +113,7 @@ impl<R: Read> IndexReader<R> {
 
     /// The next op; `None` after the last, once the checksum matched. Any
     /// damage is an error.
-    pub fn next_op(&mut self) -> io::Result<Option<Op>> {
+    pub(super) fn next_op(&mut self) -> io::Result<Option<Op>> {
         let r = &mut self.r;
         let [tag] = get::<1>(r)?;
         Ok(Some(match tag {
@@ -211,7 +211,7 @@ fn get_str(r: &mut impl Read) -> io::Result<Box<str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::forensics::index::tests::file;
+    use crate::image::forensics::file_index::tests::file;
 
     fn write(ops: &[Op], unlisted: u64) -> Vec<u8> {
         let mut w = IndexWriter::new(Vec::new(), "sha256:ab", "sha256:cd").unwrap();

@@ -14,14 +14,14 @@
 use std::fmt;
 
 /// Default `--max-layer-size`: most uncompressed bytes read from one layer.
-pub const DEFAULT_MAX_SIZE: u64 = 64 << 30;
+const DEFAULT_MAX_SIZE: u64 = 64 << 30;
 /// Default `--max-layer-ratio`: most uncompressed bytes per compressed
 /// byte (gzip of real files stays under 20).
 pub const DEFAULT_MAX_RATIO: u64 = 100;
 /// Every compressed layer may expand to this much, whatever its ratio: a
 /// small layer of empty files and directories is mostly zero-filled tar
 /// headers and compresses more than a hundredfold.
-pub const RATIO_FLOOR: u64 = 256 << 20;
+const RATIO_FLOOR: u64 = 256 << 20;
 /// Default `--max-layer-entries`: most tar entries in one layer, and most
 /// paths in one image's merged index (a serving image has a few hundred
 /// thousand in all; a merged index costs 200 to 270 bytes a path, so two
@@ -31,7 +31,7 @@ pub const DEFAULT_MAX_ENTRIES: u64 = 500_000;
 pub const DEFAULT_MAX_DEPTH: usize = 256;
 /// Longest path applied, in bytes (Linux's `PATH_MAX`; no file at a
 /// longer path can be opened by its name).
-pub const MAX_PATH: usize = 4096;
+pub(crate) const MAX_PATH: usize = 4096;
 
 /// The limits of a layer walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl LayerLimits {
     /// How far the uncompressed stream of a layer may reach; `compressed`
     /// is the blob size of a compressed blob (`None` for a plain tar or
     /// an unknown size: only the size limit applies).
-    pub fn budget(&self, compressed: Option<u64>) -> Budget {
+    pub(crate) fn budget(&self, compressed: Option<u64>) -> Budget {
         let by_ratio = compressed
             .filter(|_| self.max_ratio > 0)
             .map(|c| (c, c.saturating_mul(self.max_ratio).max(RATIO_FLOOR)))
@@ -67,7 +67,7 @@ impl LayerLimits {
 
 /// The most uncompressed bytes one layer may have, and which limit says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     pub bytes: u64,
     /// (compressed size, ratio) when the ratio is the tighter limit.
     ratio: Option<(u64, u64)>,
@@ -76,7 +76,7 @@ pub struct Budget {
 impl Budget {
     /// Whether the stream may reach `end` bytes; `path` names the entry
     /// that would take it there (asked for only when it may not).
-    pub fn check(&self, end: u64, path: impl FnOnce() -> String) -> Result<(), Overrun> {
+    pub(crate) fn check(&self, end: u64, path: impl FnOnce() -> String) -> Result<(), Overrun> {
         if end <= self.bytes {
             return Ok(());
         }
@@ -102,7 +102,7 @@ pub enum Overrun {
 
 impl Overrun {
     /// The entry a decompression bomb was found at, for its hostile-entry finding.
-    pub fn bomb(&self) -> Option<&str> {
+    pub(crate) fn bomb(&self) -> Option<&str> {
         match self {
             Overrun::Ratio { path, .. } => Some(path),
             _ => None,

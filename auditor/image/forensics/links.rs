@@ -14,25 +14,25 @@
 //! the index is consulted only on a hash hit. The hasher is keyed per
 //! process (`RandomState`), so a layer cannot be crafted to collide.
 
-use super::index::{Kind, Node};
+use super::file_index::{Kind, Node};
 use std::borrow::Cow;
 use std::collections::hash_map::{DefaultHasher, RandomState};
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasher, Hasher};
 
 /// Most symlinks followed while resolving one path (Linux's `ELOOP` limit).
-pub const MAX_HOPS: usize = 40;
+const MAX_HOPS: usize = 40;
 
 /// The hashes of the symlink paths of an index.
 #[derive(Debug, Default)]
-pub struct Links {
+pub(super) struct Links {
     keys: RandomState,
     counts: HashMap<u64, u32>,
 }
 
 /// Why a directory could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unresolved {
+pub(super) enum Unresolved {
     /// The symlink `link` (with its `target`) climbs above the root.
     Escapes { link: String, target: String },
     /// More than [`MAX_HOPS`] symlinks, the last one `link`.
@@ -67,12 +67,12 @@ impl Links {
     }
 
     /// A symlink was put at `path`.
-    pub fn insert(&mut self, path: &str) {
+    pub(super) fn insert(&mut self, path: &str) {
         *self.counts.entry(self.hash(path)).or_default() += 1;
     }
 
     /// The symlink at `path` was removed or replaced.
-    pub fn remove(&mut self, path: &str) {
+    pub(super) fn remove(&mut self, path: &str) {
         let h = self.hash(path);
         if let Some(n) = self.counts.get_mut(&h) {
             *n -= 1;
@@ -85,7 +85,7 @@ impl Links {
     /// `dir` (absolute, normalised) with every symlink among its
     /// components followed, as a runtime resolves it inside the root;
     /// borrowed when no symlink is on the way.
-    pub fn resolve<'a>(&self, entries: &'a BTreeMap<Box<str>, Node>, dir: &'a str, max_len: usize) -> Result<Cow<'a, str>, Unresolved> {
+    pub(super) fn resolve<'a>(&self, entries: &'a BTreeMap<Box<str>, Node>, dir: &'a str, max_len: usize) -> Result<Cow<'a, str>, Unresolved> {
         if self.counts.is_empty() {
             return Ok(Cow::Borrowed(dir));
         }
@@ -156,7 +156,7 @@ fn extend(h: &mut DefaultHasher, part: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::forensics::index::tests::{dir, file};
+    use crate::image::forensics::file_index::tests::{dir, file};
 
     fn link(target: &str) -> Node {
         Node { kind: Kind::Symlink, link: Some(target.into()), digest: None, ..file(b"") }

@@ -7,17 +7,17 @@
 //! on every build: the policy lists them as path patterns, matched here.
 
 /// Bytes of a `.pyc` header (PEP 552, Python 3.7+).
-pub const PYC_HEADER: u64 = 16;
+pub(crate) const PYC_HEADER: u64 = 16;
 
 /// Whether content normalisation applies: a compiled Python module.
-pub fn is_pyc(path: &str) -> bool {
+pub(crate) fn is_pyc(path: &str) -> bool {
     path.ends_with(".pyc")
 }
 
 /// Whether `path` matches `pattern`: an exact path, a directory prefix
 /// written `DIR/**`, or `*` wildcards within one path component
 /// (`/var/log/*.log`).
-pub fn matches(pattern: &str, path: &str) -> bool {
+pub(crate) fn matches(pattern: &str, path: &str) -> bool {
     if let Some(dir) = pattern.strip_suffix("/**") {
         return path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'));
     }

@@ -14,7 +14,7 @@ const MAX_SHOWN: usize = 1024;
 
 /// A tar name as an index key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Named {
+pub(super) struct Named {
     /// `/a/b`: absolute, no `.`, no empty or trailing components.
     pub path: String,
     /// The name itself was absolute (`/a/b`), which no image builder writes.
@@ -22,7 +22,7 @@ pub struct Named {
 }
 
 /// The index key of a tar name (`./a/b/`, `a//b`, `/a/b`), or why it has none.
-pub fn normalise(raw: &[u8]) -> Result<Named, String> {
+pub(super) fn normalise(raw: &[u8]) -> Result<Named, String> {
     let text = text_of(raw)?;
     let mut path = String::with_capacity(text.len() + 1);
     for part in text.split('/') {
@@ -46,7 +46,7 @@ pub fn normalise(raw: &[u8]) -> Result<Named, String> {
 
 /// A symlink target as written (`..` is the merge's to resolve), when it
 /// is text and no longer than a path.
-pub fn symlink_target(raw: &[u8]) -> Result<String, String> {
+pub(super) fn symlink_target(raw: &[u8]) -> Result<String, String> {
     let text = text_of(raw)?;
     if text.len() > MAX_PATH {
         return Err(format!("is longer than {MAX_PATH} bytes (PATH_MAX)"));
@@ -64,7 +64,7 @@ fn text_of(raw: &[u8]) -> Result<&str, String> {
 
 /// A name as a finding shows it: control characters and bytes that are
 /// not UTF-8 as `\xNN`, at most [`MAX_SHOWN`] bytes.
-pub fn shown(raw: &[u8]) -> String {
+pub(super) fn shown(raw: &[u8]) -> String {
     let mut out = String::new();
     'chunks: for chunk in raw.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -88,7 +88,7 @@ pub fn shown(raw: &[u8]) -> String {
 }
 
 /// (`/a`, `b`) of `/a/b`; (`/`, `x`) of `/x`.
-pub fn split(path: &str) -> (&str, &str) {
+pub(super) fn split(path: &str) -> (&str, &str) {
     match path.rfind('/') {
         Some(0) => ("/", &path[1..]),
         Some(i) => (&path[..i], &path[i + 1..]),
@@ -97,12 +97,12 @@ pub fn split(path: &str) -> (&str, &str) {
 }
 
 /// `dir/name`.
-pub fn join(dir: &str, name: &str) -> String {
+pub(super) fn join(dir: &str, name: &str) -> String {
     if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") }
 }
 
 /// Whether `path` is `dir` or below it.
-pub fn is_within(path: &str, dir: &str) -> bool {
+pub(super) fn is_within(path: &str, dir: &str) -> bool {
     path.strip_prefix(dir).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 

@@ -7,14 +7,14 @@
 //! `direct_url.json` origins are reported too.
 
 use super::classify::{Rules, Side, describe, is_customize, is_patch_file, pth_imports};
-use super::index::{Kind, Node};
+use super::file_index::{Kind, Node};
 use super::paths::split;
 use crate::finding::{Finding, Severity};
 use std::collections::BTreeSet;
 
 /// What verifying found, with counts for the summary.
 #[derive(Default)]
-pub struct Verified {
+pub(super) struct Verified {
     pub findings: Vec<Finding>,
     pub distributions: usize,
     /// Distributions without a RECORD (Debian packages, egg-info, editable trees).
@@ -30,7 +30,7 @@ fn hex(d: &[u8]) -> String {
 }
 
 /// Verify one image.
-pub fn verify(side: &Side, rules: &Rules) -> Verified {
+pub(super) fn verify(side: &Side, rules: &Rules) -> Verified {
     let mut out = Verified { distributions: side.dists.len(), ..Verified::default() };
     let finding = |rule: &str, severity: Severity, kind: &str, path: &str, node: Option<&Node>, message: String, text: String| {
         Finding::new(rule, severity, message, None, vec![side.evidence(path, node, text)]).in_image(kind, Some(path))

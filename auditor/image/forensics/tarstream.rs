@@ -15,11 +15,11 @@
 use std::io::{self, Read};
 
 /// Largest PAX or GNU long-name header accepted.
-pub const MAX_EXTENSION: u64 = 1 << 20;
+const MAX_EXTENSION: u64 = 1 << 20;
 
 /// The type of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryType {
+pub(super) enum EntryType {
     File,
     Hardlink,
     Symlink,
@@ -34,7 +34,7 @@ pub enum EntryType {
 
 /// One entry's header, with PAX and GNU extensions applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Header {
+pub(super) struct Header {
     pub path: Vec<u8>,
     pub link: Vec<u8>,
     pub kind: EntryType,
@@ -47,7 +47,7 @@ pub struct Header {
 
 /// Reads entries one after the other; the data of an entry must be read
 /// (or is skipped) before the next header.
-pub struct TarReader<R> {
+pub(super) struct TarReader<R> {
     inner: R,
     /// Data bytes of the current entry not yet read.
     remaining: u64,
@@ -62,13 +62,13 @@ fn invalid(msg: String) -> io::Error {
 }
 
 impl<R: Read> TarReader<R> {
-    pub fn new(inner: R) -> Self {
+    pub(super) fn new(inner: R) -> Self {
         TarReader { inner, remaining: 0, padding: 0, position: 0 }
     }
 
     /// The next entry's header; `None` at the end-of-archive marker (or a
     /// clean end of stream where a header would start).
-    pub fn next_header(&mut self) -> io::Result<Option<Header>> {
+    pub(super) fn next_header(&mut self) -> io::Result<Option<Header>> {
         self.skip_rest()?;
         let mut long_path: Option<Vec<u8>> = None;
         let mut long_link: Option<Vec<u8>> = None;
@@ -153,7 +153,7 @@ impl<R: Read> TarReader<R> {
     }
 
     /// Read the current entry's data into `buf`; `Ok(0)` at its end.
-    pub fn read_data(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(super) fn read_data(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.remaining == 0 || buf.is_empty() {
             return Ok(0);
         }
@@ -168,19 +168,19 @@ impl<R: Read> TarReader<R> {
     }
 
     /// Bytes read from the stream so far.
-    pub fn position(&self) -> u64 {
+    pub(super) fn position(&self) -> u64 {
         self.position
     }
 
     /// Where the current entry's data (and its padding) ends in the
     /// stream: reading or skipping it consumes the stream up to here.
-    pub fn entry_end(&self) -> u64 {
+    pub(super) fn entry_end(&self) -> u64 {
         self.position.saturating_add(self.remaining).saturating_add(self.padding)
     }
 
     /// The underlying stream, once the end marker was read: drain it so a
     /// verifying reader below sees EOF.
-    pub fn into_inner(self) -> R {
+    pub(super) fn into_inner(self) -> R {
         self.inner
     }
 

@@ -9,7 +9,7 @@
 //!
 //! OCI layer semantics are recorded, not applied: `.wh.NAME` is a
 //! whiteout, `.wh..wh..opq` an opaque directory, hard links keep their
-//! target path ([`super::index::FsIndex::apply`] merges and follows
+//! target path ([`super::file_index::FsIndex::apply`] merges and follows
 //! symlinks). What can be judged from one entry alone is judged here and
 //! cached with the layer: names that cannot be index keys (`..`, a NUL,
 //! not UTF-8, longer than `PATH_MAX`) are hostile entries, not applied;
@@ -20,7 +20,7 @@
 //! them (the path depth limit is the merge's).
 
 use super::cache::LayerWriter;
-use super::index::{Kind, MAX_LISTED, Node, Op};
+use super::file_index::{Kind, MAX_LISTED, Node, Op};
 use super::limits::{LayerLimits, Overrun};
 use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
@@ -31,14 +31,14 @@ use sha2::{Digest as _, Sha256};
 use std::io::{self, BufReader, Read};
 
 /// Largest source or hook file captured for quoting.
-pub const MAX_CAPTURE: u64 = 1 << 20;
+const MAX_CAPTURE: u64 = 1 << 20;
 /// Largest dist-info `RECORD` captured (a torch RECORD is a few MiB).
-pub const MAX_RECORD: u64 = 16 << 20;
+const MAX_RECORD: u64 = 16 << 20;
 
 /// Walk layer `index` of `image` into `out`; the count of hostile entries
 /// not listed. The layer stream is read to its end, so its digest and
 /// diff-id are verified before the walk succeeds (and the cache stores it).
-pub fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLimits) -> Result<u64, ImageError> {
+pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLimits) -> Result<u64, ImageError> {
     let context = format!("layer {index}");
     let io_err = |e: io::Error| ImageError::from_io(&image.reference, &context, e);
     let overrun = |overrun: Overrun| ImageError::Overrun { reference: image.reference.clone(), layer: index, overrun };

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 
 /// A user name and password (or token) for one registry.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Credentials {
+pub(super) struct Credentials {
     pub username: String,
     pub password: String,
     /// Where they came from, for messages (never the secret itself).
@@ -31,13 +31,13 @@ impl std::fmt::Debug for Credentials {
 
 /// The auth files to consult, in order, and where helpers are looked up.
 #[derive(Debug, Clone, Default)]
-pub struct AuthFiles {
+pub(super) struct AuthFiles {
     pub files: Vec<PathBuf>,
 }
 
 impl AuthFiles {
     /// The files the environment names.
-    pub fn from_env() -> AuthFiles {
+    pub(super) fn from_env() -> AuthFiles {
         let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let mut files = Vec::new();
         files.extend(var("REGISTRY_AUTH_FILE"));
@@ -50,7 +50,7 @@ impl AuthFiles {
 
     /// Credentials for `registry` (`host[:port]`), or why there are none
     /// when a file promised some (a helper that failed, a bad entry).
-    pub fn lookup(&self, registry: &str) -> Result<Option<Credentials>, String> {
+    pub(super) fn lookup(&self, registry: &str) -> Result<Option<Credentials>, String> {
         for file in &self.files {
             let Ok(bytes) = std::fs::read(file) else { continue };
             let config: ConfigFile = serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a valid auth file: {e}", file.display()))?;

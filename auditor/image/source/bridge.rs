@@ -14,12 +14,12 @@ use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
 
 /// Chunks buffered between a network task and its reader.
-pub const CHANNEL_CHUNKS: usize = 8;
+const CHANNEL_CHUNKS: usize = 8;
 
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 
 /// The module's runtime.
-pub fn runtime() -> io::Result<&'static Runtime> {
+pub(super) fn runtime() -> io::Result<&'static Runtime> {
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("auditor-image-io").enable_all().build().map_err(|e| e.to_string())
@@ -29,16 +29,16 @@ pub fn runtime() -> io::Result<&'static Runtime> {
 }
 
 /// The sending half a task writes chunks (or one final error) into.
-pub type ChunkSender = mpsc::Sender<io::Result<Bytes>>;
+pub(super) type ChunkSender = mpsc::Sender<io::Result<Bytes>>;
 
 /// A channel of chunks and the reader on its receiving end.
-pub fn channel() -> (ChunkSender, ChannelReader) {
+pub(super) fn channel() -> (ChunkSender, ChannelReader) {
     let (tx, rx) = mpsc::channel(CHANNEL_CHUNKS);
     (tx, ChannelReader { rx, current: Bytes::new(), state: State::Open })
 }
 
 /// Reads what a task sends; EOF when the task is done and the sender dropped.
-pub struct ChannelReader {
+pub(super) struct ChannelReader {
     rx: mpsc::Receiver<io::Result<Bytes>>,
     current: Bytes,
     state: State,

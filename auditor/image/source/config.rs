@@ -69,7 +69,7 @@ struct RawRootfs {
 
 impl ImageConfig {
     /// Parse a config document.
-    pub fn parse(reference: &str, bytes: &[u8]) -> Result<ImageConfig, ImageError> {
+    pub(crate) fn parse(reference: &str, bytes: &[u8]) -> Result<ImageConfig, ImageError> {
         let raw: Raw = serde_json::from_slice(bytes).map_err(|e| ImageError::Malformed {
             reference: reference.to_string(),
             what: "image config".into(),
@@ -92,7 +92,7 @@ impl ImageConfig {
     }
 
     /// `os/architecture[/variant]`.
-    pub fn platform(&self) -> String {
+    pub(crate) fn platform(&self) -> String {
         let mut p = format!("{}/{}", self.os, self.architecture);
         if let Some(v) = &self.variant {
             p.push('/');

@@ -39,7 +39,7 @@ fn engine_error(reference: &str, what: &str, e: bollard::errors::Error) -> Image
     }
 }
 
-pub fn open(reference: &ImageRef, name: &str, options: &OpenOptions) -> Result<Image, ImageError> {
+pub(super) fn open(reference: &ImageRef, name: &str, options: &OpenOptions) -> Result<Image, ImageError> {
     let r = reference.to_string();
     let docker = connect(&r)?;
     let rt = bridge::runtime().map_err(|e| ImageError::Io { reference: r.clone(), context: "starting".into(), source: e })?;

@@ -8,7 +8,7 @@ use std::io::Read;
 
 /// How a layer blob is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Zstd,
@@ -16,7 +16,7 @@ pub enum Compression {
 
 impl Compression {
     /// The compression a layer media type declares, if we know the type.
-    pub fn of_media_type(media_type: &str) -> Option<Compression> {
+    pub(crate) fn of_media_type(media_type: &str) -> Option<Compression> {
         let base = media_type.split(';').next().unwrap_or(media_type).trim();
         // OCI: ...layer.v1.tar[+gzip|+zstd], also the nondistributable
         // variants; Docker: ...rootfs.diff.tar[.gzip|.zstd] and the foreign
@@ -39,7 +39,7 @@ impl Compression {
 }
 
 /// Wrap a (verified) layer blob stream so it yields the uncompressed tar.
-pub fn tar_stream<'a>(reference: &str, media_type: &str, blob: Box<dyn Read + Send + 'a>) -> Result<Box<dyn Read + Send + 'a>, ImageError> {
+pub(crate) fn tar_stream<'a>(reference: &str, media_type: &str, blob: Box<dyn Read + Send + 'a>) -> Result<Box<dyn Read + Send + 'a>, ImageError> {
     match Compression::of_media_type(media_type) {
         Some(Compression::None) => Ok(blob),
         Some(Compression::Gzip) => Ok(Box::new(flate2::read::MultiGzDecoder::new(blob))),

@@ -6,11 +6,11 @@
 //! registry manifest, so its image has no manifest digest: it is matched
 //! to other transports by config digest and diff-ids.
 
+use super::digest::{Expected, sha256_digest, verify_bytes};
 use super::manifest::DOCKER_LAYER_TAR;
 use super::oci_layout;
 use super::resolve::MAX_DOCUMENT;
 use super::store::{Store, TarIndex};
-use super::verify::{Expected, sha256_digest, verify_bytes};
 use super::{Image, ImageConfig, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Platform, Transport, progress};
 use serde::Deserialize;
 use std::io::Read;
@@ -27,7 +27,7 @@ struct Entry {
     layers: Vec<String>,
 }
 
-pub fn open(reference: &ImageRef, file: &Path, name: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
+pub(super) fn open(reference: &ImageRef, file: &Path, name: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
     let r = reference.to_string();
     let index = TarIndex::build(file).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

@@ -23,7 +23,7 @@ pub enum TamperKind {
 
 impl TamperKind {
     /// The rule id of the `image-integrity` finding this becomes.
-    pub fn rule(self) -> &'static str {
+    pub(crate) fn rule(self) -> &'static str {
         match self {
             TamperKind::DigestMismatch => "image-integrity/digest-mismatch",
             TamperKind::SizeMismatch => "image-integrity/size-mismatch",
@@ -100,7 +100,7 @@ pub enum ImageError {
 impl ImageError {
     /// Turn an error out of a layer stream back into the typed error it
     /// carries; any other I/O error becomes [`ImageError::Io`].
-    pub fn from_io(reference: &str, context: &str, e: io::Error) -> ImageError {
+    pub(crate) fn from_io(reference: &str, context: &str, e: io::Error) -> ImageError {
         let io_error = |source| ImageError::Io { reference: reference.to_string(), context: context.to_string(), source };
         if e.get_ref().is_none() {
             return io_error(e);
@@ -117,12 +117,12 @@ impl ImageError {
     }
 
     /// Wrap this error so it can travel through `Read::read`.
-    pub fn into_io(self) -> io::Error {
+    pub(crate) fn into_io(self) -> io::Error {
         io::Error::other(self)
     }
 
     /// The tamper evidence, when that is what this error is.
-    pub fn tamper(&self) -> Option<&Tamper> {
+    pub(crate) fn tamper(&self) -> Option<&Tamper> {
         match self {
             ImageError::Tamper { tamper, .. } => Some(tamper),
             _ => None,

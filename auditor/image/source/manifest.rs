@@ -8,19 +8,19 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
-pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
-pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
-pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+pub(super) const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(super) const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
 /// Layers as `docker save` and the Engine's export store them.
-pub const DOCKER_LAYER_TAR: &str = "application/vnd.docker.image.rootfs.diff.tar";
+pub(super) const DOCKER_LAYER_TAR: &str = "application/vnd.docker.image.rootfs.diff.tar";
 /// Every manifest type we parse, for `Accept` headers.
-pub const ACCEPTED: [&str; 4] = [OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_LIST];
+pub(super) const ACCEPTED: [&str; 4] = [OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_LIST];
 
 /// A content descriptor.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Descriptor {
+pub(super) struct Descriptor {
     #[serde(default)]
     pub media_type: String,
     pub digest: String,
@@ -55,7 +55,7 @@ impl Platform {
     /// Whether an index entry for `other` serves a request for `self`: a
     /// request without a variant takes any variant, and arm64's default
     /// variant is v8.
-    pub fn matches(&self, other: &Platform) -> bool {
+    pub(crate) fn matches(&self, other: &Platform) -> bool {
         let norm = |p: &Platform| match (p.architecture.as_str(), p.variant.as_deref()) {
             ("arm64", Some("v8")) => None,
             (_, v) => v.map(str::to_string),
@@ -80,7 +80,7 @@ impl fmt::Display for Platform {
 /// An image manifest (one platform).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ImageManifest {
+pub(super) struct ImageManifest {
     pub schema_version: u32,
     #[serde(default)]
     pub media_type: Option<String>,
@@ -91,7 +91,7 @@ pub struct ImageManifest {
 /// An image index or Docker manifest list.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Index {
+pub(super) struct Index {
     pub schema_version: u32,
     #[serde(default)]
     pub media_type: Option<String>,
@@ -100,7 +100,7 @@ pub struct Index {
 
 /// What a manifest document turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
+pub(super) enum Parsed {
     Image(ImageManifest),
     Index(Index),
 }
@@ -108,7 +108,7 @@ pub enum Parsed {
 /// Parse a manifest or index. `media_type` is the type the source announced
 /// (Content-Type, a descriptor), if any; the document's own `mediaType`
 /// and shape decide otherwise.
-pub fn parse(reference: &str, media_type: Option<&str>, bytes: &[u8]) -> Result<Parsed, ImageError> {
+pub(super) fn parse(reference: &str, media_type: Option<&str>, bytes: &[u8]) -> Result<Parsed, ImageError> {
     let malformed = |detail: String| ImageError::Malformed { reference: reference.to_string(), what: "manifest".into(), detail };
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| malformed(e.to_string()))?;
     let declared = value.get("mediaType").and_then(|v| v.as_str()).or(media_type.filter(|t| ACCEPTED.contains(t)));
@@ -133,7 +133,7 @@ pub fn parse(reference: &str, media_type: Option<&str>, bytes: &[u8]) -> Result<
 
 /// The entry of `index` for `wanted`, or an error that lists the platforms
 /// present. Entries without a platform (attestations) are never picked.
-pub fn select<'a>(reference: &str, index: &'a Index, wanted: &Platform) -> Result<&'a Descriptor, ImageError> {
+pub(super) fn select<'a>(reference: &str, index: &'a Index, wanted: &Platform) -> Result<&'a Descriptor, ImageError> {
     index.manifests.iter().find(|d| d.platform.as_ref().is_some_and(|p| wanted.matches(p)) && !is_attestation(d)).ok_or_else(|| ImageError::PlatformNotFound {
         reference: reference.to_string(),
         wanted: wanted.to_string(),

@@ -8,24 +8,29 @@
 //! `tar` and `rayon`; the async clients (oci-client, reqwest, bollard) run
 //! on a runtime this module owns, behind bounded channels, so no blob is
 //! ever held whole in memory and nothing from an image touches the disk.
+//!
+//! Kept apart from [`super::forensics`] because obtaining an image and
+//! judging it change for different reasons: this folder knows transports,
+//! protocols and blob formats and emits no findings; a new transport is
+//! a file here and touches nothing that judges.
 
-pub(crate) mod auth;
-pub(crate) mod bridge;
-pub mod config;
-pub(crate) mod daemon;
-pub mod decompress;
-pub(crate) mod docker_archive;
-pub(crate) mod error;
-pub mod manifest;
-pub(crate) mod oci_layout;
-pub(crate) mod progress;
-pub(crate) mod redirect;
-pub mod reference;
-pub(crate) mod registry;
-pub(crate) mod resolve;
-pub(crate) mod retry;
-pub(crate) mod store;
-pub mod verify;
+mod auth;
+mod bridge;
+mod config;
+mod daemon;
+pub(crate) mod decompress;
+pub(crate) mod digest;
+mod docker_archive;
+mod error;
+mod manifest;
+mod oci_layout;
+mod progress;
+mod redirect;
+mod reference;
+mod registry;
+mod resolve;
+mod retry;
+mod store;
 
 pub use config::{History, ImageConfig};
 pub use daemon::{Change, ChangeKind, container_changes};
@@ -34,9 +39,9 @@ pub use manifest::Platform;
 pub use reference::{ImageRef, RegistryRef};
 pub use retry::RetryPolicy;
 
+use digest::{Expected, VerifyingReader};
 use serde::Serialize;
 use std::io::{self, Read};
-use verify::{Expected, VerifyingReader};
 
 /// How an image is opened.
 #[derive(Debug, Clone)]
@@ -159,7 +164,7 @@ impl Image {
     /// stream fails with a [`Tamper`] (see [`tamper_of`]) on the first byte
     /// past the promised size, or at the end when the size or digest is
     /// wrong. Read it to EOF before trusting anything read from it.
-    pub fn open_layer(&self, index: usize) -> Result<Box<dyn Read + Send>, ImageError> {
+    pub(crate) fn open_layer(&self, index: usize) -> Result<Box<dyn Read + Send>, ImageError> {
         let layer = self
             .layers
             .get(index)
@@ -187,7 +192,7 @@ impl Image {
     /// its uncompressed stream against that diff-id (a runtime refuses a
     /// layer whose diff-id lies). A blob that fails its own check is
     /// reported as such, even when it also fails to decompress.
-    pub fn verify_layer(&self, index: usize) -> Result<(), ImageError> {
+    pub(crate) fn verify_layer(&self, index: usize) -> Result<(), ImageError> {
         let io_err = |e: io::Error| ImageError::from_io(&self.reference, &format!("layer {index}"), e);
         let mut blob = self.open_layer(index)?;
         let layer = &self.layers[index];
@@ -215,7 +220,7 @@ impl Image {
 }
 
 /// `sha256:0123456789ab` — the first 12 hex digits.
-pub fn short(digest: &str) -> &str {
+pub(crate) fn short(digest: &str) -> &str {
     let end = digest.find(':').map_or(12, |i| i + 13).min(digest.len());
     digest.get(..end).unwrap_or(digest)
 }

@@ -4,10 +4,10 @@
 //! `org.opencontainers.image.ref.name`; blobs live under
 //! `blobs/<algorithm>/<hex>` and are read in place.
 
+use super::digest::{Expected, is_valid_digest, verify_bytes};
 use super::manifest::{self, Descriptor, Index};
 use super::resolve::{self, Fetch, Fetched, MAX_DOCUMENT};
 use super::store::{Store, TarIndex};
-use super::verify::{Expected, is_valid_digest, verify_bytes};
 use super::{Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Transport, progress};
 use std::io::Read;
 use std::path::Path;
@@ -17,14 +17,14 @@ const REF_NAME: &str = "org.opencontainers.image.ref.name";
 /// containerd and Docker 25+ also record the full image name.
 const IMAGE_NAME: &str = "io.containerd.image.name";
 
-pub fn open_dir(reference: &ImageRef, dir: &Path, tag: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
+pub(super) fn open_dir(reference: &ImageRef, dir: &Path, tag: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
     if !dir.join("index.json").is_file() {
         return Err(ImageError::NotFound { reference: reference.to_string(), what: format!("{}/index.json (not an OCI image layout)", dir.display()) });
     }
     open_store(reference, Transport::OciLayout, Store::Dir(dir.to_path_buf()), tag, options)
 }
 
-pub fn open_archive(reference: &ImageRef, file: &Path, tag: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
+pub(super) fn open_archive(reference: &ImageRef, file: &Path, tag: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
     let index = TarIndex::build(file).map_err(|e| io_error(reference, &format!("reading {}", file.display()), e))?;
     open_store(reference, Transport::OciArchive, Store::Tar(index), tag, options)
 }
@@ -37,12 +37,12 @@ fn io_error(reference: &ImageRef, context: &str, e: std::io::Error) -> ImageErro
 }
 
 /// Whether a store holds an OCI layout (used for `docker save` archives).
-pub fn is_layout(store: &Store) -> bool {
+pub(super) fn is_layout(store: &Store) -> bool {
     store.contains("index.json") && store.contains("oci-layout")
 }
 
 /// Open the image `tag` names in a layout held by `store`.
-pub fn open_store(reference: &ImageRef, transport: Transport, store: Store, tag: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
+pub(super) fn open_store(reference: &ImageRef, transport: Transport, store: Store, tag: Option<&str>, options: &OpenOptions) -> Result<Image, ImageError> {
     let name = reference.to_string();
     let store = Arc::new(store);
     let index_bytes = store.read_small("index.json", MAX_DOCUMENT).map_err(|e| io_error(reference, "reading index.json", e))?;

@@ -6,17 +6,17 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressFinish, 
 use std::io::Read;
 
 /// Draws one bar per layer stream while it is read.
-pub struct Progress {
+pub(super) struct Progress {
     multi: Option<MultiProgress>,
 }
 
 impl Progress {
-    pub fn new(enabled: bool) -> Progress {
+    pub(super) fn new(enabled: bool) -> Progress {
         Progress { multi: enabled.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())) }
     }
 
     /// `reader` with a bar labelled `label` advancing as it is read.
-    pub fn wrap(&self, label: &str, size: Option<u64>, reader: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    pub(super) fn wrap(&self, label: &str, size: Option<u64>, reader: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
         let Some(multi) = &self.multi else { return reader };
         let bar = match size {
             Some(n) => ProgressBar::new(n).with_style(

@@ -22,7 +22,7 @@ const BLOB_STORES: &[(&[&str], &[&str])] = &[
 /// Why a redirect from the registry at `origin` to `to` is refused, or
 /// `None` when it may be followed. `registry` is the registry as the
 /// reference names it (`docker.io`), `allowed` the user's `--allow-redirect`s.
-pub fn refusal(origin: &Url, registry: &str, to: &Url, allowed: &[String]) -> Option<String> {
+pub(super) fn refusal(origin: &Url, registry: &str, to: &Url, allowed: &[String]) -> Option<String> {
     let host = to.host_str().unwrap_or_default();
     let same = host == origin.host_str().unwrap_or_default() && to.port_or_known_default() == origin.port_or_known_default();
     let known = BLOB_STORES.iter().any(|(registries, stores)| registries.contains(&registry) && stores.contains(&host));

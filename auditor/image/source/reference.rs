@@ -38,13 +38,13 @@ pub struct RegistryRef {
 
 impl RegistryRef {
     /// The registry host without a port.
-    pub fn host(&self) -> &str {
+    pub(crate) fn host(&self) -> &str {
         self.registry.rsplit_once(':').map_or(self.registry.as_str(), |(h, _)| h)
     }
 
     /// Loopback registries (127.0.0.0/8, `localhost`) are spoken to over
     /// plain HTTP, as Docker does. (Reference syntax has no IPv6 literals.)
-    pub fn is_loopback(&self) -> bool {
+    pub(crate) fn is_loopback(&self) -> bool {
         let host = self.host();
         host == "localhost" || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
     }

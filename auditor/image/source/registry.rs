@@ -16,11 +16,11 @@
 
 use super::auth::{AuthFiles, Credentials};
 use super::bridge::{self, ChunkSender};
+use super::digest::{Expected, sha256_digest, verify_bytes};
 use super::manifest::ACCEPTED;
 use super::redirect;
 use super::resolve::{self, Fetch, Fetched};
 use super::retry::{Decision, RetryPolicy, parse_retry_after};
-use super::verify::{Expected, sha256_digest, verify_bytes};
 use super::{Image, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, RawManifest, RegistryRef, Tamper, TamperKind, Transport, progress};
 use base64::Engine as _;
 use oci_client::RegistryOperation;
@@ -38,7 +38,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most bytes of an error body kept for a message.
 const ERROR_BODY: usize = 2048;
 
-pub fn open(reference: &ImageRef, r: &RegistryRef, options: &OpenOptions) -> Result<Image, ImageError> {
+pub(super) fn open(reference: &ImageRef, r: &RegistryRef, options: &OpenOptions) -> Result<Image, ImageError> {
     let name = reference.to_string();
     let rt = bridge::runtime().map_err(|e| ImageError::Io { reference: name.clone(), context: "starting".into(), source: e })?;
     let creds =

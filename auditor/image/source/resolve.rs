@@ -5,23 +5,23 @@
 //! they fetch a descriptor, so this is the one place that decides.
 
 use super::config::ImageConfig;
+use super::digest::{Expected, verify_bytes};
 use super::manifest::{self, Descriptor, Parsed, Platform};
-use super::verify::{Expected, verify_bytes};
 use super::{ImageError, LayerInfo};
 
 /// Largest manifest, index or config read (they are held in memory): the
 /// size the distribution spec asks registries to accept at least.
-pub const MAX_DOCUMENT: u64 = 4 << 20;
+pub(super) const MAX_DOCUMENT: u64 = 4 << 20;
 
 /// A document as a source returned it.
-pub struct Fetched {
+pub(super) struct Fetched {
     pub bytes: Vec<u8>,
     /// The type the source announced (Content-Type, descriptor).
     pub media_type: Option<String>,
 }
 
 /// The image a reference resolved to.
-pub struct Resolved {
+pub(super) struct Resolved {
     pub manifest_digest: String,
     pub index_digest: Option<String>,
     pub media_type: String,
@@ -32,13 +32,13 @@ pub struct Resolved {
 }
 
 /// How to get documents by descriptor from one source.
-pub trait Fetch {
+pub(super) trait Fetch {
     fn manifest(&mut self, descriptor: &Descriptor) -> Result<Fetched, ImageError>;
     fn config(&mut self, descriptor: &Descriptor) -> Result<Vec<u8>, ImageError>;
 }
 
 /// Resolve `top` (already verified against `top_digest` by the caller).
-pub fn resolve(reference: &str, top: Fetched, top_digest: String, platform: Option<&Platform>, fetch: &mut dyn Fetch) -> Result<Resolved, ImageError> {
+pub(super) fn resolve(reference: &str, top: Fetched, top_digest: String, platform: Option<&Platform>, fetch: &mut dyn Fetch) -> Result<Resolved, ImageError> {
     let tamper = |tamper| ImageError::Tamper { reference: reference.to_string(), tamper };
     let (manifest_digest, index_digest, fetched, manifest) = match manifest::parse(reference, top.media_type.as_deref(), &top.bytes)? {
         Parsed::Image(m) => (top_digest, None, top, m),

@@ -28,7 +28,7 @@ impl Default for RetryPolicy {
 
 /// What to do after a failed attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Wait this long, then try again.
     Retry(Duration),
     /// Give up with this reason (appended to the error).
@@ -37,13 +37,13 @@ pub enum Decision {
 
 impl RetryPolicy {
     /// Whether an HTTP status is worth retrying.
-    pub fn retryable_status(status: u16) -> bool {
+    pub(crate) fn retryable_status(status: u16) -> bool {
         matches!(status, 408 | 429) || (500..=599).contains(&status) && !matches!(status, 501 | 505)
     }
 
     /// Decide after failed attempt number `attempt` (1-based), given the
     /// server's `Retry-After` if it sent one.
-    pub fn decide(&self, attempt: u32, retry_after: Option<Duration>) -> Decision {
+    pub(crate) fn decide(&self, attempt: u32, retry_after: Option<Duration>) -> Decision {
         if attempt >= self.max_attempts {
             return Decision::GiveUp(format!("gave up after {attempt} attempts"));
         }
@@ -61,7 +61,7 @@ impl RetryPolicy {
 }
 
 /// Parse a `Retry-After` value: delay-seconds or an HTTP date.
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+pub(super) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<u64>() {
         return Some(Duration::from_secs(secs));

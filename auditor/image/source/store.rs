@@ -16,20 +16,20 @@ const MAX_MEMBERS: usize = 1_000_000;
 const MAX_LINK_DEPTH: usize = 16;
 
 /// Read access to the files of a local image.
-pub enum Store {
+pub(super) enum Store {
     Dir(PathBuf),
     Tar(TarIndex),
 }
 
 /// Where each regular member of a tarball lies.
-pub struct TarIndex {
+pub(super) struct TarIndex {
     file: PathBuf,
     members: BTreeMap<String, (u64, u64)>,
 }
 
 impl Store {
     /// Open `path` in the store: a stream and its size.
-    pub fn open(&self, path: &str) -> io::Result<(Box<dyn Read + Send>, u64)> {
+    pub(super) fn open(&self, path: &str) -> io::Result<(Box<dyn Read + Send>, u64)> {
         match self {
             Store::Dir(root) => {
                 let file = File::open(root.join(path))?;
@@ -47,7 +47,7 @@ impl Store {
     }
 
     /// Read a small file whole; larger than `limit` is an error.
-    pub fn read_small(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
+    pub(super) fn read_small(&self, path: &str, limit: u64) -> io::Result<Vec<u8>> {
         let (reader, size) = self.open(path)?;
         if size > limit {
             return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{path}: {size} bytes, more than the {limit} allowed")));
@@ -58,7 +58,7 @@ impl Store {
     }
 
     /// Whether `path` exists in the store.
-    pub fn contains(&self, path: &str) -> bool {
+    pub(super) fn contains(&self, path: &str) -> bool {
         match self {
             Store::Dir(root) => root.join(path).is_file(),
             Store::Tar(index) => index.members.contains_key(&normalise(path)),
@@ -68,7 +68,7 @@ impl Store {
 
 impl TarIndex {
     /// Index an uncompressed tarball.
-    pub fn build(file: &Path) -> io::Result<TarIndex> {
+    pub(super) fn build(file: &Path) -> io::Result<TarIndex> {
         let mut archive = tar::Archive::new(File::open(file)?);
         let mut members = BTreeMap::new();
         let mut links: Vec<(String, String)> = Vec::new();

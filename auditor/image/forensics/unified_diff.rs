@@ -11,9 +11,9 @@ use similar::TextDiff;
 use std::time::Duration;
 
 /// Longest single diff kept.
-pub const MAX_DIFF: usize = 64 << 10;
+const MAX_DIFF: usize = 64 << 10;
 /// Most diff text in one report.
-pub const BUDGET: usize = 4 << 20;
+pub(super) const BUDGET: usize = 4 << 20;
 /// Most lines, both sides, between the common head and tail of a change
 /// diffed line by line.
 const MAX_EXACT: usize = 4_000;
@@ -29,7 +29,7 @@ fn changed_span(old: &str, new: &str) -> usize {
 /// The unified diff of `old` -> `new` at `path` (`old` empty for an added
 /// file), charged to `budget`; `None` for binary content or an exhausted
 /// budget.
-pub fn unified(path: &str, old: &[u8], new: &[u8], budget: &mut usize) -> Option<String> {
+pub(super) fn unified(path: &str, old: &[u8], new: &[u8], budget: &mut usize) -> Option<String> {
     if *budget == 0 || old.contains(&0) || new.contains(&0) {
         return None;
     }

@@ -12,7 +12,7 @@
 //! is not applied further, so memory stays bounded.
 
 use super::cache::{Applied, Cache};
-use super::index::FsIndex;
+use super::file_index::FsIndex;
 use super::limits::LayerLimits;
 use super::{integrity, walk};
 use crate::finding::Finding;
@@ -39,7 +39,7 @@ pub struct LayerCounts {
 }
 
 /// An image's merged filesystem and how it was built.
-pub struct Indexed {
+pub(super) struct Indexed {
     pub fs: FsIndex,
     pub counts: LayerCounts,
     /// Layers that could not be applied (read errors, tampering).
@@ -48,7 +48,7 @@ pub struct Indexed {
 
 /// What went wrong while reading layers.
 #[derive(Default)]
-pub struct Trouble {
+pub(super) struct Trouble {
     /// `image-integrity` findings for tampered blobs.
     pub findings: Vec<Finding>,
     /// Layers not examined, and why.
@@ -57,7 +57,7 @@ pub struct Trouble {
 
 /// Index every image (in order, with its role), walking at most `jobs`
 /// layers at once.
-pub fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits) -> (Vec<Indexed>, Trouble) {
+pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits) -> (Vec<Indexed>, Trouble) {
     let mut counts: Vec<LayerCounts> = images
         .iter()
         .map(|(img, role)| LayerCounts { reference: img.reference.clone(), role: role.to_string(), layers: img.layers.len(), ..LayerCounts::default() })

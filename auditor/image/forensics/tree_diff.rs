@@ -5,12 +5,12 @@
 //! normalised digest (a `.pyc` without its header), so a rebuild of the
 //! same files diffs clean.
 
-use super::index::{FsIndex, Kind, Node};
+use super::file_index::{FsIndex, Kind, Node};
 use std::cmp::Ordering;
 use std::iter::Peekable;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ChangeKind {
+pub(super) enum ChangeKind {
     Added,
     Modified,
     Deleted,
@@ -20,7 +20,7 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// The finding `kind` of a plain change.
-    pub fn as_str(self) -> &'static str {
+    pub(super) fn as_str(self) -> &'static str {
         match self {
             ChangeKind::Added => "added",
             ChangeKind::Modified => "modified",
@@ -32,7 +32,7 @@ impl ChangeKind {
 
 /// One changed path: `old` is upstream's entry, `new` the pinned one's.
 #[derive(Debug, Clone, Copy)]
-pub struct Change<'a> {
+pub(super) struct Change<'a> {
     pub path: &'a str,
     pub kind: ChangeKind,
     pub old: Option<&'a Node>,
@@ -40,7 +40,7 @@ pub struct Change<'a> {
 }
 
 /// Whether two entries have the same content.
-pub fn same_content(a: &Node, b: &Node) -> bool {
+pub(super) fn same_content(a: &Node, b: &Node) -> bool {
     a.kind == b.kind
         && match a.kind {
             Kind::File => a.content_key() == b.content_key(),
@@ -52,7 +52,7 @@ pub fn same_content(a: &Node, b: &Node) -> bool {
 /// Every change from `upstream` to `pinned`, in path order. Directories
 /// count only for metadata: an added or deleted directory shows through
 /// the files in it.
-pub fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change<'a>> {
+pub(super) fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change<'a>> {
     let mut out = Vec::new();
     let (mut a, mut b): (Peekable<_>, Peekable<_>) = (upstream.entries.iter().peekable(), pinned.entries.iter().peekable());
     loop {
@@ -96,8 +96,8 @@ pub fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::forensics::index::Op;
-    use crate::image::forensics::index::tests::{apply, dir, file};
+    use crate::image::forensics::file_index::Op;
+    use crate::image::forensics::file_index::tests::{apply, dir, file};
 
     fn fs(entries: Vec<(&str, Node)>) -> FsIndex {
         let mut f = FsIndex::default();

@@ -7,20 +7,20 @@
 //! whatever their layer split — and a crafted layer cannot place a file
 //! where the index does not see it.
 
-use super::diff::same_content;
 use super::limits::{DEFAULT_MAX_DEPTH, MAX_PATH};
 use super::links::{Links, Unresolved};
 use super::paths::{is_within, join, split};
+use super::tree_diff::same_content;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 /// Most hostile entries listed per layer and per image; the rest are counted.
-pub const MAX_LISTED: usize = 1000;
+pub(super) const MAX_LISTED: usize = 1000;
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     File,
     Dir,
     Symlink,
@@ -32,7 +32,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::File => "file",
             Kind::Dir => "directory",
@@ -56,7 +56,7 @@ impl Kind {
 /// Where a captured small text file (Python source, dist-info metadata)
 /// sits in a layer's text pack: one zstd frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TextRef {
+pub(crate) struct TextRef {
     /// The image layer whose pack holds it (set when merged).
     pub layer: u16,
     pub offset: u64,
@@ -65,7 +65,7 @@ pub struct TextRef {
 
 /// One filesystem entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Node {
+pub(crate) struct Node {
     pub kind: Kind,
     /// Permission bits with setuid/setgid/sticky.
     pub mode: u32,
@@ -87,18 +87,18 @@ pub struct Node {
 impl Node {
     /// The digest content is compared by: the normalised one where a
     /// noise rule applies.
-    pub fn content_key(&self) -> Option<&[u8; 32]> {
+    pub(crate) fn content_key(&self) -> Option<&[u8; 32]> {
         self.norm.as_deref().or(self.digest.as_ref())
     }
 
-    pub fn is_executable(&self) -> bool {
+    pub(crate) fn is_executable(&self) -> bool {
         self.kind == Kind::File && self.mode & 0o111 != 0
     }
 }
 
 /// One step of a layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Put(Box<str>, Node),
     /// `.wh.NAME`: the path and everything under it, from lower layers.
     Whiteout(Box<str>),
@@ -115,7 +115,7 @@ pub enum Op {
 
 /// A hostile entry of an image, with the layer that holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostileEntry {
+pub(crate) struct HostileEntry {
     pub layer: u16,
     pub path: String,
     /// What is wrong and what was done with it (applied or not).
@@ -124,7 +124,7 @@ pub struct HostileEntry {
 
 /// An image's merged filesystem: path (absolute, normalised) -> entry.
 #[derive(Debug)]
-pub struct FsIndex {
+pub(crate) struct FsIndex {
     pub entries: BTreeMap<Box<str>, Node>,
     pub hostile: Vec<HostileEntry>,
     /// Hostile entries beyond [`MAX_LISTED`], counted, not listed.
@@ -141,7 +141,7 @@ impl Default for FsIndex {
 }
 
 impl FsIndex {
-    pub fn new(max_depth: usize) -> FsIndex {
+    pub(crate) fn new(max_depth: usize) -> FsIndex {
         FsIndex { entries: BTreeMap::new(), hostile: Vec::new(), unlisted: 0, links: Links::default(), max_depth }
     }
 
@@ -156,7 +156,7 @@ impl FsIndex {
     /// and one to a path no earlier entry wrote is refused. Entries
     /// written twice in one layer with other content, and device nodes
     /// and FIFOs outside `/dev`, are reported.
-    pub fn hide(&mut self, layer: u16, op: &Op) {
+    pub(crate) fn hide(&mut self, layer: u16, op: &Op) {
         match op {
             Op::Whiteout(path) => {
                 let (parent, name) = split(path);
@@ -182,7 +182,7 @@ impl FsIndex {
 
     /// The second pass of a layer (see [`FsIndex::hide`]): entries are
     /// moved in, hostile ones listed in the layer's order.
-    pub fn add(&mut self, layer: u16, op: Op) {
+    pub(crate) fn add(&mut self, layer: u16, op: Op) {
         match op {
             Op::Put(path, node) => self.put(layer, path, node),
             Op::Hostile { path, reason } => self.report(layer, &path, reason.into()),
@@ -273,7 +273,7 @@ impl FsIndex {
     }
 
     /// A hostile entry of layer `layer` (listed up to [`MAX_LISTED`]).
-    pub fn report(&mut self, layer: u16, path: &str, reason: String) {
+    pub(crate) fn report(&mut self, layer: u16, path: &str, reason: String) {
         if self.hostile.len() < MAX_LISTED {
             self.hostile.push(HostileEntry { layer, path: path.to_string(), reason });
         } else {
@@ -314,12 +314,12 @@ impl FsIndex {
         }
     }
 
-    pub fn get(&self, path: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, path: &str) -> Option<&Node> {
         self.entries.get(path)
     }
 
     /// Entries strictly below `dir`, in order.
-    pub fn below<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
+    pub(crate) fn below<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, &'a Node)> + 'a {
         let prefix = format!("{}/", dir.trim_end_matches('/'));
         self.entries
             .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
@@ -334,7 +334,7 @@ pub(crate) mod tests {
 
     use sha2::{Digest as _, Sha256};
 
-    pub fn file(content: &[u8]) -> Node {
+    pub(crate) fn file(content: &[u8]) -> Node {
         Node {
             kind: Kind::File,
             mode: 0o644,
@@ -349,12 +349,12 @@ pub(crate) mod tests {
         }
     }
 
-    pub fn dir() -> Node {
+    pub(crate) fn dir() -> Node {
         Node { kind: Kind::Dir, mode: 0o755, digest: None, size: 0, ..file(b"") }
     }
 
     /// A layer applied as the cache applies one: hides first, then entries.
-    pub fn apply(fs: &mut FsIndex, layer: u16, ops: Vec<Op>) {
+    pub(crate) fn apply(fs: &mut FsIndex, layer: u16, ops: Vec<Op>) {
         for op in &ops {
             fs.hide(layer, op);
         }

@@ -26,7 +26,7 @@ fn finding(reference: &str, rule: &str, severity: Severity, message: String, tex
 }
 
 /// Config findings for `pinned` (against `upstream` when there is one).
-pub fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: Option<&ImageConfig>) -> Vec<Finding> {
+pub(super) fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: Option<&ImageConfig>) -> Vec<Finding> {
     let mut out = Vec::new();
     let new = env_map(pinned);
     let Some(upstream) = upstream else {

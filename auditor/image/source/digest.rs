@@ -48,18 +48,18 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Whether `digest` is one we can verify (sha256 or sha512, lower-case hex).
-pub fn is_valid_digest(digest: &str) -> bool {
+pub(crate) fn is_valid_digest(digest: &str) -> bool {
     Hasher::for_digest(digest).is_some()
 }
 
 /// The sha256 digest of `bytes`, `sha256:<hex>`.
-pub fn sha256_digest(bytes: &[u8]) -> String {
+pub(crate) fn sha256_digest(bytes: &[u8]) -> String {
     format!("sha256:{}", hex(&Sha256::digest(bytes)))
 }
 
 /// What a blob must be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expected {
+pub(crate) struct Expected {
     /// Which blob, for messages: `manifest`, `config`, `layer 2`.
     pub what: String,
     pub digest: String,
@@ -75,7 +75,7 @@ impl Expected {
 }
 
 /// Check a blob held in memory (manifests, configs: small by nature).
-pub fn verify_bytes(expected: &Expected, bytes: &[u8]) -> Result<(), Box<Tamper>> {
+pub(crate) fn verify_bytes(expected: &Expected, bytes: &[u8]) -> Result<(), Box<Tamper>> {
     let size = bytes.len() as u64;
     let Some(mut hasher) = Hasher::for_digest(&expected.digest) else {
         let note = Some("not a sha256 or sha512 digest: cannot be verified".to_string());
@@ -93,7 +93,7 @@ pub fn verify_bytes(expected: &Expected, bytes: &[u8]) -> Result<(), Box<Tamper>
 }
 
 /// A reader that verifies the digest and size of what passes through it.
-pub struct VerifyingReader<R> {
+pub(crate) struct VerifyingReader<R> {
     inner: R,
     expected: Expected,
     hasher: Option<Hasher>,
@@ -105,7 +105,7 @@ pub struct VerifyingReader<R> {
 impl<R: Read> VerifyingReader<R> {
     /// Fails when the digest is not a sha256/sha512 digest we can check: an
     /// unverifiable blob is never passed through as if it were verified.
-    pub fn new(inner: R, expected: Expected) -> io::Result<Self> {
+    pub(crate) fn new(inner: R, expected: Expected) -> io::Result<Self> {
         let hasher = Hasher::for_digest(&expected.digest).ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidData, format!("{}: cannot verify digest {:?} (sha256 or sha512 expected)", expected.what, expected.digest))
         })?;
