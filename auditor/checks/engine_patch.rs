@@ -22,7 +22,7 @@ use crate::evidence::gate::Gate;
 use crate::evidence::script_actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
-use crate::image::{dist::normalise_name, noise};
+use crate::image::forensics::{dist::normalise_name, noise};
 use crate::policy::CheckPolicy;
 
 const ID: &str = "engine-patch";

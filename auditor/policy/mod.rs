@@ -55,7 +55,7 @@ pub struct Outside {
 impl Outside {
     /// Whether `path` (relative to the checkout) is one of these paths.
     pub fn covers(&self, path: &str) -> bool {
-        self.paths.iter().any(|p| crate::image::noise::matches(p, path))
+        self.paths.iter().any(|p| crate::image::forensics::noise::matches(p, path))
     }
 }
 

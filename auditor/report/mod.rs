@@ -194,7 +194,7 @@ pub struct Report {
     /// taken from the layer cache, or shared with the other image. Depends
     /// on the cache's state, unlike the rest of the report.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub layer_cache: Option<Vec<crate::image::indexer::LayerCounts>>,
+    pub layer_cache: Option<Vec<crate::image::forensics::LayerCounts>>,
     /// `--baseline`: what the baseline held and how many findings it knew.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,

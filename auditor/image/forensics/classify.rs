@@ -1,0 +1,456 @@
+//! What a file change in an image means, as an `engine-patch` finding:
+//! a patch leftover, a start-up hook, a reinstalled or forked wheel, a
+//! changed native library, a new executable on PATH, a changed entry
+//! point, a bytecode-only change, or an edit inside a distribution (named
+//! with its version) or an engine source tree. Severity follows the
+//! policy: the serving engine's own packages and trees are errors, other
+//! distributions warnings, unrelated files lower, volatile files info.
+//! [`Rules`] holds the policy lists; [`Side`] one image's view (its files,
+//! distributions and texts); [`Finder`] turns changes into findings.
+
+use super::dist::{Distribution, Owners, TextSource, normalise_name};
+use super::file_index::{FsIndex, Node};
+use super::noise::{self, is_pyc};
+use super::paths::split;
+use super::tree_diff::{Change, ChangeKind, same_content};
+use super::unified_diff;
+use crate::finding::{Finding, Severity};
+use crate::image::Image;
+use crate::policy::CheckPolicy;
+use crate::provenance::{Provenance, clip};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The policy's image lists.
+pub(super) struct Rules<'a> {
+    policy: &'a CheckPolicy,
+}
+
+impl<'a> Rules<'a> {
+    pub(super) fn new(policy: &'a CheckPolicy) -> Self {
+        Rules { policy }
+    }
+
+    /// A serving-engine distribution (PEP 503 name against the patterns).
+    pub(super) fn engine_name(&self, name: &str) -> bool {
+        let key = normalise_name(name);
+        self.policy.engine_packages.iter().any(|p| noise::matches(&normalise_name(p), &key))
+    }
+
+    fn engine_tree(&self, path: &str) -> bool {
+        self.policy.engine_paths.iter().any(|p| noise::matches(p, path))
+    }
+
+    fn volatile(&self, path: &str) -> bool {
+        self.policy.volatile_paths.iter().any(|p| noise::matches(p, path))
+    }
+
+    pub(super) fn injection(&self, name: &str) -> bool {
+        self.policy.injection_env.iter().any(|n| n == name)
+    }
+}
+
+/// One image as the classifier sees it.
+pub(super) struct Side<'a> {
+    pub image: &'a Image,
+    pub fs: &'a FsIndex,
+    pub dists: &'a [Distribution],
+    pub owners: Owners<'a>,
+    pub texts: &'a dyn TextSource,
+}
+
+impl<'a> Side<'a> {
+    pub(super) fn new(image: &'a Image, fs: &'a FsIndex, dists: &'a [Distribution], texts: &'a dyn TextSource) -> Self {
+        Side { image, fs, dists, owners: Owners::new(dists), texts }
+    }
+
+    /// The evidence for an entry of this image: its path, the layer blob
+    /// that wrote it, and `text`.
+    pub(super) fn evidence(&self, path: &str, node: Option<&Node>, text: String) -> Provenance {
+        let layer = node.and_then(|n| self.image.layers.get(usize::from(n.layer))).map(|l| l.digest.clone());
+        Provenance { file: path.to_string(), artifact: None, line: None, span: None, layer, text: clip(&text) }
+    }
+
+    /// `layer 3 (RUN pip install …)`: the layer that wrote an entry, with
+    /// its build step.
+    pub(super) fn written_by(&self, node: &Node) -> String {
+        let step = self.image.config.history.iter().filter(|h| !h.empty_layer).nth(usize::from(node.layer)).map(|h| h.created_by.trim());
+        match step {
+            Some(s) if !s.is_empty() => format!("layer {} ({})", node.layer, clip(s)),
+            _ => format!("layer {}", node.layer),
+        }
+    }
+
+    /// The distribution a path belongs to.
+    fn owner(&self, path: &str) -> Option<&'a Distribution> {
+        self.owners.owner(path)
+    }
+
+    /// Whether `path` is inside a distribution's metadata directory.
+    fn in_meta_dir(&self, path: &str) -> bool {
+        self.dists.iter().any(|d| path.strip_prefix(d.meta_dir.as_str()).is_some_and(|r| r.is_empty() || r.starts_with('/')))
+    }
+}
+
+/// Short description of an entry for evidence text.
+pub(super) fn describe(node: &Node) -> String {
+    let digest = node.digest.map(|d| format!(" sha256:{}", d[..6].iter().map(|b| format!("{b:02x}")).collect::<String>())).unwrap_or_default();
+    let link = node.link.as_deref().map(|l| format!(" -> {l}")).unwrap_or_default();
+    format!("{} {:o} {}:{} {} B{digest}{link}", node.kind.as_str(), node.mode, node.uid, node.gid, node.size)
+}
+
+/// Whether a `.pth` file's text executes code: a line starting with `import`.
+pub(super) fn pth_imports(text: &[u8]) -> bool {
+    String::from_utf8_lossy(text).lines().any(|l| l.starts_with("import ") || l.starts_with("import\t"))
+}
+
+/// A patch leftover: `.patch`, `.diff`, `.rej`, `.orig`.
+pub(super) fn is_patch_file(path: &str) -> bool {
+    [".patch", ".diff", ".rej", ".orig"].iter().any(|e| path.ends_with(e))
+}
+
+/// A start-up hook by name (`sitecustomize.py`, `usercustomize.py`).
+pub(super) fn is_customize(path: &str) -> bool {
+    matches!(split(path).1, "sitecustomize.py" | "usercustomize.py")
+}
+
+/// A native library: `x.so`, `libx.so.1.2`.
+fn is_native_library(path: &str) -> bool {
+    let name = split(path).1;
+    name.ends_with(".so") || name.contains(".so.")
+}
+
+/// The source a `.pyc` was compiled from: `d/__pycache__/m.cpython-312.pyc`
+/// or legacy `d/m.pyc` -> `d/m.py`.
+fn pyc_source(path: &str) -> Option<String> {
+    let (dir, name) = split(path);
+    let stem = name.strip_suffix(".pyc")?;
+    match dir.strip_suffix("/__pycache__") {
+        Some(parent) => Some(format!("{parent}/{}.py", stem.split('.').next()?)),
+        None => Some(format!("{dir}/{stem}.py")),
+    }
+}
+
+/// Turns the changes between an upstream and a pinned image into findings.
+pub(super) struct Finder<'a> {
+    pub rules: Rules<'a>,
+    pub upstream: Side<'a>,
+    pub pinned: Side<'a>,
+    /// The pinned image's PATH directories.
+    path_dirs: Vec<String>,
+    /// Console scripts of engine distributions (either image).
+    engine_scripts: BTreeSet<String>,
+    /// Bytes of unified diff left to spend.
+    budget: usize,
+}
+
+impl<'a> Finder<'a> {
+    pub(super) fn new(rules: Rules<'a>, upstream: Side<'a>, pinned: Side<'a>) -> Self {
+        let path = pinned
+            .image
+            .config
+            .env
+            .iter()
+            .rev()
+            .find_map(|e| e.strip_prefix("PATH="))
+            .unwrap_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        let path_dirs = path.split(':').filter(|d| d.starts_with('/')).map(|d| d.trim_end_matches('/').to_string()).collect();
+        let engine_scripts = pinned.dists.iter().chain(upstream.dists).filter(|d| rules.engine_name(&d.name)).flat_map(|d| d.scripts.iter().cloned()).collect();
+        Finder { rules, upstream, pinned, path_dirs, engine_scripts, budget: unified_diff::BUDGET }
+    }
+
+    /// A finding about `path`, with evidence from the pinned image (or the
+    /// upstream one for a deletion).
+    fn finding(&self, rule: &str, severity: Severity, kind: &str, change: &Change, message: String) -> Finding {
+        let text = match (change.old, change.new) {
+            (Some(o), Some(n)) => format!("upstream {} | pinned {}", describe(o), describe(n)),
+            (None, Some(n)) => format!("pinned {}", describe(n)),
+            (Some(o), None) => format!("upstream {} (deleted)", describe(o)),
+            (None, None) => String::new(),
+        };
+        let evidence = match change.new {
+            Some(n) => self.pinned.evidence(change.path, Some(n), text),
+            None => self.upstream.evidence(change.path, change.old, text),
+        };
+        Finding::new(rule, severity, message, None, vec![evidence]).in_image(kind, Some(change.path))
+    }
+
+    /// The unified diff of a change, when both sides (or the added side)
+    /// are captured texts.
+    fn text_diff(&mut self, change: &Change) -> Option<String> {
+        let new = self.pinned.texts.text(change.new?)?;
+        let old = match change.old {
+            Some(o) => self.upstream.texts.text(o)?,
+            None => Vec::new(),
+        };
+        unified_diff::unified(change.path, &old, &new, &mut self.budget)
+    }
+
+    /// Where the change was made, for messages.
+    fn origin(&self, change: &Change) -> String {
+        match (change.new, change.old) {
+            (Some(n), _) => format!(", written by {} of the pinned image", self.pinned.written_by(n)),
+            (None, Some(o)) => format!(", present in {} of the upstream image", self.upstream.written_by(o)),
+            _ => String::new(),
+        }
+    }
+
+    /// The finding for one file change, or `None` when another finding
+    /// covers it (dist-info files: [`Finder::distributions`]; a `.pyc`
+    /// whose source changed too).
+    pub(super) fn classify(&mut self, change: &Change) -> Option<Finding> {
+        let path = change.path;
+        let writes = matches!(change.kind, ChangeKind::Added | ChangeKind::Modified);
+        let what = change.kind.as_str();
+        let origin = self.origin(change);
+        if self.pinned.in_meta_dir(path) || self.upstream.in_meta_dir(path) {
+            return None;
+        }
+        if self.rules.volatile(path) {
+            return Some(self.finding("engine-patch/volatile", Severity::Info, what, change, format!("{path} {what}: a file every build rewrites{origin}")));
+        }
+        let owner = self.pinned.owner(path).or_else(|| self.upstream.owner(path));
+        let engine = owner.is_some_and(|d| self.rules.engine_name(&d.name)) || self.rules.engine_tree(path);
+        let scope = match owner {
+            Some(d) => format!(" in {}{}", d.label(), if engine { " (a serving-engine package)" } else { "" }),
+            None if engine => " in a serving-engine source tree".to_string(),
+            None => String::new(),
+        };
+        let level = |engine: bool| if engine { Severity::Error } else { Severity::Warning };
+        if writes && is_patch_file(path) {
+            let mut f = self.finding(
+                "engine-patch/patch-file",
+                Severity::Error,
+                "patch-file",
+                change,
+                format!("{path}: a patch file or patch leftover {what}{scope}{origin}"),
+            );
+            f.diff = self.text_diff(change);
+            return Some(f);
+        }
+        if writes && is_customize(path) {
+            let mut f = self.finding(
+                "engine-patch/hook",
+                Severity::Error,
+                "hook",
+                change,
+                format!("{path}: a Python start-up hook {what} (runs in every interpreter, before the engine){origin}"),
+            );
+            f.diff = self.text_diff(change);
+            return Some(f);
+        }
+        if writes && path.ends_with(".pth") {
+            let text = change.new.and_then(|n| self.pinned.texts.text(n)).unwrap_or_default();
+            let (severity, does) = if pth_imports(&text) {
+                (Severity::Error, "with an `import` line: code that runs at every interpreter start")
+            } else {
+                (Severity::Warning, "adding sys.path entries (import shadowing)")
+            };
+            let mut f = self.finding("engine-patch/hook", severity, "hook", change, format!("{path}: a .pth file {what} {does}{origin}"));
+            f.diff = self.text_diff(change);
+            return Some(f);
+        }
+        if is_pyc(path) {
+            let source = pyc_source(path)?;
+            let (old_src, new_src) = (self.upstream.fs.get(&source), self.pinned.fs.get(&source));
+            let source_same = match (old_src, new_src) {
+                (Some(a), Some(b)) => same_content(a, b),
+                (None, None) => true,
+                _ => false,
+            };
+            if !source_same {
+                return None;
+            }
+            if change.kind == ChangeKind::Modified {
+                return Some(self.finding(
+                    "engine-patch/bytecode",
+                    level(engine || owner.is_some()),
+                    "bytecode",
+                    change,
+                    format!("{path}: compiled bytecode changed while its source {source} did not{scope}: Python runs the .pyc{origin}"),
+                ));
+            }
+        }
+        if writes && is_native_library(path) {
+            return Some(self.finding(
+                "engine-patch/native-library",
+                level(engine),
+                "native-library",
+                change,
+                format!("{path}: native library {what}{scope}{origin}"),
+            ));
+        }
+        let (dir, name) = split(path);
+        if writes && change.new.is_some_and(Node::is_executable) && self.path_dirs.iter().any(|d| d == dir) {
+            if self.engine_scripts.contains(name) {
+                return Some(self.finding(
+                    "engine-patch/entry-point",
+                    Severity::Error,
+                    "entry-point",
+                    change,
+                    format!("{path}: the engine entry point `{name}` {what}{origin}"),
+                ));
+            }
+            if change.kind == ChangeKind::Added {
+                return Some(self.finding(
+                    "engine-patch/executable",
+                    level(engine),
+                    "executable",
+                    change,
+                    format!("{path}: a new executable on PATH{scope}{origin}"),
+                ));
+            }
+        }
+        let severity = match (change.kind, owner.is_some(), engine) {
+            (ChangeKind::Metadata, _, true) => Severity::Warning,
+            (ChangeKind::Metadata, _, false) => Severity::Info,
+            (_, _, true) => Severity::Error,
+            (_, true, false) => Severity::Warning,
+            (ChangeKind::Added, false, false) => Severity::Info,
+            (_, false, false) => Severity::Warning,
+        };
+        let detail = match (change.kind, change.old, change.new) {
+            (ChangeKind::Metadata, Some(o), Some(n)) => format!(" (mode {:o} -> {:o}, owner {}:{} -> {}:{})", o.mode, n.mode, o.uid, o.gid, n.uid, n.gid),
+            (ChangeKind::Modified, Some(o), Some(n)) if o.kind != n.kind => format!(" ({} -> {})", o.kind.as_str(), n.kind.as_str()),
+            _ => String::new(),
+        };
+        let rule = match (owner, engine) {
+            (Some(_), _) => "engine-patch/distribution-file",
+            (None, true) => "engine-patch/engine-file",
+            (None, false) => "engine-patch/image-file",
+        };
+        let mut f = self.finding(rule, severity, what, change, format!("{path} {what}{detail}{scope}{origin}"));
+        if change.kind == ChangeKind::Modified || (change.kind == ChangeKind::Added && owner.is_some()) {
+            f.diff = self.text_diff(change);
+        }
+        Some(f)
+    }
+
+    /// Distributions reinstalled (version, local label, direct URL,
+    /// installer, wheel build, dist-info contents), newly installed or
+    /// removed, one finding each.
+    pub(super) fn distributions(&self) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        let upstream: BTreeMap<(&str, &str), &Distribution> = self.upstream.dists.iter().map(|d| ((d.site.as_str(), d.key.as_str()), d)).collect();
+        let pinned: BTreeMap<(&str, &str), &Distribution> = self.pinned.dists.iter().map(|d| ((d.site.as_str(), d.key.as_str()), d)).collect();
+        for (key, p) in &pinned {
+            let engine = self.rules.engine_name(&p.name);
+            let meta = self.pinned.fs.get(&format!("{}/METADATA", p.meta_dir)).or_else(|| self.pinned.fs.get(&p.meta_dir));
+            let evidence = |text: String| self.pinned.evidence(&p.meta_dir, meta, text);
+            let Some(u) = upstream.get(key) else {
+                let (severity, what) = if engine {
+                    (Severity::Error, "a serving-engine package installed on top of the upstream image")
+                } else {
+                    (Severity::Warning, "a distribution the upstream image does not have")
+                };
+                let source = p.direct_url.as_ref().map(|u| format!(" from {}", u.describe())).unwrap_or_default();
+                let f = Finding::new(
+                    "engine-patch/new-distribution",
+                    severity,
+                    format!("{} installed in {}{source}: {what}", p.label(), p.site),
+                    None,
+                    vec![evidence(format!("{} {}", p.meta_dir, p.label()))],
+                );
+                findings.push(f.in_image("added", Some(&p.meta_dir)));
+                continue;
+            };
+            let mut reasons = Vec::new();
+            if p.version != u.version {
+                reasons.push(format!("version {} -> {}", u.version, p.version));
+            }
+            if let Some((_, local)) = p.version.split_once('+').filter(|_| p.version != u.version) {
+                reasons.push(format!("local version label +{local} (a rebuilt or forked wheel)"));
+            }
+            if p.direct_url != u.direct_url {
+                if let Some(url) = &p.direct_url {
+                    reasons.push(format!("installed from {} (direct_url.json)", url.describe()));
+                }
+            }
+            if p.installer != u.installer {
+                reasons.push(format!("INSTALLER {} -> {}", u.installer.as_deref().unwrap_or("-"), p.installer.as_deref().unwrap_or("-")));
+            }
+            if p.build != u.build || p.generator != u.generator {
+                reasons.push(format!(
+                    "WHEEL build {} / generator {} -> {} / {}",
+                    u.build.as_deref().unwrap_or("-"),
+                    u.generator.as_deref().unwrap_or("-"),
+                    p.build.as_deref().unwrap_or("-"),
+                    p.generator.as_deref().unwrap_or("-")
+                ));
+            }
+            if p.meta_dir != u.meta_dir {
+                reasons.push(format!("metadata directory {} -> {}", split(&u.meta_dir).1, split(&p.meta_dir).1));
+            }
+            let changed: Vec<&str> = self
+                .pinned
+                .fs
+                .below(&p.meta_dir)
+                .filter(|(path, node)| {
+                    let rel = &path[p.meta_dir.len()..];
+                    self.upstream.fs.get(&format!("{}{rel}", u.meta_dir)).is_none_or(|o| !same_content(o, node))
+                })
+                .map(|(path, _)| split(path).1)
+                .collect();
+            if !changed.is_empty() && reasons.is_empty() {
+                reasons.push(format!("dist-info files changed: {}", changed.join(", ")));
+            }
+            if reasons.is_empty() {
+                continue;
+            }
+            let severity = if engine { Severity::Error } else { Severity::Warning };
+            let message = format!("{} reinstalled over upstream's {}: {}", p.label(), u.label(), reasons.join("; "));
+            let f = Finding::new(
+                "engine-patch/wheel-reinstall",
+                severity,
+                message,
+                None,
+                vec![evidence(format!("{} {} (upstream {})", p.meta_dir, p.label(), u.label()))],
+            );
+            findings.push(f.in_image("wheel-reinstall", Some(&p.meta_dir)));
+        }
+        for (key, u) in &upstream {
+            if !pinned.contains_key(key) && !pinned.values().any(|p| p.key == u.key) {
+                let severity = if self.rules.engine_name(&u.name) { Severity::Error } else { Severity::Warning };
+                let meta = self.upstream.fs.get(&format!("{}/METADATA", u.meta_dir));
+                let f = Finding::new(
+                    "engine-patch/distribution-file",
+                    severity,
+                    format!("{} removed from {}", u.label(), u.site),
+                    None,
+                    vec![self.upstream.evidence(&u.meta_dir, meta, format!("{} {} (deleted)", u.meta_dir, u.label()))],
+                );
+                findings.push(f.in_image("deleted", Some(&u.meta_dir)));
+            }
+        }
+        findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_patterns() {
+        assert_eq!(pyc_source("/s/pkg/__pycache__/m.cpython-312.pyc").as_deref(), Some("/s/pkg/m.py"));
+        assert_eq!(pyc_source("/s/m.pyc").as_deref(), Some("/s/m.py"));
+        assert!(is_patch_file("/tmp/fix.patch") && is_patch_file("/a/b.py.orig") && is_patch_file("/a/b.py.rej") && !is_patch_file("/a/patch.py"));
+        assert!(is_customize("/usr/lib/python3/dist-packages/sitecustomize.py") && !is_customize("/x/customize.py"));
+        assert!(is_native_library("/a/libx.so.1.2") && is_native_library("/a/_C.cpython-312-x86_64-linux-gnu.so") && !is_native_library("/a/so.py"));
+        assert!(pth_imports(b"/some/dir\nimport os; os.environ['X']='1'\n") && !pth_imports(b"/some/dir\n# import x\n"));
+    }
+
+    #[test]
+    fn engine_names_follow_the_policy() {
+        let policy = crate::policy::Policy::embedded();
+        let rules = Rules::new(policy.check("engine-patch").unwrap());
+        for name in ["sglang", "vLLM", "flashinfer_python", "sgl-kernel", "tensorrt_llm", "torch", "nvidia-cublas-cu12"] {
+            assert!(rules.engine_name(name), "{name}");
+        }
+        for name in ["six", "requests", "torchvision-extra"] {
+            assert!(!rules.engine_name(name), "{name}");
+        }
+        assert!(rules.engine_tree("/sgl-workspace/sglang/python/sglang/srt/server.py"));
+        assert!(rules.volatile("/etc/ld.so.cache") && rules.volatile("/var/log/apt/history.log"));
+        assert!(rules.injection("PYTHONPATH") && !rules.injection("PATH"));
+    }
+}

@@ -1,0 +1,190 @@
+//! From images to merged filesystem indexes, reading each layer blob at
+//! most once: a layer cached by an earlier run comes from the cache; a
+//! layer two images share (same blob digest) is walked once, from the
+//! first image that has it (the pinned one, so an upstream shared with it
+//! is not read again); the rest are walked in parallel, each streaming its
+//! index into the cache. Each image's layers are then applied in order,
+//! streamed back out of the cache.
+//! The counts of what was read, cached and shared go into the report, so
+//! a warm run can show it read no upstream layer. A layer that goes over
+//! a limit of the walk is not examined (a decompression bomb is also a
+//! hostile entry), and an image whose merged index passes the entry limit
+//! is not applied further, so memory stays bounded.
+
+use super::cache::{Applied, Cache};
+use super::file_index::FsIndex;
+use super::limits::LayerLimits;
+use super::{integrity, walk};
+use crate::finding::Finding;
+use crate::image::{Image, ImageError};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+/// How an image's layers were obtained in this run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LayerCounts {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// `pinned`, `upstream` or `image`.
+    pub role: String,
+    pub layers: usize,
+    /// Layer blobs streamed from this image.
+    pub read: usize,
+    /// Layer indexes taken from the cache.
+    pub cached: usize,
+    /// Layers streamed once from the other image (same blob digest).
+    pub shared: usize,
+}
+
+/// An image's merged filesystem and how it was built.
+pub(super) struct Indexed {
+    pub fs: FsIndex,
+    pub counts: LayerCounts,
+    /// Layers that could not be applied (read errors, tampering).
+    pub missing: Vec<usize>,
+}
+
+/// What went wrong while reading layers.
+#[derive(Default)]
+pub(super) struct Trouble {
+    /// `image-integrity` findings for tampered blobs.
+    pub findings: Vec<Finding>,
+    /// Layers not examined, and why.
+    pub not_examined: Vec<String>,
+}
+
+/// Index every image (in order, with its role), walking at most `jobs`
+/// layers at once.
+pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits) -> (Vec<Indexed>, Trouble) {
+    let mut counts: Vec<LayerCounts> = images
+        .iter()
+        .map(|(img, role)| LayerCounts { reference: img.reference.clone(), role: role.to_string(), layers: img.layers.len(), ..LayerCounts::default() })
+        .collect();
+    // who walks what: the first image holding an uncached blob
+    let mut to_walk: Vec<(usize, usize)> = Vec::new();
+    let mut owner: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, (img, _)) in images.iter().enumerate() {
+        for (l, layer) in img.layers.iter().enumerate() {
+            if cache.has(&layer.digest) {
+                counts[i].cached += 1;
+            } else if let Some(&first) = owner.get(layer.digest.as_str()) {
+                if first != i {
+                    counts[i].shared += 1;
+                }
+            } else {
+                owner.insert(&layer.digest, i);
+                to_walk.push((i, l));
+                counts[i].read += 1;
+            }
+        }
+    }
+    let failures: Mutex<BTreeMap<String, ImageError>> = Mutex::new(BTreeMap::new());
+    let run = |&(i, l): &(usize, usize)| {
+        if let Err(e) = walk_and_store(images[i].0, l, cache, limits) {
+            if let Ok(mut f) = failures.lock() {
+                f.insert(images[i].0.layers[l].digest.clone(), e);
+            }
+        }
+    };
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1)).build() {
+        Ok(pool) => pool.install(|| to_walk.par_iter().for_each(run)),
+        Err(_) => to_walk.iter().for_each(run),
+    }
+    let mut failed = failures.into_inner().unwrap_or_default();
+    let mut trouble = Trouble::default();
+    let mut unreadable = BTreeSet::new();
+    let mut out = Vec::new();
+    for ((img, _), mut counts) in images.iter().zip(counts) {
+        let mut fs = FsIndex::new(limits.max_depth);
+        let mut missing = Vec::new();
+        for (l, layer) in img.layers.iter().enumerate() {
+            let digest = layer.digest.as_str();
+            let applied = if let Some(e) = failed.remove(digest) {
+                Err(Some(e))
+            } else if unreadable.contains(digest) {
+                Err(None)
+            } else {
+                apply_layer(img, l, cache, limits, &mut fs, &mut counts).map_err(Some)
+            };
+            match applied {
+                Ok(Applied::Full) => {
+                    let last = img.layers.len() - 1;
+                    trouble.not_examined.push(format!(
+                        "{}: layers {l} to {last} not applied: the merged index passes {} paths (--max-layer-entries)",
+                        img.reference, limits.max_entries
+                    ));
+                    missing.extend(l..=last);
+                    break;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    missing.push(l);
+                    unreadable.insert(digest.to_string());
+                    match e {
+                        Some(ImageError::Tamper { reference, tamper }) => trouble.findings.push(integrity::finding(&reference, &tamper)),
+                        Some(ImageError::Overrun { reference, overrun, .. }) => {
+                            if let Some(path) = overrun.bomb() {
+                                fs.report(l as u16, path, format!("{overrun}; the layer is not examined"));
+                            }
+                            trouble.not_examined.push(format!("{reference}: layer {l} ({digest}): {overrun}"));
+                        }
+                        Some(e) => trouble.not_examined.push(format!("{}: layer {l} ({digest}): {e}", img.reference)),
+                        None => trouble.not_examined.push(format!("{}: layer {l} ({digest}) could not be read (see above)", img.reference)),
+                    }
+                }
+            }
+        }
+        out.push(Indexed { fs, counts, missing });
+    }
+    (out, trouble)
+}
+
+/// Apply layer `l` of `img` from the cache, walking it first when it is
+/// not there (any more: evicted or damaged since it was counted).
+fn apply_layer(img: &Image, l: usize, cache: &Cache, limits: &LayerLimits, fs: &mut FsIndex, counts: &mut LayerCounts) -> Result<Applied, ImageError> {
+    let digest = &img.layers[l].digest;
+    let cache_err = |source| ImageError::Io { reference: img.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source };
+    let mut apply = || cache.apply(digest, l as u16, fs, limits.max_entries).map_err(cache_err);
+    match apply()? {
+        Applied::Missing => {
+            counts.read += 1;
+            counts.cached = counts.cached.saturating_sub(1);
+            walk_and_store(img, l, cache, limits)?;
+            match apply()? {
+                Applied::Missing => Err(cache_err(std::io::Error::other("the layer's index could not be read back"))),
+                done_or_full => Ok(done_or_full),
+            }
+        }
+        done_or_full => Ok(done_or_full),
+    }
+}
+
+/// A layer that fails to decompress or parse may be a corrupted blob: the
+/// decoder stops before the digest check at EOF could. Read the raw blob
+/// once more to tell tampering (an `image-integrity` finding) from a layer
+/// that is intact but unreadable (not examined). A layer stopped at a
+/// limit is not re-read: it decoded fine, and re-reading a layer over
+/// `--max-layer-size` would cost what the limit saves.
+fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
+    if matches!(error, ImageError::Tamper { .. } | ImageError::Overrun { .. }) {
+        return error;
+    }
+    let raw = image
+        .open_layer(l)
+        .and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink()).map_err(|e| ImageError::from_io(&image.reference, &format!("layer {l}"), e)));
+    match raw {
+        Err(tamper @ ImageError::Tamper { .. }) => tamper,
+        _ => error,
+    }
+}
+
+/// Walk a layer into the cache.
+fn walk_and_store(image: &Image, l: usize, cache: &Cache, limits: &LayerLimits) -> Result<(), ImageError> {
+    let layer = &image.layers[l];
+    let cache_err = |e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e };
+    let mut out = cache.begin(&layer.digest, layer.diff_id.as_deref().unwrap_or_default()).map_err(cache_err)?;
+    let unlisted = walk::walk(image, l, &mut out, limits).map_err(|e| tampered_instead(image, l, e))?;
+    cache.store(out, unlisted).map_err(cache_err)
+}

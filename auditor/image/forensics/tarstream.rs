@@ -1,0 +1,408 @@
+//! A streaming reader of layer tars that never allocates by what the
+//! archive claims. The `tar` crate reads PAX and GNU long-name headers
+//! whole into memory, so one crafted header can ask for gigabytes; here
+//! extension headers are capped ([`MAX_EXTENSION`]) and file data is only
+//! ever handed out through a caller-sized buffer. It knows what layer tars
+//! use: ustar/GNU/PAX headers, base-256 numbers, `L`/`K` long names and
+//! `x` records for path, linkpath, size, uid and gid. GNU sparse files are
+//! refused (no image builder writes them). PAX times are checked the way
+//! Go's `archive/tar` (what Docker and containerd extract with) checks
+//! them: a layer with a time that is not a number is refused by a runtime,
+//! and here it is an error. Errors name the byte offset of the header, and
+//! [`TarReader::entry_end`] says how far into the stream the current
+//! entry's data reaches, so a caller can refuse an entry before reading it.
+
+use std::io::{self, Read};
+
+/// Largest PAX or GNU long-name header accepted.
+const MAX_EXTENSION: u64 = 1 << 20;
+
+/// The type of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EntryType {
+    File,
+    Hardlink,
+    Symlink,
+    Char,
+    Block,
+    Dir,
+    Fifo,
+    /// A type flag no layer uses (GNU volume labels, vendor types, ...):
+    /// its data is skipped.
+    Other(u8),
+}
+
+/// One entry's header, with PAX and GNU extensions applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Header {
+    pub path: Vec<u8>,
+    pub link: Vec<u8>,
+    pub kind: EntryType,
+    pub mode: u32,
+    pub uid: u64,
+    pub gid: u64,
+    /// Bytes of data that follow (0 for anything but a file).
+    pub size: u64,
+}
+
+/// Reads entries one after the other; the data of an entry must be read
+/// (or is skipped) before the next header.
+pub(super) struct TarReader<R> {
+    inner: R,
+    /// Data bytes of the current entry not yet read.
+    remaining: u64,
+    /// Padding after the current entry's data.
+    padding: u64,
+    /// Bytes consumed from `inner` so far.
+    position: u64,
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+impl<R: Read> TarReader<R> {
+    pub(super) fn new(inner: R) -> Self {
+        TarReader { inner, remaining: 0, padding: 0, position: 0 }
+    }
+
+    /// The next entry's header; `None` at the end-of-archive marker (or a
+    /// clean end of stream where a header would start).
+    pub(super) fn next_header(&mut self) -> io::Result<Option<Header>> {
+        self.skip_rest()?;
+        let mut long_path: Option<Vec<u8>> = None;
+        let mut long_link: Option<Vec<u8>> = None;
+        let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
+        // where the entry starts: its first extension header, if any
+        let start = self.position;
+        loop {
+            let at = self.position;
+            let Some(block) = self.read_block()? else { return Ok(None) };
+            if block.iter().all(|&b| b == 0) {
+                return Ok(None);
+            }
+            let invalid = |msg: String| invalid(format!("tar header at byte {at}: {msg}"));
+            verify_checksum(&block).map_err(invalid)?;
+            let size = number(&block[124..136]).ok_or_else(|| invalid("bad size field".into()))?;
+            let flag = block[156];
+            match flag {
+                b'x' | b'g' | b'L' | b'K' => {
+                    if size > MAX_EXTENSION {
+                        return Err(invalid(format!("extension header of {size} bytes (at most {MAX_EXTENSION} accepted)")));
+                    }
+                    let data = self.read_exact_vec(size)?;
+                    match flag {
+                        b'x' => pax = parse_pax(&data).map_err(invalid)?,
+                        b'L' => long_path = Some(trim_nul(&data).to_vec()),
+                        b'K' => long_link = Some(trim_nul(&data).to_vec()),
+                        _ => {} // global PAX records set nothing a layer walk reads
+                    }
+                    continue;
+                }
+                b'S' => return Err(invalid("GNU sparse entries are not supported".into())),
+                _ => {}
+            }
+            let kind = match flag {
+                b'0' | 0 | b'7' => EntryType::File,
+                b'1' => EntryType::Hardlink,
+                b'2' => EntryType::Symlink,
+                b'3' => EntryType::Char,
+                b'4' => EntryType::Block,
+                b'5' => EntryType::Dir,
+                b'6' => EntryType::Fifo,
+                other => EntryType::Other(other),
+            };
+            let mut header = Header {
+                path: ustar_path(&block),
+                link: trim_nul(&block[157..257]).to_vec(),
+                kind,
+                mode: number(&block[100..108]).unwrap_or(0) as u32 & 0o7777,
+                uid: number(&block[108..116]).unwrap_or(0),
+                gid: number(&block[116..124]).unwrap_or(0),
+                size,
+            };
+            if let Some(p) = long_path {
+                header.path = p;
+            }
+            if let Some(l) = long_link {
+                header.link = l;
+            }
+            for (key, value) in pax {
+                let text = String::from_utf8_lossy(&value);
+                let bad = || self::invalid(format!("tar entry at byte {start}: PAX record {}={:?} is not a number", clip(&key), clip(&text)));
+                let num = || text.parse::<u64>().map_err(|_| bad());
+                match key.as_str() {
+                    "path" => header.path = value,
+                    "linkpath" => header.link = value,
+                    "size" => header.size = num()?,
+                    "uid" => header.uid = num()?,
+                    "gid" => header.gid = num()?,
+                    "mtime" | "atime" | "ctime" if !is_pax_time(&text) => return Err(bad()),
+                    _ => {}
+                }
+            }
+            // Data follows only for files; a hardlink or directory with a size
+            // has its data skipped all the same, as tar(1) does.
+            self.remaining = header.size;
+            self.padding = (512 - header.size % 512) % 512;
+            if header.kind != EntryType::File {
+                header.size = 0;
+            }
+            return Ok(Some(header));
+        }
+    }
+
+    /// Read the current entry's data into `buf`; `Ok(0)` at its end.
+    pub(super) fn read_data(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.remaining == 0 || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar entry data cut short"));
+        }
+        self.remaining -= n as u64;
+        self.position += n as u64;
+        Ok(n)
+    }
+
+    /// Bytes read from the stream so far.
+    pub(super) fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Where the current entry's data (and its padding) ends in the
+    /// stream: reading or skipping it consumes the stream up to here.
+    pub(super) fn entry_end(&self) -> u64 {
+        self.position.saturating_add(self.remaining).saturating_add(self.padding)
+    }
+
+    /// The underlying stream, once the end marker was read: drain it so a
+    /// verifying reader below sees EOF.
+    pub(super) fn into_inner(self) -> R {
+        self.inner
+    }
+
+    fn skip_rest(&mut self) -> io::Result<()> {
+        let n = self.remaining + self.padding;
+        if n > 0 {
+            let copied = io::copy(&mut (&mut self.inner).take(n), &mut io::sink())?;
+            self.position += copied;
+            if copied < n {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar entry data cut short"));
+            }
+        }
+        self.remaining = 0;
+        self.padding = 0;
+        Ok(())
+    }
+
+    fn read_block(&mut self) -> io::Result<Option<[u8; 512]>> {
+        let mut block = [0u8; 512];
+        let mut filled = 0;
+        while filled < 512 {
+            match self.inner.read(&mut block[filled..]) {
+                Ok(0) if filled == 0 => return Ok(None),
+                Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar header cut short")),
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.position += 512;
+        Ok(Some(block))
+    }
+
+    fn read_exact_vec(&mut self, size: u64) -> io::Result<Vec<u8>> {
+        let mut data = Vec::with_capacity(size as usize);
+        (&mut self.inner).take(size).read_to_end(&mut data)?;
+        self.position += data.len() as u64;
+        if (data.len() as u64) < size {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar extension header cut short"));
+        }
+        self.padding = (512 - size % 512) % 512;
+        self.skip_rest()?;
+        Ok(data)
+    }
+}
+
+fn trim_nul(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end]
+}
+
+/// `prefix/name` of a ustar header (`name` alone for old and GNU headers).
+fn ustar_path(block: &[u8; 512]) -> Vec<u8> {
+    let name = trim_nul(&block[0..100]);
+    let is_ustar = &block[257..263] == b"ustar\0";
+    let prefix = if is_ustar { trim_nul(&block[345..500]) } else { &[][..] };
+    if prefix.is_empty() {
+        return name.to_vec();
+    }
+    let mut path = prefix.to_vec();
+    path.push(b'/');
+    path.extend_from_slice(name);
+    path
+}
+
+/// An octal field (spaces and NULs around it), or GNU base-256 when the
+/// high bit of the first byte is set.
+fn number(field: &[u8]) -> Option<u64> {
+    if field.first().is_some_and(|b| b & 0x80 != 0) {
+        if field[0] & 0x40 != 0 {
+            return None; // negative
+        }
+        let mut n: u64 = u64::from(field[0] & 0x3f);
+        for &b in &field[1..] {
+            n = n.checked_mul(256)?.checked_add(u64::from(b))?;
+        }
+        return Some(n);
+    }
+    let text = trim_nul(field);
+    let digits = text.iter().skip_while(|b| **b == b' ').take_while(|b| (b'0'..=b'7').contains(*b));
+    let mut n: u64 = 0;
+    for &b in digits {
+        n = n.checked_mul(8)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(n)
+}
+
+fn verify_checksum(block: &[u8; 512]) -> Result<(), String> {
+    let stored = number(&block[148..156]).ok_or_else(|| "bad checksum field".to_string())?;
+    let sum: u64 = block.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { u64::from(b' ') } else { u64::from(b) }).sum();
+    if sum != stored {
+        return Err(format!("checksum {stored} does not match {sum}: not a tar stream or corrupt"));
+    }
+    Ok(())
+}
+
+/// At most 64 characters of a bogus value, for an error message.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(64).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// A PAX time as Go's `archive/tar` accepts it: seconds that fit an i64,
+/// optionally negative, optionally with a decimal fraction.
+fn is_pax_time(text: &str) -> bool {
+    let (secs, frac) = text.split_once('.').unwrap_or((text, ""));
+    secs.parse::<i64>().is_ok() && !secs.starts_with('+') && frac.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// PAX records: `<len> <key>=<value>\n`.
+fn parse_pax(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut records = Vec::new();
+    let mut rest = data;
+    while !rest.is_empty() {
+        let space = rest.iter().position(|&b| b == b' ').ok_or("PAX record without a length")?;
+        let len: usize = std::str::from_utf8(&rest[..space]).ok().and_then(|s| s.parse().ok()).ok_or("PAX record length is not a number")?;
+        if len <= space + 1 || len > rest.len() {
+            return Err("PAX record length out of range".into());
+        }
+        let record = &rest[space + 1..len];
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        let eq = record.iter().position(|&b| b == b'=').ok_or("PAX record without '='")?;
+        records.push((String::from_utf8_lossy(&record[..eq]).into_owned(), record[eq + 1..].to_vec()));
+        rest = &rest[len..];
+    }
+    Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(archive: &[u8]) -> io::Result<Vec<(Header, Vec<u8>)>> {
+        let mut r = TarReader::new(archive);
+        let mut out = Vec::new();
+        while let Some(h) = r.next_header()? {
+            let mut data = Vec::new();
+            let mut buf = [0u8; 7];
+            loop {
+                let n = r.read_data(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                data.extend_from_slice(&buf[..n]);
+            }
+            out.push((h, data));
+        }
+        Ok(out)
+    }
+
+    fn build(f: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        f(&mut b);
+        b.into_inner().unwrap()
+    }
+
+    fn header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(size);
+        h.set_mode(mode);
+        h.set_uid(1000);
+        h.set_gid(1001);
+        h
+    }
+
+    #[test]
+    fn reads_files_dirs_links_and_long_names() {
+        let long = format!("usr/lib/{}/x.py", "d".repeat(150));
+        let archive = build(|b| {
+            b.append_data(&mut header(tar::EntryType::Directory, 0, 0o755), "usr/", &[][..]).unwrap();
+            b.append_data(&mut header(tar::EntryType::Regular, 11, 0o4755), "usr/a", &b"hello world"[..]).unwrap();
+            b.append_data(&mut header(tar::EntryType::Regular, 3, 0o644), &long, &b"abc"[..]).unwrap();
+            let mut l = header(tar::EntryType::Symlink, 0, 0o777);
+            b.append_link(&mut l, "usr/s", "a".repeat(200)).unwrap();
+            let mut h = header(tar::EntryType::Link, 0, 0o755);
+            b.append_link(&mut h, "usr/h", "usr/a").unwrap();
+        });
+        let e = entries(&archive).unwrap();
+        assert_eq!(e.len(), 5);
+        assert_eq!((e[0].0.kind, e[0].0.path.as_slice()), (EntryType::Dir, &b"usr/"[..]));
+        assert_eq!((e[1].0.mode, e[1].0.uid, e[1].0.gid, e[1].1.as_slice()), (0o4755, 1000, 1001, &b"hello world"[..]));
+        assert_eq!(String::from_utf8_lossy(&e[2].0.path), long);
+        assert_eq!((e[3].0.kind, e[3].0.link.len()), (EntryType::Symlink, 200));
+        assert_eq!((e[4].0.kind, e[4].0.link.as_slice()), (EntryType::Hardlink, &b"usr/a"[..]));
+    }
+
+    #[test]
+    fn pax_records_override_the_header() {
+        let mut archive = build(|b| {
+            b.append_pax_extensions([("path", &b"very/long/pax/path"[..]), ("uid", &b"4242"[..])]).unwrap();
+            b.append_data(&mut header(tar::EntryType::Regular, 2, 0o644), "short", &b"hi"[..]).unwrap();
+        });
+        let e = entries(&archive).unwrap();
+        assert_eq!((e[0].0.path.as_slice(), e[0].0.uid, e[0].1.as_slice()), (&b"very/long/pax/path"[..], 4242, &b"hi"[..]));
+        // a corrupted header is refused, not misread
+        archive[1024 + 5] ^= 0xff;
+        assert!(entries(&archive).is_err());
+    }
+
+    #[test]
+    fn huge_extension_headers_and_truncation_are_errors() {
+        let mut h = header(tar::EntryType::XHeader, MAX_EXTENSION + 1, 0o644);
+        h.set_path("pax").unwrap();
+        h.set_cksum();
+        let mut archive = h.as_bytes().to_vec();
+        archive.extend_from_slice(&[0u8; 1024]);
+        let err = entries(&archive).unwrap_err();
+        assert!(err.to_string().contains("extension header"), "{err}");
+        let full = build(|b| b.append_data(&mut header(tar::EntryType::Regular, 2000, 0o644), "f", &[7u8; 2000][..]).unwrap());
+        assert!(entries(&full[..1200]).is_err());
+        assert_eq!(entries(&[]).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn numbers_octal_and_base256() {
+        assert_eq!(number(b"0000644\0"), Some(0o644));
+        assert_eq!(number(b"  755 \0"), Some(0o755));
+        assert_eq!(number(&[0x80, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0]), Some(2 << 16));
+        assert_eq!(number(&[0xff, 0xff]), None);
+    }
+}

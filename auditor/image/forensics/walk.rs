@@ -1,0 +1,220 @@
+//! Walk one layer: its tar stream (decompressed and verified by the image
+//! source) becomes the layer's index in the cache, in one pass, each op
+//! written as it is found. Every file is hashed while it streams by (a
+//! `.pyc` also without its header); small text files that later findings
+//! quote — Python sources, `.pth` hooks, patch files, dist-info metadata
+//! such as `RECORD` — are captured into the layer's text pack in the
+//! cache, never anywhere else. Memory is one read buffer plus at most one
+//! captured file, whatever the layer's size or entry count.
+//!
+//! OCI layer semantics are recorded, not applied: `.wh.NAME` is a
+//! whiteout, `.wh..wh..opq` an opaque directory, hard links keep their
+//! target path ([`super::file_index::FsIndex::apply`] merges and follows
+//! symlinks). What can be judged from one entry alone is judged here and
+//! cached with the layer: names that cannot be index keys (`..`, a NUL,
+//! not UTF-8, longer than `PATH_MAX`) are hostile entries, not applied;
+//! an absolute name is applied inside the root and reported; a type flag
+//! no layer holds is reported and skipped. The layer's size, expansion
+//! and entry limits ([`LayerLimits`]) are checked at every header, before
+//! its data is read; they stop the walk, so nothing cached depends on
+//! them (the path depth limit is the merge's).
+
+use super::cache::LayerWriter;
+use super::file_index::{Kind, MAX_LISTED, Node, Op};
+use super::limits::{LayerLimits, Overrun};
+use super::noise::{PYC_HEADER, is_pyc};
+use super::paths::{join, normalise, shown, split, symlink_target};
+use super::tarstream::{EntryType, Header, TarReader};
+use crate::image::source::decompress::Compression;
+use crate::image::{Image, ImageError};
+use sha2::{Digest as _, Sha256};
+use std::io::{self, BufReader, Read};
+
+/// Largest source or hook file captured for quoting.
+const MAX_CAPTURE: u64 = 1 << 20;
+/// Largest dist-info `RECORD` captured (a torch RECORD is a few MiB).
+const MAX_RECORD: u64 = 16 << 20;
+
+/// Walk layer `index` of `image` into `out`; the count of hostile entries
+/// not listed. The layer stream is read to its end, so its digest and
+/// diff-id are verified before the walk succeeds (and the cache stores it).
+pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLimits) -> Result<u64, ImageError> {
+    let context = format!("layer {index}");
+    let io_err = |e: io::Error| ImageError::from_io(&image.reference, &context, e);
+    let overrun = |overrun: Overrun| ImageError::Overrun { reference: image.reference.clone(), layer: index, overrun };
+    let layer = &image.layers[index];
+    let compressed = matches!(Compression::of_media_type(&layer.media_type), Some(Compression::Gzip | Compression::Zstd)).then_some(layer.size).flatten();
+    let budget = limits.budget(compressed);
+    let stream = image.open_layer_tar(index)?;
+    let mut tar = TarReader::new(BufReader::with_capacity(1 << 17, stream));
+    let mut found = Found { out, hostile: 0, unlisted: 0 };
+    let mut entries = 0u64;
+    let mut buf = vec![0u8; 1 << 16];
+    while let Some(h) = tar.next_header().map_err(io_err)? {
+        entries += 1;
+        if entries > limits.max_entries {
+            return Err(overrun(Overrun::Entries { max: limits.max_entries }));
+        }
+        budget.check(tar.entry_end(), || shown(&h.path)).map_err(overrun)?;
+        found.out.check().map_err(|e| ImageError::Io {
+            reference: image.reference.clone(),
+            context: format!("{context}: writing its index to the cache"),
+            source: e,
+        })?;
+        let Some((path, kind)) = found.admit(&h) else { continue };
+        let (parent, name) = split(&path);
+        if let Some(hidden) = name.strip_prefix(".wh.") {
+            if hidden == ".wh..opq" {
+                found.out.op(&Op::Opaque(parent.into()));
+            } else if !hidden.starts_with(".wh.") && !hidden.is_empty() {
+                found.out.op(&Op::Whiteout(join(parent, hidden).into()));
+            }
+            continue;
+        }
+        let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let mut node =
+            Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, norm: None, link: None, text: None, layer: 0 };
+        match kind {
+            Kind::File => hash_file(&mut tar, &path, &mut node, &mut buf, found.out).map_err(io_err)?,
+            Kind::Symlink | Kind::Hardlink => match found.link(&h, &path) {
+                Some(link) => node.link = Some(link.into()),
+                None => continue,
+            },
+            _ => {}
+        }
+        found.out.op(&Op::Put(path.into(), node));
+    }
+    // the end marker is not the end of the stream: drain it so the
+    // verifying readers below check digest and diff-id — as far as the
+    // budget allows, or a bomb hides after the marker
+    let end = tar.position();
+    let allowed = budget.bytes.saturating_sub(end);
+    let drained = io::copy(&mut tar.into_inner().take(allowed.saturating_add(1)), &mut io::sink()).map_err(io_err)?;
+    budget.check(end + drained, || "(data after the end-of-archive marker)".into()).map_err(overrun)?;
+    Ok(found.unlisted)
+}
+
+/// Where the walk writes what it finds, and the count of hostile entries
+/// listed and beyond.
+struct Found<'a> {
+    out: &'a mut LayerWriter,
+    hostile: usize,
+    unlisted: u64,
+}
+
+impl Found<'_> {
+    /// A hostile entry: `report` gives its path and reason, asked for
+    /// only while fewer than [`MAX_LISTED`] are listed.
+    fn hostile(&mut self, report: impl FnOnce() -> (String, String)) {
+        if self.hostile < MAX_LISTED {
+            self.hostile += 1;
+            let (path, reason) = report();
+            self.out.op(&Op::Hostile { path: path.into(), reason: reason.into() });
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    /// The index key and kind of an entry, or `None` when it is not
+    /// applied (and reported).
+    fn admit(&mut self, h: &Header) -> Option<(String, Kind)> {
+        let named = match normalise(&h.path) {
+            Ok(named) => named,
+            Err(why) => {
+                self.hostile(|| (shown(&h.path), format!("the path {why}: not applied")));
+                return None;
+            }
+        };
+        let kind = match h.kind {
+            EntryType::File => Kind::File,
+            EntryType::Hardlink => Kind::Hardlink,
+            EntryType::Symlink => Kind::Symlink,
+            EntryType::Char => Kind::Char,
+            EntryType::Block => Kind::Block,
+            EntryType::Dir => Kind::Dir,
+            EntryType::Fifo => Kind::Fifo,
+            EntryType::Other(flag) => {
+                self.hostile(|| {
+                    (named.path, format!("tar entry type {:?} is no file type a layer holds (a runtime refuses the layer): not applied", char::from(flag)))
+                });
+                return None;
+            }
+        };
+        if named.path == "/" && kind != Kind::Dir {
+            self.hostile(|| (named.path, format!("the root directory replaced by a {}: not applied", kind.as_str())));
+            return None;
+        }
+        if named.absolute {
+            self.hostile(|| {
+                (shown(&h.path), "an absolute path: applied inside the root, as a runtime does (an extractor that keeps it writes outside the image)".into())
+            });
+        }
+        Some((named.path, kind))
+    }
+
+    /// A symlink's target (as written: the merge resolves it) or a hard
+    /// link's target path; `None` when it is not applied (and reported).
+    fn link(&mut self, h: &Header, path: &str) -> Option<String> {
+        let (what, target) = match h.kind {
+            EntryType::Symlink => ("symlink", symlink_target(&h.link)),
+            _ => ("hard link", normalise(&h.link).map(|named| named.path)),
+        };
+        target.map_err(|why| self.hostile(|| (path.to_string(), format!("a {what} whose target {} {why}: not applied", shown(&h.link))))).ok()
+    }
+}
+
+/// Hash a file's data as it streams (and its `.pyc` body); capture it when
+/// it is a text later findings quote.
+fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, buf: &mut [u8], pack: &mut LayerWriter) -> io::Result<()> {
+    let mut full = Sha256::new();
+    let mut body = is_pyc(path).then(Sha256::new);
+    let mut captured = captures(path, node.size).then(|| Vec::with_capacity(node.size as usize));
+    let mut offset = 0u64;
+    loop {
+        let n = tar.read_data(buf)?;
+        if n == 0 {
+            break;
+        }
+        let chunk = &buf[..n];
+        full.update(chunk);
+        if let Some(b) = body.as_mut() {
+            let skip = PYC_HEADER.saturating_sub(offset).min(n as u64) as usize;
+            b.update(&chunk[skip..]);
+        }
+        if let Some(c) = captured.as_mut() {
+            c.extend_from_slice(chunk);
+        }
+        offset += n as u64;
+    }
+    node.digest = Some(full.finalize().into());
+    node.norm = body.map(|b| Box::new(b.finalize().into()));
+    if let Some(text) = captured {
+        node.text = Some(pack.text(&text)?);
+    }
+    Ok(())
+}
+
+/// Whether a file is captured into the text pack.
+fn captures(path: &str, size: u64) -> bool {
+    let (parent, name) = split(path);
+    let dir = split(parent).1;
+    if dir.ends_with(".dist-info") || dir.ends_with(".egg-info") {
+        return size <= if name == "RECORD" { MAX_RECORD } else { MAX_CAPTURE };
+    }
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    size <= MAX_CAPTURE && matches!(ext, "py" | "pth" | "sh" | "patch" | "diff" | "egg-link" | "txt" | "cfg" | "toml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_captured() {
+        assert!(captures("/usr/lib/python3/dist-packages/six.py", 1000));
+        assert!(!captures("/usr/lib/python3/dist-packages/big.py", MAX_CAPTURE + 1));
+        assert!(captures("/site/torch-2.5.0.dist-info/RECORD", MAX_RECORD));
+        assert!(captures("/site/x-1.dist-info/direct_url.json", 100));
+        assert!(!captures("/usr/lib/libfoo.so", 10));
+    }
+}
