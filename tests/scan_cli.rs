@@ -197,8 +197,12 @@ fn signatures_dir_replaces_the_packs_and_rejects_what_is_not_a_pack() {
     write_tree(tree.path(), &[("run.sh", "git apply a.patch\nexport PYTHONPATH=/x\n")]);
     let out = auditor(&["scan", tree.path().to_str().unwrap(), "--signatures", dir.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 1);
-    let checks = json(&out)["checks"].clone();
-    assert_eq!(checks.as_array().unwrap().len(), 1, "only the packs given: {checks}");
+    let report = json(&out);
+    // The policy's checks (forbidden-env, the simulation knobs) stay; the packs given replace the embedded ones.
+    let checks: Vec<&serde_json::Value> =
+        report["checks"].as_array().unwrap().iter().filter(|c| c["id"] != "forbidden-env" && c["id"] != "sim-acc-eval").collect();
+    assert_eq!(checks.len(), 1, "only the packs given: {checks:?}");
+    assert_eq!(checks[0]["id"], "engine-patch");
     assert_eq!(checks[0]["findings"].as_array().unwrap().len(), 1, "no PYTHONPATH rule in this pack");
 
     let out = auditor(&["rules", "test", "--signatures", "signatures"]);

@@ -14,9 +14,10 @@ use std::io::{self, BufReader, Cursor, Read, Seek};
 use std::path::Path;
 use thiserror::Error;
 
-/// Largest zip inside a bundle (in a tarball or another zip, where it cannot
-/// be seeked) held in memory to read its central directory; a larger one is
-/// read from its local headers as it streams past.
+/// Most bytes of zips inside a bundle (in a tarball or another zip, where
+/// they cannot be seeked) held in memory at once to read their central
+/// directories, nested ones included; a zip past what is left is read from
+/// its local headers as it streams past.
 const ZIP_IN_MEMORY: u64 = 64 << 20;
 
 #[derive(Debug, Error)]
@@ -84,7 +85,7 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
         _ => io_err(e),
     })?;
-    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX };
+    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX, held: 0 };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
         hash.then(|| manifest_digest(&walker.files))
@@ -151,6 +152,8 @@ struct Walker<'v> {
     /// The `total` past which the compressed archive being walked has
     /// expanded more than `max_ratio` allows (nested archives included).
     ratio_end: u64,
+    /// Bytes of nested zips held in memory now (at most [`ZIP_IN_MEMORY`]).
+    held: u64,
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -410,14 +413,17 @@ impl Walker<'_> {
 
     /// Walk a zip that streams past inside another archive.
     fn walk_zip_stream(&mut self, reader: &mut dyn Read, label: &str, depth: u32) -> io::Result<()> {
+        let budget = ZIP_IN_MEMORY.saturating_sub(self.held);
         let mut head = Vec::new();
-        reader.take(ZIP_IN_MEMORY + 1).read_to_end(&mut head)?;
-        if head.len() as u64 > ZIP_IN_MEMORY {
+        reader.take(budget.saturating_add(1)).read_to_end(&mut head)?;
+        self.held += head.len() as u64;
+        if head.len() as u64 > budget {
             self.walk_zip_local(label, Ok(head.as_slice().chain(reader)), label, depth);
-            return Ok(());
+        } else {
+            let bytes = Cursor::new(head.as_slice());
+            self.walk_zip(label, label, depth, || Ok(bytes.clone()));
         }
-        let bytes = Cursor::new(head.as_slice());
-        self.walk_zip(label, label, depth, || Ok(bytes.clone()));
+        self.held -= head.len() as u64;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 //! set, the CLI also appends the Markdown report to the job summary.
 
 use super::{Report, Verdict};
+use crate::checks::Status;
 use crate::finding::{Finding, Severity};
 use std::fmt::Write;
 
@@ -43,6 +44,11 @@ pub fn render(report: &Report) -> String {
     let quiet = report.findings().filter(|(_, f)| f.severity != Severity::Info && (f.baselined || f.suppressed.is_some())).count();
     if quiet > 0 {
         let _ = writeln!(out, "::notice title=auditor::{quiet} finding(s) in the baseline or accepted by suppressions are not annotated (see the JSON report)");
+    }
+    // A check that passed with only information to show (what `auditor scan`
+    // found but does not judge) says so in one notice, without a file.
+    for check in report.checks.iter().filter(|c| c.status == Status::Pass && !c.findings.is_empty() && c.findings.iter().all(|f| f.severity == Severity::Info)) {
+        let _ = writeln!(out, "::notice title={}::{}", property(&check.id), data(&check.summary));
     }
     for item in &report.not_examined {
         let _ = writeln!(out, "::warning title=not examined::{}", data(item));
