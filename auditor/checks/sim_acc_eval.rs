@@ -6,8 +6,8 @@
 
 use super::simulation::{KnobKind, knobs};
 use super::{AuditedJob, CheckResult, Context};
-use crate::evidence::knobs::Catalog;
 use crate::bundle::JobKind;
+use crate::evidence::knobs::Catalog;
 use crate::finding::{Finding, Severity};
 use crate::policy::CheckPolicy;
 

@@ -47,7 +47,8 @@ pub fn render(report: &Report) -> String {
     }
     // A check that passed with only information to show (what `auditor scan`
     // found but does not judge) says so in one notice, without a file.
-    for check in report.checks.iter().filter(|c| c.status == Status::Pass && !c.findings.is_empty() && c.findings.iter().all(|f| f.severity == Severity::Info)) {
+    for check in report.checks.iter().filter(|c| c.status == Status::Pass && !c.findings.is_empty() && c.findings.iter().all(|f| f.severity == Severity::Info))
+    {
         let _ = writeln!(out, "::notice title={}::{}", property(&check.id), data(&check.summary));
     }
     for item in &report.not_examined {
