@@ -33,7 +33,7 @@ enum Command {
     ///
     /// Exit codes: 0 every check passed or is not applicable; 1 a check failed;
     /// 2 usage error or no input could be read; 3 nothing failed but part of
-    /// the input was not examined.
+    /// the input was not examined, or nothing in it could be judged.
     Audit {
         #[command(flatten)]
         inputs: AuditInputs,
