@@ -138,7 +138,9 @@ pub fn scan(paths: &[PathBuf], engine: &Engine, policy: &Policy, limits: &Limits
     if let Some(settings) = policy.check("sim-acc-eval") {
         checks.push(checks::simulation_knobs_result(settings, take("sim-acc-eval"), scanner.knob_files));
     }
-    for c in engine.checks() {
+    // A pack that feeds `forbidden-env` or `sim-acc-eval` adds its matches to that check's result.
+    let judged: BTreeSet<String> = checks.iter().map(|c| c.id.clone()).collect();
+    for c in engine.checks().iter().filter(|c| !judged.contains(&c.check)) {
         let omitted = scanner.omitted.iter().filter(|(rule, _)| engine.rule(rule).is_some_and(|r| r.check == c.check));
         checks.push(check_result(&c.check, &c.title, take(&c.check), omitted.map(|(_, n)| n).sum(), read_any));
     }
