@@ -2,7 +2,7 @@
 
 use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout};
 use crate::changes::{self, Changes, ChangesError};
-use crate::checks::{self, AuditedJob, Context, Inputs};
+use crate::checks::{self, AuditedJob, Context, Inputs, Status};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
@@ -265,9 +265,13 @@ pub(crate) fn audit_prepared(
     let mut skipped = Vec::new();
     let mut reference_only = Vec::new();
     let mut changed_files = 0;
+    let mut blank = Vec::new();
     for (n, path) in paths.iter().enumerate() {
         let ReadBundle { bundle, jobs: read_jobs, sources } =
             read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() })?;
+        if !read_jobs.iter().any(judgeable) {
+            blank.push(nothing_judged(&bundle, paths.len() > 1));
+        }
         bundles.push(bundle);
         let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
             jobs.extend(read_jobs);
@@ -295,14 +299,101 @@ pub(crate) fn audit_prepared(
     seen.iter_mut().for_each(prepare);
     let inputs = &with_tree_references(inputs, &mut bundles);
     let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), inputs, policy };
-    let results = checks::run_all(&ctx, policy, &inputs.today);
+    let mut results = checks::run_all(&ctx, policy, &inputs.today);
     seen.truncate(judged);
+    let unread = unread(&bundles, &seen, options.changed_since.is_some());
+    qualify(&mut results, &unread);
     let mut report = report(&bundles, &seen, &skipped, results, policy);
+    report.not_examined.extend(blank);
+    report.verdict = report.judge();
     report.not_in_input = outside_the_input(&seen);
     if let Some(reference) = &options.changed_since {
         report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len() });
     }
     Ok(report)
+}
+
+/// What the judged jobs depend on that was not examined whole: their files
+/// that were cut or not read (every such file of the input when all jobs
+/// are judged, since a file no job claims may still be the one that sets
+/// something), and how many parts of the inputs that are no file (an
+/// archive that ended early, a limit that stopped the walk; the report's
+/// `not_examined` says what each is).
+struct Unread {
+    files: Vec<String>,
+    parts: usize,
+}
+
+fn unread(bundles: &[Bundle], judged: &[AuditedJob], selected: bool) -> Unread {
+    let incomplete: BTreeSet<(&str, &str)> =
+        bundles.iter().flat_map(|b| b.files.iter().filter(|f| f.status.is_incomplete()).map(move |f| (b.path.as_str(), f.path.as_str()))).collect();
+    let files: BTreeSet<&str> = if selected {
+        judged.iter().flat_map(|j| j.unexamined.iter().filter(|u| incomplete.contains(&(j.bundle.as_str(), u.as_str()))).map(String::as_str)).collect()
+    } else {
+        incomplete.iter().map(|(_, path)| *path).collect()
+    };
+    Unread { files: files.into_iter().map(str::to_string).collect(), parts: bundles.iter().map(|b| b.not_examined.len()).sum() }
+}
+
+/// A check cannot pass on what it did not read: with parts unread, a check
+/// that passed becomes `error` (it could not conclude) and one that found
+/// nothing to judge says so only of what was read. Failures stand.
+fn qualify(results: &mut [checks::CheckResult], unread: &Unread) {
+    let what = match unread.files.len() {
+        0 if unread.parts == 0 => return,
+        0 => "part of the input not examined (see not examined)".to_string(),
+        n => {
+            let shown: Vec<&str> = unread.files.iter().take(3).map(String::as_str).collect();
+            let more = if n > 3 { ", …" } else { "" };
+            format!("{n} file(s) not examined ({}{more}; see not examined)", shown.join(", "))
+        }
+    };
+    for result in results.iter_mut().filter(|r| checks::REGISTRY.iter().any(|c| c.id == r.id)) {
+        match result.status {
+            Status::Pass => {
+                result.status = Status::Error;
+                result.summary = format!("not conclusive, {what}: on what was read, {}", result.summary);
+            }
+            Status::Na => result.summary = format!("{} (in what was read; {what})", result.summary),
+            Status::Fail | Status::Error => {}
+        }
+    }
+}
+
+/// Whether a job gives the checks anything to judge: a job the layout or
+/// the sources name (a `gh run download` artifact, a recipe role, a launch
+/// script, a master-config entry), or in its files a launch command, an
+/// environment, engine server arguments, a recipe, run metadata, eval
+/// results, or what a script does. A file of prose or unrelated text gives
+/// none of these: every check would be `na` and the audit would pass.
+fn judgeable(job: &AuditedJob) -> bool {
+    let named = job.job.from_sources || !job.job.artifacts.is_empty();
+    named
+        || job.files.iter().any(|f| {
+            !(f.env.is_empty()
+                && f.env_dumps.is_empty()
+                && f.commands.is_empty()
+                && f.records.is_empty()
+                && f.recipe.is_none()
+                && f.master.is_empty()
+                && f.metadata.is_none()
+                && !f.eval_payload
+                && f.eval_scores.is_empty()
+                && f.failed_eval_concs.is_empty()
+                && f.actions.is_empty()
+                && f.signatures.is_empty())
+        })
+}
+
+/// The report line for an input in which nothing could be judged: a
+/// wrong path in a CI job must not pass as a clean submission.
+fn nothing_judged(bundle: &Bundle, several: bool) -> String {
+    let read = bundle.files.iter().filter(|f| matches!(f.status, FileStatus::Read | FileStatus::Partial(_))).count();
+    let prefix = if several { format!("{}: ", bundle.path) } else { String::new() };
+    format!(
+        "{prefix}nothing could be judged: none of the {read} file(s) read shows a job (gh run download artifact, recipe, launch script, master config), \
+         a launch command, an environment, engine server arguments, run metadata or eval results; is this the submission's path?"
+    )
 }
 
 /// The references a checkout carries for itself: its golden-AL tables (any

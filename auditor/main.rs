@@ -36,7 +36,7 @@ enum Command {
     ///
     /// Exit codes: 0 every check passed or is not applicable; 1 a check failed;
     /// 2 usage error or no input could be read; 3 nothing failed but part of
-    /// the input was not examined.
+    /// the input was not examined, or nothing in it could be judged.
     Audit {
         #[command(flatten)]
         inputs: AuditInputs,
@@ -73,18 +73,24 @@ enum Command {
         limits: LimitArgs,
     },
     /// Scan files and trees (scripts, recipes, logs; directories, .zip,
-    /// .tar.gz, .gz) with the signature rules: patch commands, import
-    /// shadowing, start-up hooks, architecture overrides.
+    /// .tar.gz, .gz) with the signature rules (patch commands, import
+    /// shadowing, start-up hooks, architecture overrides) and the policy's
+    /// forbidden environment variables, each file's environment judged on
+    /// its own; simulated-acceptance knobs are listed as information.
     ///
-    /// Exit codes as for `audit`: 0 no error-severity match; 1 a match of an
-    /// error rule; 2 usage error or no input could be read; 3 nothing failed
-    /// but part of the input was not examined.
+    /// Exit codes as for `audit`: 0 no error finding; 1 an error finding (an
+    /// error rule's match, a forbidden variable in effect); 2 usage error or
+    /// no input could be read; 3 nothing failed but part of the input was
+    /// not examined.
     Scan {
         /// Files, directories or archives.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
         #[command(flatten)]
         signatures: SignatureArgs,
+        /// Policy file (TOML) whose forbidden variables are looked for; default: the embedded `inferencex` policy.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
         /// Also hash every file (SHA-256) into the report, as `audit` does; this costs more than the scan.
         #[arg(long)]
         hash: bool,
@@ -471,8 +477,8 @@ fn run(cli: Cli) -> Result<u8> {
             emit(&text, None)?;
             Ok(u8::from(read.bundle.is_incomplete()) * 3)
         }
-        Command::Scan { paths, signatures, hash, output, limits } => {
-            let report = scan::scan(&paths, &signatures.engine()?, &limits.limits(), hash)?;
+        Command::Scan { paths, signatures, policy, hash, output, limits } => {
+            let report = scan::scan(&paths, &signatures.engine()?, &load_policy(policy.as_ref())?, &limits.limits(), hash)?;
             emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
         }

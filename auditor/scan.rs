@@ -1,16 +1,22 @@
-//! The scan pipeline (`auditor scan PATH...`): run the signature packs over
-//! any files and trees — recipes, scripts, logs, archives — without job
-//! grouping. Inputs are walked like bundles (directories, zip, tar.gz,
-//! nested tarballs, `.gz` files read transparently), every file is accounted
-//! for, and findings are grouped into one check result per check id the
-//! packs feed, so the report and its exit codes are the audit's.
+//! The scan pipeline (`auditor scan PATH...`): run the signature packs and
+//! the forbidden-environment rules over any files and trees — recipes,
+//! scripts, logs, archives — without job grouping. Inputs are walked like
+//! bundles (directories, zip, tar.gz, nested archives, `.gz` files read
+//! transparently), every file is accounted for, each file is read once by
+//! the evidence extractor and the signature engine together, and findings
+//! are grouped into one check result per check id, so the report and its
+//! exit codes are the audit's. With no jobs, each file's environment is
+//! judged on its own, and simulated-acceptance knobs are information.
 
 use crate::audit::account;
 use crate::bundle::{self, Bundle, Disposition, FileStatus, Limits, MemberVisitor, layout};
-use crate::checks::{CheckResult, Status};
-use crate::evidence::classify;
-use crate::evidence::provenance::FileRef;
+use crate::checks::{self, AuditedJob, CheckResult, ForbiddenEnvPerFile, Status};
+use crate::evidence::facts::{self, Facts};
+use crate::evidence::knobs::Catalog;
+use crate::evidence::{Extractor, FileEvidence, Tee, classify};
 use crate::finding::{Finding, Severity};
+use crate::policy::Policy;
+use crate::provenance::FileRef;
 use crate::report::Report;
 use crate::signatures::Engine;
 use std::collections::{BTreeMap, BTreeSet};
@@ -24,23 +30,47 @@ pub enum ScanError {
     NothingRead(String),
 }
 
-/// The bundle visitor that runs the engine over every member.
-struct Scanner<'e> {
+/// The bundle visitor that extracts evidence and runs the engine over every
+/// member, judging each file's environment as it goes.
+struct Scanner<'e, 'p> {
     engine: &'e Engine,
+    extractor: Extractor<'e>,
     max_line: usize,
+    catalog: &'static Catalog,
+    /// `forbidden-env`, when the policy enables it.
+    env: Option<ForbiddenEnvPerFile<'p>>,
+    /// Files with a simulated-acceptance knob.
+    knob_files: usize,
     findings: Vec<Finding>,
     /// Matches past the per-rule cap, by rule id.
     omitted: BTreeMap<String, u64>,
 }
 
-impl MemberVisitor for Scanner<'_> {
+impl Scanner<'_, '_> {
+    /// The simulated-acceptance knobs of one file, judged as the one file of a job.
+    fn knobs(&mut self, evidence: FileEvidence) -> Vec<Finding> {
+        if evidence.env.is_empty() && evidence.records.is_empty() && evidence.commands.is_empty() {
+            return Vec::new();
+        }
+        let job = crate::jobs::unassigned_job(&evidence.path, false);
+        let mut job = AuditedJob { bundle: String::new(), job, files: vec![evidence], facts: Facts::default(), unexamined: Vec::new() };
+        job.facts = facts::derive(&job.files, self.catalog);
+        let found = checks::simulation_knobs_in_file(&job, self.catalog);
+        self.knob_files += usize::from(!found.is_empty());
+        found
+    }
+}
+
+impl MemberVisitor for Scanner<'_, '_> {
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
         let kind = match classify(path) {
             Ok(kind) => kind,
             Err(reason) => return Ok(Disposition::Skipped(reason.to_string())),
         };
         let file = FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) };
-        let scan = self.engine.scan_reader(file, kind, self.max_line, reader);
+        let mut stream = self.engine.stream(file, kind, self.max_line);
+        let (evidence, cut) = self.extractor.extract(path, kind, &mut Tee::new(reader, &mut stream));
+        let scan = stream.finish();
         if scan.binary {
             return Ok(Disposition::Skipped("binary file (a NUL byte in its first 8 KiB)".to_string()));
         }
@@ -48,19 +78,35 @@ impl MemberVisitor for Scanner<'_> {
             *self.omitted.entry(rule).or_default() += n;
         }
         self.findings.extend(scan.findings);
-        Ok(match scan.incomplete {
+        if let Some(env) = &mut self.env {
+            self.findings.extend(env.file(&evidence));
+        }
+        let knobs = self.knobs(evidence);
+        self.findings.extend(knobs);
+        Ok(match cut.or(scan.incomplete) {
             Some(reason) => Disposition::Partial(reason),
             None => Disposition::Read,
         })
     }
 }
 
-/// Scan `paths` with `engine`, hashing file contents (SHA-256, for the
-/// report's `sha256` fields) only when `hash` is set: hashing costs more than
-/// the scan itself. An input that cannot be read is reported as not
-/// examined; only when none can be read is that an error.
-pub fn scan(paths: &[PathBuf], engine: &Engine, limits: &Limits, hash: bool) -> Result<Report, ScanError> {
-    let mut scanner = Scanner { engine, max_line: limits.max_line_length, findings: Vec::new(), omitted: BTreeMap::new() };
+/// Scan `paths` with `engine` and the `forbidden-env` settings of `policy`,
+/// hashing file contents (SHA-256, for the report's `sha256` fields) only
+/// when `hash` is set: hashing costs more than the scan itself. An input
+/// that cannot be read is reported as not examined; only when none can be
+/// read is that an error.
+pub fn scan(paths: &[PathBuf], engine: &Engine, policy: &Policy, limits: &Limits, hash: bool) -> Result<Report, ScanError> {
+    let catalog = Catalog::embedded();
+    let mut scanner = Scanner {
+        engine,
+        extractor: Extractor::new(limits.max_line_length),
+        max_line: limits.max_line_length,
+        catalog,
+        env: policy.check("forbidden-env").map(|settings| ForbiddenEnvPerFile::new(catalog, settings)),
+        knob_files: 0,
+        findings: Vec::new(),
+        omitted: BTreeMap::new(),
+    };
     let mut bundles: Vec<Bundle> = Vec::new();
     let mut unreadable = Vec::new();
     for path in paths {
@@ -79,20 +125,25 @@ pub fn scan(paths: &[PathBuf], engine: &Engine, limits: &Limits, hash: bool) -> 
         return Err(ScanError::NothingRead(unreadable.join("; ")));
     }
     let read_any = bundles.iter().flat_map(|b| &b.files).any(|f| matches!(f.status, FileStatus::Read | FileStatus::Partial(_)));
-    let mut by_check: BTreeMap<&str, Vec<Finding>> = BTreeMap::new();
+    let mut by_check: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     for finding in scanner.findings {
-        let check = engine.rule(&finding.rule).map_or("", |r| r.check.as_str());
+        let check = finding.rule.split('/').next().unwrap_or_default().to_string();
         by_check.entry(check).or_default().push(finding);
     }
-    let checks = engine
-        .checks()
-        .iter()
-        .map(|c| {
-            let omitted = scanner.omitted.iter().filter(|(rule, _)| engine.rule(rule).is_some_and(|r| r.check == c.check));
-            let findings = by_check.remove(c.check.as_str()).unwrap_or_default();
-            check_result(&c.check, &c.title, findings, omitted.map(|(_, n)| n).sum(), read_any)
-        })
-        .collect();
+    let mut take = |id: &str| by_check.remove(id).unwrap_or_default();
+    let mut checks: Vec<CheckResult> = Vec::new();
+    if let Some(env) = scanner.env {
+        checks.push(env.result(take("forbidden-env")));
+    }
+    if let Some(settings) = policy.check("sim-acc-eval") {
+        checks.push(checks::simulation_knobs_result(settings, take("sim-acc-eval"), scanner.knob_files));
+    }
+    // A pack that feeds `forbidden-env` or `sim-acc-eval` adds its matches to that check's result.
+    let judged: BTreeSet<String> = checks.iter().map(|c| c.id.clone()).collect();
+    for c in engine.checks().iter().filter(|c| !judged.contains(&c.check)) {
+        let omitted = scanner.omitted.iter().filter(|(rule, _)| engine.rule(rule).is_some_and(|r| r.check == c.check));
+        checks.push(check_result(&c.check, &c.title, take(&c.check), omitted.map(|(_, n)| n).sum(), read_any));
+    }
     let (inputs, files, mut not_examined) = account(&bundles, |_, _| None);
     not_examined.extend(unreadable);
     Ok(Report::new(engine.source().to_string(), inputs, checks, Vec::new(), files, not_examined))

@@ -301,3 +301,159 @@ fn the_sample_images_show_each_patch_the_readme_shows() {
     let (code, report) = image_json(&["verify", "oci:samples/images/upstream:v1"]);
     assert_eq!((code, rules(&report)), (0, vec![]), "{report:#}");
 }
+
+/// A launch script that exports a forbidden variable and patches the engine.
+const SETUP_SH: &str = "#!/usr/bin/env bash\nset -euo pipefail\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\ngit apply /tmp/fix.patch\n\
+                        python3 -m sglang.launch_server --model-path /data/models/DeepSeek-V4-Pro --tp 8 --port 8888\n";
+
+/// A zip of `members` (name, content).
+fn zip_bytes(members: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, content) in members {
+        zip.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(content).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+/// A `.tar.gz` of `members` (name, content).
+fn targz_bytes(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    for (name, content) in members {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(content.len() as u64);
+        header.set_mode(0o644);
+        tar.append_data(&mut header, name, *content).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// Error findings of a report: (rule, evidence file).
+fn errors(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = findings(report)
+        .filter(|f| f["severity"] == "error")
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["file"].as_str().unwrap().to_string()))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn a_zip_in_a_bundle_is_read_like_a_tarball_beside_it_nested_too() {
+    let setup = [("setup.sh", SETUP_SH.as_bytes())];
+    let zip = zip_bytes(&setup);
+    let targz = targz_bytes(&setup);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("setup.zip", zip.clone(), "setup.zip/setup.sh"),
+        ("setup.tar.gz", targz.clone(), "setup.tar.gz/setup.sh"),
+        ("logs.tar.gz", targz_bytes(&[("inner/setup.zip", &zip)]), "logs.tar.gz/inner/setup.zip/setup.sh"),
+        ("bundle.zip", zip_bytes(&[("setup.tar.gz", &targz)]), "bundle.zip/setup.tar.gz/setup.sh"),
+        ("outer.zip", zip_bytes(&[("setup.zip", &zip)]), "outer.zip/setup.zip/setup.sh"),
+    ];
+    for (name, bytes, member) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(name), &bytes).unwrap();
+        let out = audit(&[dir.path().to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code(&out), 1, "{name}: {}", stdout(&out));
+        let report = json(&out);
+        assert_eq!(
+            errors(&report),
+            [("engine-patch/apply".to_string(), member.to_string()), ("forbidden-env/enabled".to_string(), member.to_string())],
+            "{name}"
+        );
+        let text = stdout(&audit(&[dir.path().to_str().unwrap()]));
+        assert!(text.contains(&format!("{}/{member}:3", dir.path().display())), "{name}: the member is named: {text}");
+    }
+}
+
+#[test]
+fn nested_archives_stop_at_max_depth_and_an_unreadable_zip_is_not_examined() {
+    let zip = zip_bytes(&[("setup.sh", SETUP_SH.as_bytes())]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("outer.zip"), zip_bytes(&[("setup.zip", &zip)])).unwrap();
+    let out = audit(&[dir.path().to_str().unwrap(), "--format", "json", "--max-depth", "1"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let report = json(&out);
+    let inner = report["files"].as_array().unwrap().iter().find(|f| f["path"] == "outer.zip/setup.zip").unwrap();
+    assert_eq!(inner["status"], "not-examined", "{inner}");
+    assert!(inner["reason"].as_str().unwrap().contains("nested deeper than 1"), "{inner}");
+
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[("launch.sh", "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /data/models/x --tp 8\n")]);
+    // Cut inside the first local header: no member can be recovered.
+    let mut cut = zip.clone();
+    cut.truncate(20);
+    std::fs::write(dir.path().join("setup.zip"), &cut).unwrap();
+    let out = audit(&[dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 3, "nothing failed in what was read, but the zip was not: {}", stdout(&out));
+    let report = json(&out);
+    let entry = report["files"].as_array().unwrap().iter().find(|f| f["path"] == "setup.zip").unwrap();
+    assert_eq!(entry["status"], "not-examined", "{entry}");
+    assert!(report["not_examined"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("setup.zip")), "{}", report["not_examined"]);
+}
+
+#[test]
+fn a_check_does_not_pass_on_a_file_it_could_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bundle");
+    copy_tree(&root().join(PASS), &dir);
+    let passing: Vec<String> = {
+        let report = json(&audit(&[dir.to_str().unwrap(), "--format", "json"]));
+        report["checks"].as_array().unwrap().iter().filter(|c| c["status"] == "pass").map(|c| c["id"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(passing.contains(&"forbidden-env".to_string()), "{passing:?}");
+    // A zip beside the logs that cannot be read may hold the export that would fail.
+    std::fs::write(dir.join("setup.zip"), b"PK\x03\x04 not really a zip").unwrap();
+    let out = audit(&[dir.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let report = json(&out);
+    for id in &passing {
+        let c = check(&report, id);
+        assert_eq!(c["status"], "error", "{id}: {c}");
+        assert!(c["summary"].as_str().unwrap().starts_with("not conclusive, 1 file(s) not examined (setup.zip"), "{id}: {c}");
+    }
+    let text = stdout(&audit(&[dir.to_str().unwrap()]));
+    assert!(!text.lines().any(|l| l.starts_with("PASS")), "{text}");
+}
+
+#[test]
+fn an_input_in_which_nothing_could_be_judged_is_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(
+        tmp.path(),
+        &[
+            ("readme/README.md", "# Benchmark results\n\nThe logs of run 123 are attached to the workflow.\n"),
+            ("notes.txt", "sweep finished at 14:02, all green\nsee the dashboard for numbers\n"),
+            ("notes/a.txt", "nothing here\n"),
+            ("notes/b.log", "done\n"),
+        ],
+    );
+    for input in ["readme", "notes.txt", "notes"] {
+        let path = tmp.path().join(input);
+        let out = audit(&[path.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code(&out), 3, "{input}: {}", stdout(&out));
+        let report = json(&out);
+        assert_eq!(report["verdict"], "incomplete");
+        let said = report["not_examined"].as_array().unwrap().iter().filter_map(|n| n.as_str()).any(|n| n.starts_with("nothing could be judged"));
+        assert!(said, "{input}: {}", report["not_examined"]);
+        assert!(stdout(&audit(&[path.to_str().unwrap()])).contains("a launch command, an environment, engine server arguments"), "{input}");
+    }
+    // An empty directory has nothing to read at all: a usage error, as before.
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    assert_eq!(code(&audit(&[tmp.path().join("empty").to_str().unwrap()])), 2);
+    // The same prose beside a run's logs changes nothing.
+    let dir = tmp.path().join("bundle");
+    copy_tree(&root().join(PASS), &dir);
+    std::fs::write(dir.join("README.md"), "# Benchmark results\n").unwrap();
+    assert_eq!(code(&audit(&[dir.to_str().unwrap()])), 0);
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for rel in list_files(from) {
+        let target = to.join(&rel);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&rel), target).unwrap();
+    }
+}

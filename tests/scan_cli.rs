@@ -197,8 +197,12 @@ fn signatures_dir_replaces_the_packs_and_rejects_what_is_not_a_pack() {
     write_tree(tree.path(), &[("run.sh", "git apply a.patch\nexport PYTHONPATH=/x\n")]);
     let out = auditor(&["scan", tree.path().to_str().unwrap(), "--signatures", dir.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 1);
-    let checks = json(&out)["checks"].clone();
-    assert_eq!(checks.as_array().unwrap().len(), 1, "only the packs given: {checks}");
+    let report = json(&out);
+    // The policy's checks (forbidden-env, the simulation knobs) stay; the packs given replace the embedded ones.
+    let checks: Vec<&serde_json::Value> =
+        report["checks"].as_array().unwrap().iter().filter(|c| c["id"] != "forbidden-env" && c["id"] != "sim-acc-eval").collect();
+    assert_eq!(checks.len(), 1, "only the packs given: {checks:?}");
+    assert_eq!(checks[0]["id"], "engine-patch");
     assert_eq!(checks[0]["findings"].as_array().unwrap().len(), 1, "no PYTHONPATH rule in this pack");
 
     let out = auditor(&["rules", "test", "--signatures", "signatures"]);
@@ -218,4 +222,134 @@ fn rules_list_and_explain_cover_pack_rules() {
         assert!(text.contains(part), "{part} in {text}");
     }
     assert_eq!(code(&auditor(&["rules", "explain", "engine-patch/no-such-rule"])), 2);
+}
+
+/// A launch script's console capture under `set -x`, shaped like an
+/// InferenceX single-node run: the GPU listing, `printenv` before the
+/// server starts, then the launch line. `{value}` is the forbidden
+/// variable's value in the listing.
+fn printenv_log(value: &str) -> String {
+    format!(
+        "+ nvidia-smi -L\n\
+         GPU 0: NVIDIA B200 (UUID: GPU-5d1c0c2e-8f7a-4b7e-9d0a-1c2b3d4e5f60)\n\
+         + printenv\n\
+         HOSTNAME=b200-dgxc-07\n\
+         HOME=/root\n\
+         SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE={value}\n\
+         CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n\
+         PATH=/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin\n\
+         + python3 -m sglang.launch_server --model-path /data/models/DeepSeek-V4-Pro --tp 8 --port 8888\n"
+    )
+}
+
+/// The same run, where the script exports the variable (a `set -x` trace line).
+fn export_log(value: &str) -> String {
+    format!(
+        "+ export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE={value}\n\
+         + SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE={value}\n\
+         + python3 -m sglang.launch_server --model-path /data/models/DeepSeek-V4-Pro --tp 8 --port 8888\n\
+         [2026-09-02 14:40:13 TP0 EP0] Init torch distributed begin.\n"
+    )
+}
+
+/// The forbidden-env findings of a scan report: (rule, severity, file, line).
+fn env_findings(report: &serde_json::Value) -> Vec<(String, String, String, u64)> {
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").expect("a forbidden-env check");
+    check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let e = &f["evidence"][0];
+            (f["rule"].as_str().unwrap().into(), f["severity"].as_str().unwrap().into(), e["file"].as_str().unwrap().into(), e["line"].as_u64().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn scan_judges_a_forbidden_variable_by_the_engines_boolean_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    // (value, exit, rule and severity of the finding, if any)
+    let cases = [
+        ("1", 1, Some(("forbidden-env/enabled", "error"))),
+        ("True", 1, Some(("forbidden-env/enabled", "error"))),
+        ("0", 0, None),
+        ("False", 0, None),
+        ("maybe", 0, Some(("forbidden-env/invalid-value", "warning"))),
+    ];
+    for (shape, log, line) in [("printenv", printenv_log as fn(&str) -> String, 6), ("export", export_log, 1)] {
+        for (value, exit, finding) in cases {
+            write_tree(dir.path(), &[("logs/server.log", &log(value))]);
+            let out = auditor(&["scan", root, "--format", "json"]);
+            assert_eq!(code(&out), exit, "{shape} {value}: {}", stdout(&out));
+            let report = json(&out);
+            let expected: Vec<(String, String, String, u64)> =
+                finding.into_iter().map(|(rule, severity)| (rule.into(), severity.into(), format!("{root}/logs/server.log"), line)).collect();
+            assert_eq!(env_findings(&report), expected, "{shape} {value}");
+            let status = &report["checks"][0]["status"];
+            assert_eq!(status, if exit == 1 { "fail" } else { "pass" }, "{shape} {value}");
+        }
+    }
+}
+
+#[test]
+fn a_forbidden_variable_fails_the_scan_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[("server.log", &printenv_log("1")), ("launch.sh", "#!/usr/bin/env bash\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n")]);
+    let root = dir.path().to_str().unwrap();
+    for format in ["text", "json", "markdown", "sarif", "junit", "github"] {
+        let out = auditor(&["scan", root, "--format", format]);
+        assert_eq!(code(&out), 1, "{format}: {}", stdout(&out));
+        let text = stdout(&out);
+        assert!(text.contains("forbidden-env/enabled"), "{format}: {text}");
+        assert!(text.contains("launch.sh") && text.contains("server.log"), "{format}: each file is judged: {text}");
+    }
+}
+
+#[test]
+fn each_file_is_judged_on_its_own_so_a_later_file_does_not_hide_an_earlier_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tree(dir.path(), &[("a/server.log", &printenv_log("1")), ("b/server.log", &printenv_log("0"))]);
+    let out = auditor(&["scan", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let found = env_findings(&json(&out));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].2.ends_with("a/server.log"), "{found:?}");
+}
+
+#[test]
+fn simulated_acceptance_knobs_are_information_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    // The InferenceX launch dump of SGLANG_* variables, as a throughput run writes it.
+    let log = "=== SGLANG_* env vars at launch ===\n\
+               SGLANG_DEFAULT_THINKING=1\n\
+               SGLANG_SIMULATE_ACC_LEN=2.49\n\
+               SGLANG_SIMULATE_ACC_METHOD=match-expected\n\
+               SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n\
+               ===================================\n\
+               [2026-09-02 14:40:13 TP0 EP0] Init torch distributed begin.\n";
+    write_tree(dir.path(), &[("results/server.log", log)]);
+    let root = dir.path().to_str().unwrap();
+    let out = auditor(&["scan", root, "--format", "json"]);
+    assert_eq!(code(&out), 0, "information does not fail: {}", stdout(&out));
+    let report = json(&out);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sim-acc-eval").unwrap();
+    assert_eq!(check["status"], "pass");
+    let knobs: Vec<(&str, &str, u64)> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap(), f["evidence"][0]["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(knobs, [("sim-acc-eval/knob", "info", 3), ("sim-acc-eval/knob", "info", 4), ("sim-acc-eval/knob", "info", 5)]);
+    for format in ["text", "json", "markdown", "sarif", "junit", "github"] {
+        let out = auditor(&["scan", root, "--format", format]);
+        assert_eq!(code(&out), 0, "{format}");
+        assert!(stdout(&out).contains("SGLANG_SIMULATE_ACC_LEN=2.49"), "{format}: {}", stdout(&out));
+    }
+    // Without a knob the check has nothing to show.
+    write_tree(dir.path(), &[("results/server.log", &printenv_log("0"))]);
+    let report = json(&auditor(&["scan", root, "--format", "json"]));
+    assert_eq!(report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sim-acc-eval").unwrap()["status"], "na");
 }

@@ -1,6 +1,8 @@
 //! Walking a bundle: a directory tree, a zip archive, a (gzipped) tar
 //! archive, or a single file. Archives are streamed member by member;
-//! nested `.tar.gz` members (srt-slurm log tarballs) are walked in place.
+//! archives inside the bundle (srt-slurm log tarballs, a `setup.zip` beside
+//! the logs, a zip in a tarball) are walked in place, so that what they hold
+//! is judged like any other file: a member is named `outer.zip/inner/path`.
 
 use super::hashing::{Cap, HashingReader, hex};
 use super::zip_count;
@@ -8,9 +10,15 @@ use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read, Seek};
+use std::io::{self, BufReader, Cursor, Read, Seek};
 use std::path::Path;
 use thiserror::Error;
+
+/// Most bytes of zips inside a bundle (in a tarball or another zip, where
+/// they cannot be seeked) held in memory at once to read their central
+/// directories, nested ones included; a zip past what is left is read from
+/// its local headers as it streams past.
+const ZIP_IN_MEMORY: u64 = 64 << 20;
 
 #[derive(Debug, Error)]
 pub enum BundleError {
@@ -77,7 +85,7 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
         _ => io_err(e),
     })?;
-    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX };
+    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX, held: 0 };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
         hash.then(|| manifest_digest(&walker.files))
@@ -88,13 +96,15 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         file.rewind().map_err(io_err)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         match format_of(&head, &name) {
-            Format::Zip => walker.within_ratio(meta.len(), |w| w.walk_zip_file(path)),
+            Format::Zip => {
+                walker.within_ratio(meta.len(), |w| w.walk_zip_file(path, &label, "", 0));
+            }
             Format::TarGz => {
                 let stream = walker.expanding(MultiGzDecoder::new(BufReader::new(file)), meta.len());
                 walker.within_ratio(meta.len(), |w| w.walk_tar(stream, &label, "", 0))
             }
             Format::Tar => walker.walk_tar(BufReader::new(file), &label, "", 0),
-            Format::Gz | Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), 0),
+            Format::Gz | Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), None, 0),
         }
         if hash { Some(file_digest(path).map_err(io_err)?) } else { None }
     };
@@ -142,6 +152,8 @@ struct Walker<'v> {
     /// The `total` past which the compressed archive being walked has
     /// expanded more than `max_ratio` allows (nested archives included).
     ratio_end: u64,
+    /// Bytes of nested zips held in memory now (at most [`ZIP_IN_MEMORY`]).
+    held: u64,
 }
 
 fn join(prefix: &str, name: &str) -> String {
@@ -176,8 +188,10 @@ impl Walker<'_> {
         true
     }
 
-    /// Hand one member to the visitor (or walk it, if it is an archive).
-    fn member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, depth: u32) {
+    /// Hand one member to the visitor (or walk it, if it is an archive);
+    /// `on_disk` is the file it streams from, when it is one (a zip is then
+    /// read through its central directory there, not held in memory).
+    fn member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, on_disk: Option<&Path>, depth: u32) {
         if !self.admit() {
             return;
         }
@@ -193,15 +207,15 @@ impl Walker<'_> {
         let compressed = declared.unwrap_or(self.limits.max_member_size);
         let mut hashing = HashingReader::new(reader, self.cap(), self.hash);
         let status = match format {
-            Format::TarGz | Format::Tar if depth >= self.limits.max_depth => {
-                FileStatus::NotExamined(format!("archive nested deeper than {} levels", self.limits.max_depth))
+            Format::TarGz | Format::Tar | Format::Zip if depth >= self.limits.max_depth => {
+                FileStatus::NotExamined(format!("archive nested deeper than {} levels (raise --max-depth)", self.limits.max_depth))
             }
             Format::TarGz => {
                 let stream = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
                 self.within_ratio(compressed, |w| w.walk_nested(stream, path, depth))
             }
             Format::Tar => self.walk_nested(&mut hashing, path, depth),
-            Format::Zip if depth > 0 => FileStatus::NotExamined("a zip archive inside the bundle is not read in place; audit it separately".to_string()),
+            Format::Zip => self.walk_nested_zip(&mut hashing, path, on_disk, compressed, depth),
             Format::Gz => {
                 // Both sizes count: the file's (compressed) and what it expands to.
                 let mut plain = self.expanding(MultiGzDecoder::new(&mut hashing), compressed);
@@ -210,7 +224,7 @@ impl Walker<'_> {
                 self.total += capped.count();
                 status
             }
-            Format::Zip | Format::Plain => self.visit(path, &mut hashing),
+            Format::Plain => self.visit(path, &mut hashing),
         };
         self.total += hashing.count();
         let (size, sha256, status) = finish(hashing, declared, status);
@@ -312,7 +326,7 @@ impl Walker<'_> {
                 self.walk_dir(&entry.path(), &path, depth + 1);
             } else if kind.is_file() {
                 match File::open(entry.path()) {
-                    Ok(file) => self.member(&path, Some(meta.len()), &mut BufReader::new(file), depth),
+                    Ok(file) => self.member(&path, Some(meta.len()), &mut BufReader::new(file), Some(&entry.path()), depth),
                     Err(e) => {
                         self.admit();
                         self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}")));
@@ -355,7 +369,7 @@ impl Walker<'_> {
             let metadata_only = kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink();
             if kind.is_file() || kind == tar::EntryType::Continuous {
                 let size = entry.size();
-                self.member(&path, Some(size), &mut entry, depth);
+                self.member(&path, Some(size), &mut entry, None, depth);
                 self.mark_escape(&name, &path);
             } else if metadata_only {
                 continue;
@@ -373,15 +387,62 @@ impl Walker<'_> {
         }
     }
 
-    fn walk_zip_file(&mut self, path: &Path) {
-        let label = path.display().to_string();
-        let open = || File::open(path).map(BufReader::new);
+    /// Walk a zip inside the bundle (`path`, at `depth`): from its file when
+    /// it is one, else held in memory up to [`ZIP_IN_MEMORY`], else from its
+    /// local headers. `reader` is then read to its end, for the digest. An
+    /// archive of which no member could be read is not examined.
+    fn walk_nested_zip(&mut self, reader: &mut dyn Read, path: &str, on_disk: Option<&Path>, compressed: u64, depth: u32) -> FileStatus {
+        let (notes, files) = (self.not_examined.len(), self.files.len());
+        let walked = self.within_ratio(compressed, |w| match on_disk {
+            Some(file) => {
+                w.walk_zip_file(file, path, path, depth + 1);
+                Ok(())
+            }
+            None => w.walk_zip_stream(reader, path, depth + 1),
+        });
+        let drained = walked.and_then(|()| io::copy(reader, &mut io::sink()).map(drop));
+        if let Err(e) = drained {
+            return FileStatus::NotExamined(format!("read error: {e}"));
+        }
+        match (self.not_examined.len() > notes, self.files.len() > files) {
+            (false, _) => FileStatus::Read,
+            (true, true) => FileStatus::Partial("archive could not be read to the end (see not examined)".to_string()),
+            (true, false) => FileStatus::NotExamined("not a readable zip archive (see not examined)".to_string()),
+        }
+    }
+
+    /// Walk a zip that streams past inside another archive.
+    fn walk_zip_stream(&mut self, reader: &mut dyn Read, label: &str, depth: u32) -> io::Result<()> {
+        let budget = ZIP_IN_MEMORY.saturating_sub(self.held);
+        let mut head = Vec::new();
+        reader.take(budget.saturating_add(1)).read_to_end(&mut head)?;
+        self.held += head.len() as u64;
+        if head.len() as u64 > budget {
+            self.walk_zip_local(label, Ok(head.as_slice().chain(reader)), label, depth);
+        } else {
+            let bytes = Cursor::new(head.as_slice());
+            self.walk_zip(label, label, depth, || Ok(bytes.clone()));
+        }
+        self.held -= head.len() as u64;
+        Ok(())
+    }
+
+    /// Walk the zip file at `path`; `label` names it in notes, `prefix` is
+    /// prepended to member paths.
+    fn walk_zip_file(&mut self, path: &Path, label: &str, prefix: &str, depth: u32) {
+        self.walk_zip(label, prefix, depth, || File::open(path).map(BufReader::new));
+    }
+
+    /// Walk a zip that `open` gives (afresh each time) through its central
+    /// directory, or from its local headers when the directory is unreadable
+    /// or declares more entries than the member limit allows.
+    fn walk_zip<R: Read + Seek>(&mut self, label: &str, prefix: &str, depth: u32, open: impl Fn() -> io::Result<R>) {
         let declared = open().and_then(|mut f| zip_count::declared_entries(&mut f)).ok().flatten();
         if let Some(entries) = declared.filter(|&n| n > self.limits.max_members) {
             self.not_examined.push(format!(
                 "{label}: the zip central directory lists {entries} entries, more than --max-members allows: members were read from their local headers"
             ));
-            return self.walk_zip_local(&label, open());
+            return self.walk_zip_local(label, open(), prefix, depth);
         }
         let archive = open().map_err(zip::result::ZipError::from).and_then(zip::ZipArchive::new);
         match archive {
@@ -392,46 +453,48 @@ impl Walker<'_> {
                     }
                     let name = archive.name_for_index(index).and_then(Result::ok).map(|n| n.into_owned());
                     match archive.by_index(index) {
-                        Ok(mut file) => self.zip_member(&mut file),
+                        Ok(mut file) => self.zip_member(&mut file, prefix, depth),
                         Err(e) => {
                             self.admit();
                             let name = name.unwrap_or_else(|| format!("(member #{index})"));
-                            self.record(&join("", &name), None, None, FileStatus::NotExamined(format!("corrupt zip member: {e}")));
+                            self.record(&join(prefix, &name), None, None, FileStatus::NotExamined(format!("corrupt zip member: {e}")));
                         }
                     }
                 }
             }
             Err(e) => {
                 self.not_examined.push(format!("{label}: zip central directory unreadable ({e}); members were recovered from their local headers"));
-                self.walk_zip_local(&label, open());
+                self.walk_zip_local(label, open(), prefix, depth);
             }
         }
     }
 
     /// Read a zip member by member from its local headers, in file order.
-    fn walk_zip_local<R: Read>(&mut self, label: &str, reader: io::Result<R>) {
+    fn walk_zip_local<R: Read>(&mut self, label: &str, reader: io::Result<R>, prefix: &str, depth: u32) {
         let Ok(mut reader) = reader else { return };
+        let mut members = 0u64;
         loop {
             if self.member_limit_reached() {
                 return;
             }
             match zip::read::read_zipfile_from_stream(&mut reader) {
-                Ok(Some(mut file)) => self.zip_member(&mut file),
+                Ok(Some(mut file)) => self.zip_member(&mut file, prefix, depth),
                 Ok(None) => break,
                 Err(e) => {
-                    self.not_examined.push(format!("{label}: local headers unreadable after {} members: {e}", self.files.len()));
+                    self.not_examined.push(format!("{label}: local headers unreadable after {members} members: {e}"));
                     break;
                 }
             }
+            members += 1;
         }
     }
 
-    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>) {
+    fn zip_member<R: Read>(&mut self, file: &mut zip::read::ZipFile<'_, R>, prefix: &str, depth: u32) {
         if file.is_dir() {
             return;
         }
         let name = String::from_utf8_lossy(file.name_raw()).into_owned();
-        let path = join("", &name);
+        let path = join(prefix, &name);
         if file.is_symlink() {
             if self.admit() {
                 self.record(&path, None, None, FileStatus::Skipped("symbolic link, not followed".to_string()));
@@ -440,7 +503,7 @@ impl Walker<'_> {
         }
         let (size, compressed) = (file.size(), file.compressed_size());
         let mut plain = self.expanding(file, compressed);
-        self.member(&path, Some(size), &mut plain, 0);
+        self.member(&path, Some(size), &mut plain, None, depth);
         self.mark_escape(&name, &path);
     }
 

@@ -3,11 +3,12 @@
 //! exports, command prefixes, scripts), resolved by the engine's own rules.
 
 use super::{AuditedJob, CheckResult, Context};
+use crate::evidence::FileEvidence;
 use crate::evidence::env::{EnvAssignment, EnvOrigin};
 use crate::evidence::knobs::{Catalog, Meaning};
-use crate::evidence::provenance::{Provenance, clip, redact};
 use crate::finding::{Finding, Severity};
 use crate::policy::{CheckPolicy, ForbidWhen, ForbiddenVar};
+use crate::provenance::{Provenance, clip, redact};
 use std::collections::BTreeSet;
 
 const ID: &str = "forbidden-env";
@@ -27,39 +28,96 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     if sources == 0 {
         return CheckResult::not_applicable(ID, settings, "no environment evidence (env dumps, exports, command prefixes) in the input");
     }
-    let mut findings = Vec::new();
-    let mut failing_jobs = 0;
-    let mut in_effect = BTreeSet::new();
+    let mut tally = Tally::default();
     for job in ctx.jobs {
         let env: Vec<EnvAssignment> = job.files.iter().flat_map(|f| f.env.iter().cloned()).collect();
+        tally.judge(ctx.catalog, settings, Some(job.job.id.as_str()), &env);
+    }
+    tally.result(settings, sources, &format!("{} job(s)", ctx.job_count()))
+}
+
+/// What the check concluded over its units (jobs, or files for `auditor scan`).
+#[derive(Default)]
+struct Tally {
+    findings: Vec<Finding>,
+    failing: usize,
+    in_effect: BTreeSet<String>,
+}
+
+impl Tally {
+    /// Judge every forbidden variable in one unit's environment.
+    fn judge(&mut self, catalog: &Catalog, settings: &CheckPolicy, unit: Option<&str>, env: &[EnvAssignment]) {
         let mut failed = false;
         for var in &settings.forbid {
-            if judge(ctx.catalog, Some(job.job.id.as_str()), &env, var, &mut findings) {
-                in_effect.insert(var.name.as_str());
+            if judge(catalog, unit, env, var, &mut self.findings) {
+                self.in_effect.insert(var.name.clone());
                 failed = true;
             }
         }
-        failing_jobs += usize::from(failed);
+        self.failing += usize::from(failed);
     }
-    let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
-    let pass = format!("none of {} takes effect in {} job(s) ({sources} environment source(s) examined)", names.join(", "), ctx.job_count());
-    let fail = format!("{} in effect in {failing_jobs} of {} job(s)", in_effect.into_iter().collect::<Vec<_>>().join(", "), ctx.job_count());
-    CheckResult::from_findings(ID, settings, findings, pass, fail)
+
+    /// The result over `units` (`"3 job(s)"`), `sources` environment sources examined.
+    fn result(self, settings: &CheckPolicy, sources: usize, units: &str) -> CheckResult {
+        let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
+        let pass = format!("none of {} takes effect in {units} ({sources} environment source(s) examined)", names.join(", "));
+        let fail = format!("{} in effect in {} of {units}", self.in_effect.into_iter().collect::<Vec<_>>().join(", "), self.failing);
+        CheckResult::from_findings(ID, settings, self.findings, pass, fail)
+    }
+}
+
+/// The check over files judged one at a time (`auditor scan`): with no
+/// jobs, each file's environment is resolved on its own, as one job's would
+/// be, so a later file cannot hide what an earlier one enables.
+pub struct PerFile<'p> {
+    catalog: &'p Catalog,
+    settings: &'p CheckPolicy,
+    tally: Tally,
+    sources: usize,
+    files: usize,
+}
+
+impl<'p> PerFile<'p> {
+    pub fn new(catalog: &'p Catalog, settings: &'p CheckPolicy) -> Self {
+        PerFile { catalog, settings, tally: Tally::default(), sources: 0, files: 0 }
+    }
+
+    /// Judge one file; returns its findings (their evidence names the file
+    /// as the extractor saw it, for the caller to place).
+    pub fn file(&mut self, file: &FileEvidence) -> Vec<Finding> {
+        let sources = file_sources(file);
+        if sources == 0 {
+            return Vec::new();
+        }
+        self.sources += sources;
+        self.files += 1;
+        self.tally.judge(self.catalog, self.settings, None, &file.env);
+        std::mem::take(&mut self.tally.findings)
+    }
+
+    /// The check's result, over `findings` (those [`Self::file`] returned, placed).
+    pub fn result(self, findings: Vec<Finding>) -> CheckResult {
+        if self.sources == 0 {
+            return CheckResult::not_applicable(ID, self.settings, "no environment evidence (env dumps, exports, command prefixes) in the files scanned");
+        }
+        let tally = Tally { findings, ..self.tally };
+        tally.result(self.settings, self.sources, &format!("{} file(s) with environment evidence", self.files))
+    }
 }
 
 /// Distinct places that record a job's environment: dump blocks and
 /// assignment scopes.
 fn env_sources(job: &AuditedJob) -> usize {
-    job.files
-        .iter()
-        .map(|f| {
-            let mut scopes: Vec<&str> = f.env.iter().map(|a| a.scope.as_str()).collect();
-            scopes.extend(f.env_dumps.iter().map(|d| d.scope.as_str()));
-            scopes.sort_unstable();
-            scopes.dedup();
-            scopes.len()
-        })
-        .sum()
+    job.files.iter().map(file_sources).sum()
+}
+
+/// Distinct places in one file that record an environment.
+fn file_sources(file: &FileEvidence) -> usize {
+    let mut scopes: Vec<&str> = file.env.iter().map(|a| a.scope.as_str()).collect();
+    scopes.extend(file.env_dumps.iter().map(|d| d.scope.as_str()));
+    scopes.sort_unstable();
+    scopes.dedup();
+    scopes.len()
 }
 
 /// The check over an image config's `Env` (`auditor image diff` and

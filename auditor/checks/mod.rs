@@ -14,7 +14,8 @@ mod sim_acc_throughput;
 mod simulation;
 mod upstream_image;
 
-pub use forbidden_env::image_env as forbidden_env_in_image;
+pub use forbidden_env::{PerFile as ForbiddenEnvPerFile, image_env as forbidden_env_in_image};
+pub use sim_acc_eval::{scan_knobs as simulation_knobs_in_file, scan_result as simulation_knobs_result};
 
 use crate::evidence::FileEvidence;
 use crate::evidence::checkpoint::Shipped;

@@ -5,7 +5,8 @@
 //! same server under simulation is flagged.
 
 use super::simulation::{KnobKind, knobs};
-use super::{CheckResult, Context};
+use super::{AuditedJob, CheckResult, Context};
+use crate::evidence::knobs::Catalog;
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use crate::policy::CheckPolicy;
@@ -18,6 +19,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("sim-acc-eval/runner-setting", "an eval-only job carries the runner's SYNTHETIC_ACCEPTANCE inputs"),
     ("sim-acc-eval/inactive-knob", "a simulation knob is present but has no effect"),
     ("sim-acc-eval/real-verification", "the job's launch env dump shows no simulation: real verification"),
+    ("sim-acc-eval/knob", "`auditor scan`: a simulated-acceptance knob in a file (information: a scan has no jobs to tell throughput from eval)"),
 ];
 
 pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
@@ -74,4 +76,45 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     let pass = format!("no simulated acceptance in {} eval job(s)", evals.len());
     let fail = format!("simulated acceptance in {failing} of {} eval job(s)", evals.iter().filter(|j| j.job.kind == JobKind::EvalOnly).count());
     CheckResult::from_findings(ID, settings, findings, pass, fail)
+}
+
+/// The simulated-acceptance knobs of one file that `auditor scan` read (as
+/// the one file of `job`), as information: a scan has no jobs, so whether a
+/// knob may be set (for an agentic throughput run, yes; for an eval, no) is
+/// for `audit` to judge. Each says whether the engine simulates because of it.
+pub fn scan_knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Finding> {
+    knobs(job, catalog)
+        .into_iter()
+        .map(|knob| {
+            let state = if knob.in_effect { "in effect" } else { "no effect" };
+            Finding::new("sim-acc-eval/knob", Severity::Info, format!("{} ({state}: {})", knob.setting, knob.why), None, knob.provenance.into_iter().collect())
+        })
+        .collect()
+}
+
+/// `auditor scan`'s result for the knobs [`scan_knobs`] found in `files`
+/// files (their evidence placed): `pass`, the knobs named in the summary,
+/// which every format shows.
+pub fn scan_result(settings: &CheckPolicy, findings: Vec<Finding>, files: usize) -> CheckResult {
+    if findings.is_empty() {
+        return CheckResult::not_applicable(ID, settings, "no simulated-acceptance knob in the files scanned");
+    }
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> = findings
+        .iter()
+        .take(SHOWN)
+        .map(|f| match f.primary() {
+            Some(at) => format!("{} at {}{}", f.message, at.file, at.line.map(|l| format!(":{l}")).unwrap_or_default()),
+            None => f.message.clone(),
+        })
+        .collect();
+    if findings.len() > SHOWN {
+        named.push(format!("{} more", findings.len() - SHOWN));
+    }
+    let summary = format!(
+        "information, not judged ({} knob(s) in {files} file(s); `auditor audit` judges them per job: required for agentic throughput, forbidden for evals): {}",
+        findings.len(),
+        named.join("; ")
+    );
+    CheckResult::from_findings(ID, settings, findings, summary.clone(), summary)
 }

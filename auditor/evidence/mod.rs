@@ -219,9 +219,15 @@ pub struct Extractor<'e> {
 
 /// A reader that hands every byte it reads to a signature stream too, so
 /// parsers and signatures share one pass over each file.
-struct Tee<'r, 's, 'e> {
+pub struct Tee<'r, 's, 'e> {
     inner: &'r mut dyn Read,
     stream: Option<&'s mut Stream<'e>>,
+}
+
+impl<'r, 's, 'e> Tee<'r, 's, 'e> {
+    pub fn new(inner: &'r mut dyn Read, stream: &'s mut Stream<'e>) -> Self {
+        Tee { inner, stream: Some(stream) }
+    }
 }
 
 impl Read for Tee<'_, '_, '_> {

@@ -3,6 +3,7 @@
 //! set, the CLI also appends the Markdown report to the job summary.
 
 use super::{Report, Verdict};
+use crate::checks::{CheckResult, Status};
 use crate::finding::{Finding, Severity};
 use std::fmt::Write;
 
@@ -44,6 +45,14 @@ pub fn render(report: &Report) -> String {
     if quiet > 0 {
         let _ = writeln!(out, "::notice title=auditor::{quiet} finding(s) in the baseline or accepted by suppressions are not annotated (see the JSON report)");
     }
+    // Without jobs (`auditor scan`, images), a check that passed with only
+    // information to show (knobs a scan lists but cannot judge) says so in
+    // one notice, without a file; an audit's per-job conclusions stay in the
+    // step summary.
+    let informational = |c: &CheckResult| c.status == Status::Pass && !c.findings.is_empty() && c.findings.iter().all(|f| f.severity == Severity::Info);
+    for check in report.checks.iter().filter(|c| report.jobs.is_empty() && informational(c)) {
+        let _ = writeln!(out, "::notice title={}::{}", property(&check.id), data(&check.summary));
+    }
     for item in &report.not_examined {
         let _ = writeln!(out, "::warning title=not examined::{}", data(item));
     }
@@ -60,7 +69,6 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{CheckResult, Status};
     use crate::provenance::Provenance;
 
     #[test]

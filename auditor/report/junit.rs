@@ -29,7 +29,10 @@ pub fn render(report: &Report) -> String {
     for check in &report.checks {
         let _ = write!(cases, "    <testcase classname=\"auditor.checks\" name=\"{}\">", xml(&check.id));
         match check.status {
-            Status::Pass => {}
+            // What a passing check concluded (how much it examined, what it found as information).
+            Status::Pass => {
+                let _ = write!(cases, "<system-out>{}</system-out>", xml(&check.summary));
+            }
             Status::Na => {
                 skipped += 1;
                 let _ = write!(cases, "<skipped message=\"{}\"/>", xml(&check.summary));
