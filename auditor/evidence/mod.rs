@@ -14,10 +14,12 @@ pub mod json_env;
 pub mod knobs;
 pub mod launch;
 pub mod lines;
+pub mod logcmd;
 pub mod logline;
 pub mod master;
 pub mod metadata;
 pub mod provenance;
+pub mod prompt;
 pub mod pyrepr;
 pub mod python_env;
 pub mod recipe;
@@ -324,7 +326,9 @@ impl<'e> Extractor<'e> {
                 FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
                 FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc => {
                     records.line(&line);
-                    if !listing.line(&line) {
+                    // A statement still open (a `\` continuation, a quoted
+                    // argument over lines) takes its next line first.
+                    if shell.log_open() || !listing.line(&line) {
                         shell.log_line(&line);
                     }
                 }

@@ -15,6 +15,7 @@ use super::command::Command;
 use super::env::{EnvAssignment, EnvOrigin};
 use super::gate::{self, Gate, Gates};
 use super::lines::Line;
+use super::logcmd::{LogEvent, LogStatements};
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
 use super::script::{self, BodyLang, Event, ScriptReader, Segment};
@@ -24,8 +25,6 @@ use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-/// A `set -x` trace prefix: one or more `+` and a space.
-static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("valid regex"));
 /// A whole word that expands an array: `${NAME[@]}`, `${NAME[*]}`.
 static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$").expect("valid regex"));
 /// Most elements kept in one array.
@@ -59,6 +58,8 @@ pub struct ShellScanner {
     pub commands: Vec<Command>,
     /// What the script does to files and packages.
     pub actions: ActionScanner,
+    /// The statements of program output, when reading a log.
+    log: LogStatements,
     /// The statement that opened the current heredoc: its line and provenance.
     heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
@@ -89,6 +90,7 @@ impl ShellScanner {
             assignments: Vec::new(),
             commands: Vec::new(),
             actions: ActionScanner::default(),
+            log: LogStatements::default(),
             heredoc_at: None,
             problems: Vec::new(),
             segments: Vec::new(),
@@ -108,10 +110,13 @@ impl ShellScanner {
         }
     }
 
-    /// End of a script.
+    /// End of a script or log.
     pub fn finish(&mut self) {
         for event in self.script.finish() {
             self.event(event);
+        }
+        for event in self.log.finish() {
+            self.log_event(event);
         }
     }
 
@@ -149,20 +154,28 @@ impl ShellScanner {
         self.problems.push(Provenance::at_line(&self.file, line.number, line.offset, &line.text));
     }
 
-    /// A line of program output: only `set -x` traces and literal
-    /// `export`/`unset`/`declare` lines are statements there.
+    /// A line of program output: the statements [`LogStatements`] finds
+    /// there (traces, commands after a prompt, bare launch lines, literal
+    /// `export`s), read as a script's.
     pub fn log_line(&mut self, line: &Line) {
-        let (body, base) = match XTRACE.find(&line.text) {
-            Some(m) => (&line.text[m.end()..], m.end()),
-            None => (line.text.as_str(), 0),
-        };
-        let first = body.split_whitespace().next().unwrap_or("");
-        if base == 0 && !matches!(first, "export" | "unset" | "declare" | "typeset") {
-            return;
+        for event in self.log.push(line) {
+            self.log_event(event);
         }
-        match shell::tokenize(body) {
-            Ok(tokens) => self.statement(&tokens, line, base),
-            Err(_) => self.problem(line),
+    }
+
+    /// A log statement runs on over lines: the next line belongs to it.
+    pub fn log_open(&self) -> bool {
+        self.log.is_open()
+    }
+
+    fn log_event(&mut self, event: LogEvent) {
+        match event {
+            LogEvent::Statement(s) => {
+                self.segments = s.segments;
+                self.statement(&s.tokens, &s.line, 0);
+                self.segments.clear();
+            }
+            LogEvent::Unparsed(line) => self.problem(&line),
         }
     }
 
@@ -924,7 +937,7 @@ fn views_of(gate: Gate) -> &'static [usize] {
 /// Leading `NAME=v` words and `env [-i] [-u NAME] NAME=v ...` from `start`:
 /// the prefix items in order (an assignment, or `-u` with its name) and the
 /// index of the command word.
-fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
+pub(super) fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
     let mut prefix = Vec::new();
     let mut i = start;
     loop {
@@ -1083,7 +1096,9 @@ mod tests {
         );
         assert_eq!(s.assignments[0].provenance.text, "SGLANG_X='1'");
         assert_eq!(s.assignments[0].provenance.span, Some((9, 21)));
-        assert_eq!(s.commands.len(), 1, "only the traced command ran");
+        // A bare launch line is a console capture of the command: it counts too ([`super::logcmd`]).
+        assert_eq!(s.commands.len(), 2);
+        assert_eq!(s.commands[1].provenance.line, Some(6));
     }
 
     #[test]
