@@ -4,6 +4,7 @@
 pub mod branches;
 pub mod checkpoint;
 pub mod command;
+pub mod compose_env;
 pub mod engine;
 pub mod engine_log;
 pub mod env;
