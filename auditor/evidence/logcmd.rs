@@ -39,7 +39,8 @@ enum Start {
     /// after a shell prompt: a statement whatever it runs.
     Statement,
     /// After a bare `# `, which is also how a comment looks: read only
-    /// when it starts a server or a container.
+    /// when it starts a serving engine (a commented-out `export` or
+    /// `docker run ... was dropped` is a comment).
     HashPrompt,
     /// A bare line: read only when it starts a server or a container, or exports.
     Bare,
@@ -156,8 +157,8 @@ fn abandon(p: Pending) -> Option<LogEvent> {
 fn statement(p: Pending, tokens: Vec<Token>) -> Option<LogEvent> {
     let read = match p.start {
         Start::Statement => true,
-        Start::HashPrompt => starts_server(&tokens, false),
-        Start::Bare => starts_server(&tokens, true),
+        Start::HashPrompt => starts_server(&tokens, false, false),
+        Start::Bare => starts_server(&tokens, true, true),
     };
     read.then(|| LogEvent::Statement(Statement { line: p.line, tokens, segments: p.segments }))
 }
@@ -198,11 +199,11 @@ fn is_python(program: &str) -> bool {
     program.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
-/// Whether the first command of a statement starts a serving engine or a
-/// container (or, when `export_too`, is `export`): its command word, after
+/// Whether the first command of a statement starts a serving engine (or,
+/// when asked, a container, or is `export`): its command word, after
 /// `NAME=value` words, `env` and wrappers with their options, is the
 /// launcher itself.
-fn starts_server(tokens: &[Token], export_too: bool) -> bool {
+fn starts_server(tokens: &[Token], container_too: bool, export_too: bool) -> bool {
     let words: Vec<&Word> = tokens
         .iter()
         .map_while(|t| match t {
@@ -211,8 +212,7 @@ fn starts_server(tokens: &[Token], export_too: bool) -> bool {
         })
         .collect();
     let (_, mut i) = env_prefix(&words, 0);
-    while let Some(w) = words.get(i).filter(|w| WRAPPERS.contains(&w.text.rsplit('/').next().unwrap_or(""))) {
-        let _ = w;
+    while words.get(i).is_some_and(|w| WRAPPERS.contains(&w.text.rsplit('/').next().unwrap_or(""))) {
         i += 1;
         // The wrapper's options and their values: `-N 0`, `--membind=0`, `-c 0-7`, `3600`.
         while words.get(i).is_some_and(|w| w.text.starts_with('-') || is_option_value(&w.text)) {
@@ -226,7 +226,7 @@ fn starts_server(tokens: &[Token], export_too: bool) -> bool {
         return true;
     }
     if matches!(program, "docker" | "podman" | "nerdctl") {
-        return rest.get(1).is_some_and(|w| matches!(w.as_str(), "run" | "create"));
+        return container_too && rest.get(1).is_some_and(|w| matches!(w.as_str(), "run" | "create"));
     }
     let Some((_, args)) = launch_of(&rest) else { return false };
     // The engine word: `vllm serve` / `sglang serve` take two words.
@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn a_bare_hash_prompt_reads_launches_not_commented_exports() {
-        let got = statements("# export SGLANG_X=1\n# SGLANG_X=1 python3 -m sglang.launch_server --tp 8\n# vllm cli\n");
+        let got = statements("# export SGLANG_X=1\n# SGLANG_X=1 python3 -m sglang.launch_server --tp 8\n# vllm cli\n# docker run -e A=1 img was dropped\n");
         assert_eq!(got, [(2, "SGLANG_X=1 python3 -m sglang.launch_server --tp 8".to_string())]);
     }
 }
