@@ -101,13 +101,7 @@ mod tests {
             "    environment:\n      SGLANG_C: yes\n      SGLANG_D: \"1\"\n",
             "environment: [\"SGLANG_E=1\"]\n",
         ));
-        let expected = [
-            ("SGLANG_A", "1", 4),
-            ("SGLANG_B", "two words", 6),
-            ("SGLANG_C", "True", 10),
-            ("SGLANG_D", "1", 11),
-            ("SGLANG_E", "1", 12),
-        ];
+        let expected = [("SGLANG_A", "1", 4), ("SGLANG_B", "two words", 6), ("SGLANG_C", "True", 10), ("SGLANG_D", "1", 11), ("SGLANG_E", "1", 12)];
         let expected: Vec<(String, Option<String>, u64)> = expected.iter().map(|(n, v, l)| (n.to_string(), Some(v.to_string()), *l)).collect();
         assert_eq!(got, expected);
     }

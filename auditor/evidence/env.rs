@@ -129,7 +129,11 @@ impl ListingScanner {
 
     /// Read one line; true when the line belonged to a dump block or listing.
     pub fn line(&mut self, line: &Line) -> bool {
-        let clean = logline::clean(&line.text);
+        self.read(line, &logline::clean(&line.text))
+    }
+
+    /// [`Self::line`] for a line already cleaned of its log decorations.
+    pub fn read(&mut self, line: &Line, clean: &logline::Clean) -> bool {
         let text = clean.message();
         // Where the message starts in the line (the whole line when colour codes were removed).
         let base = if line.text.ends_with(text) { line.text.len() - text.len() } else { 0 };

@@ -15,7 +15,7 @@
 
 use super::command::launch_of;
 use super::lines::Line;
-use super::logline;
+use super::logline::Clean;
 use super::prompt;
 use super::script::{Segment, Statement};
 use super::shell::{self, Token, Word};
@@ -26,8 +26,9 @@ use std::sync::LazyLock;
 /// A `set -x` trace prefix: one or more `+` and a space.
 static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("valid regex"));
 
-/// Most physical lines joined into one statement of a log.
+/// Most physical lines, and bytes, joined into one statement of a log.
 const MAX_JOIN: usize = 64;
+const MAX_JOIN_BYTES: usize = 256 << 10;
 
 /// Programs that run the command after them (with their own options first).
 const WRAPPERS: [&str; 12] = ["nohup", "numactl", "taskset", "time", "exec", "sudo", "stdbuf", "timeout", "srun", "mpirun", "chrt", "nice"];
@@ -78,8 +79,8 @@ impl LogStatements {
         self.pending.is_some()
     }
 
-    pub fn push(&mut self, line: &Line) -> Vec<LogEvent> {
-        let clean = logline::clean(&line.text);
+    /// Read a line (and `clean`, the line without its log decorations).
+    pub fn push(&mut self, line: &Line, clean: &Clean) -> Vec<LogEvent> {
         let message = clean.message();
         // Where the message starts in the raw line (approximate when ANSI codes were removed).
         let base = if line.text.ends_with(message) { line.text.len() - message.len() } else { 0 };
@@ -125,7 +126,8 @@ impl LogStatements {
     /// Keep `p` open when it continues, else decide what it is.
     fn settle(&mut self, mut p: Pending) -> Option<LogEvent> {
         let text = &p.line.text;
-        if text.ends_with('\\') && text.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1 && p.count < MAX_JOIN {
+        let room = p.count < MAX_JOIN && text.len() < MAX_JOIN_BYTES;
+        if text.ends_with('\\') && text.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1 && room {
             p.line.text.pop();
             p.continued = true;
             self.pending = Some(p);
@@ -133,7 +135,7 @@ impl LogStatements {
         }
         match shell::tokenize(&p.line.text) {
             Ok(tokens) => statement(p, tokens),
-            Err(_) if p.count < MAX_JOIN => {
+            Err(_) if room => {
                 p.continued = false;
                 self.pending = Some(p);
                 None
@@ -160,7 +162,7 @@ fn statement(p: Pending, tokens: Vec<Token>) -> Option<LogEvent> {
         Start::HashPrompt => starts_server(&tokens, false, false),
         Start::Bare => starts_server(&tokens, true, true),
     };
-    read.then(|| LogEvent::Statement(Statement { line: p.line, tokens, segments: p.segments }))
+    read.then_some(LogEvent::Statement(Statement { line: p.line, tokens, segments: p.segments }))
 }
 
 /// How a log message starts a statement, and where its command begins.
@@ -188,9 +190,7 @@ fn bare_candidate(message: &str) -> bool {
         Some("\\") => message.trim_end().ends_with('\\'),
         Some(word) => {
             let program = word.rsplit('/').next().unwrap_or(word);
-            is_python(program)
-                || WRAPPERS.contains(&program)
-                || matches!(program, "env" | "vllm" | "sglang" | "trtllm-serve" | "docker" | "podman" | "nerdctl")
+            is_python(program) || WRAPPERS.contains(&program) || matches!(program, "env" | "vllm" | "sglang" | "trtllm-serve" | "docker" | "podman" | "nerdctl")
         }
     }
 }
@@ -243,6 +243,7 @@ fn is_option_value(word: &str) -> bool {
 mod tests {
     use super::*;
     use crate::evidence::lines::lines_of;
+    use crate::evidence::logline;
 
     fn statements(text: &str) -> Vec<(u64, String)> {
         let mut log = LogStatements::default();
@@ -255,7 +256,7 @@ mod tests {
             }
         };
         for line in lines_of(text) {
-            take(log.push(&line));
+            take(log.push(&line, &logline::clean(&line.text)));
         }
         take(log.finish());
         out

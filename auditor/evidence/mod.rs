@@ -19,8 +19,8 @@ pub mod logcmd;
 pub mod logline;
 pub mod master;
 pub mod metadata;
-pub mod provenance;
 pub mod prompt;
+pub mod provenance;
 pub mod pyrepr;
 pub mod python_env;
 pub mod recipe;
@@ -326,11 +326,12 @@ impl<'e> Extractor<'e> {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
                 FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
                 FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc => {
-                    records.line(&line);
+                    let clean = logline::clean(&line.text);
+                    records.read(&line, &clean);
                     // A statement still open (a `\` continuation, a quoted
                     // argument over lines) takes its next line first.
-                    if shell.log_open() || !listing.line(&line) {
-                        shell.log_line(&line);
+                    if shell.log_open() || !listing.read(&line, &clean) {
+                        shell.log_read(&line, &clean);
                     }
                 }
             }

@@ -12,9 +12,8 @@ use std::sync::LazyLock;
 
 /// `user@host:dir$ `, optionally after a `(venv) ` or `(base) ` tag, or
 /// the bracketed `[user@host dir]# ` form; the prompt character is in `c`.
-static FULL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:[^\s$#]*|\[[\w.-]+@[\w.-]+(?: [^\]]*)?\])(?P<c>[$#])").expect("valid regex")
-});
+static FULL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\([\w.-]+\) )?(?:[\w.-]+@[\w.-]+:[^\s$#]*|\[[\w.-]+@[\w.-]+(?: [^\]]*)?\])(?P<c>[$#])").expect("valid regex"));
 
 /// A prompt found at the start of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

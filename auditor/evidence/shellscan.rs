@@ -158,7 +158,12 @@ impl ShellScanner {
     /// there (traces, commands after a prompt, bare launch lines, literal
     /// `export`s), read as a script's.
     pub fn log_line(&mut self, line: &Line) {
-        for event in self.log.push(line) {
+        self.log_read(line, &super::logline::clean(&line.text));
+    }
+
+    /// [`Self::log_line`] for a line already cleaned of its log decorations.
+    pub fn log_read(&mut self, line: &Line, clean: &super::logline::Clean) {
+        for event in self.log.push(line, clean) {
             self.log_event(event);
         }
     }
