@@ -55,6 +55,9 @@ struct Pending {
     count: usize,
     /// The last line ended in a `\` continuation (else a quote is open).
     continued: bool,
+    /// The first line had a record prefix (a CI collector's timestamp):
+    /// its continuation lines carry one too.
+    prefixed: bool,
 }
 
 /// What a log line turned out to be.
@@ -89,7 +92,7 @@ impl LogStatements {
             let mut text = message.trim_end();
             let mut at = base;
             // A quote left open by prose: a new log record or prompt ends it.
-            if !p.continued && (clean.is_record() || prompt::strip(text).is_some()) {
+            if !p.continued && ((clean.is_record() && !p.prefixed) || prompt::strip(text).is_some()) {
                 events.extend(abandon(p));
             } else {
                 if p.start != Start::Bare {
@@ -112,7 +115,8 @@ impl LogStatements {
             let body = message[at..].trim_end();
             let offset = line.offset + (base + at) as u64;
             let first = Line { number: line.number, offset, text: body.to_string(), truncated: line.truncated };
-            let p = Pending { segments: vec![Segment { at: 0, number: line.number, offset }], line: first, start, count: 1, continued: false };
+            let segments = vec![Segment { at: 0, number: line.number, offset }];
+            let p = Pending { segments, line: first, start, count: 1, continued: false, prefixed: clean.is_record() };
             events.extend(self.settle(p));
         }
         events
@@ -293,6 +297,9 @@ mod tests {
         assert_eq!(got, [(1, "vllm serve /m --speculative-config '{\n  \"method\": \"mtp\"\n}' --tp 8".to_string())]);
         let got = statements("python3 -m sglang.launch_server didn't start\n[2026-07-01 15:18:36] x\n$ export A=1\n");
         assert_eq!(got, [(3, "export A=1".to_string())]);
+        // A CI collector stamps every physical line, the quoted argument's too.
+        let got = statements("2026-09-02T14:39:02Z + vllm serve /m --c '{\n2026-09-02T14:39:02Z   \"a\": 1\n2026-09-02T14:39:03Z }' --tp 8\n");
+        assert_eq!(got, [(1, "vllm serve /m --c '{\n  \"a\": 1\n}' --tp 8".to_string())]);
     }
 
     #[test]
