@@ -240,7 +240,7 @@ fn starts_server(tokens: &[Token], container_too: bool, export_too: bool) -> boo
 
 /// A wrapper option's value: digits, CPU lists and ranges, durations, masks.
 fn is_option_value(word: &str) -> bool {
-    !word.is_empty() && word.chars().all(|c| c.is_ascii_hexdigit() || matches!(c, ',' | '-' | ':' | '.' | 'x' | 's' | 'm' | 'h'))
+    word.chars().any(|c| c.is_ascii_digit()) && word.chars().all(|c| c.is_ascii_hexdigit() || matches!(c, ',' | '-' | ':' | '.' | 'x' | 's' | 'm' | 'h'))
 }
 
 #[cfg(test)]
@@ -277,11 +277,13 @@ mod tests {
             "python3 bench.py --backend sglang.launch_server\n",
             "echo SGLANG_X=1 python3 -m sglang.launch_server\n",
             "time to run: 3s\n",
+            "nohup bash -c 'python3 -m sglang.launch_server'\n",
+            "timeout 3600 taskset -c 0-7 trtllm-serve /m\n",
             "docker run --rm -e A=1 img\n",
             "docker ps\n",
         ));
         let lines: Vec<u64> = got.iter().map(|(n, _)| *n).collect();
-        assert_eq!(lines, [1, 4, 5, 9], "{got:?}");
+        assert_eq!(lines, [1, 4, 5, 10, 11], "{got:?}");
     }
 
     #[test]

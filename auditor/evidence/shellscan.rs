@@ -1,4 +1,5 @@
-//! Shell statements, from scripts and from `set -x` traces in logs: what
+//! Shell statements, from scripts and from logs (traces, commands after a
+//! prompt, bare launch lines: which lines those are is [`super::logcmd`]): what
 //! they put into an environment (`export`, `declare -x`, `unset`, `env
 //! NAME=v cmd`, `NAME=v cmd`, `docker run -e`, `srun --export`, shell
 //! variables and `set -a`) and which serving engine they launch, with
@@ -1104,6 +1105,17 @@ mod tests {
         // A bare launch line is a console capture of the command: it counts too ([`super::logcmd`]).
         assert_eq!(s.commands.len(), 2);
         assert_eq!(s.commands[1].provenance.line, Some(6));
+    }
+
+    #[test]
+    fn prompts_and_continuations_in_logs_keep_each_word_at_its_line() {
+        let s =
+            scan_log("root@abc123:/sgl-workspace# SGLANG_X=1 \\\n>   python3 -m sglang.launch_server --tp 8\n>>> SGLANG_Y=1 python3 -m sglang.launch_server\n");
+        assert_eq!(triples(&s), [t("SGLANG_X", Some("1"), EnvOrigin::CommandPrefix)]);
+        let a = &s.assignments[0].provenance;
+        assert_eq!((a.line, a.span, a.text.as_str()), (Some(1), Some((28, 38)), "SGLANG_X=1"));
+        assert_eq!(s.commands.len(), 1);
+        assert_eq!((s.commands[0].provenance.line, s.commands[0].argv.len()), (Some(2), 5));
     }
 
     #[test]
