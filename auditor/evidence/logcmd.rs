@@ -17,7 +17,7 @@ use super::command::launch_of;
 use super::lines::Line;
 use super::logline::Clean;
 use super::prompt;
-use super::script::{Segment, Statement};
+use super::script::{Segment, Statement, trailing_backslashes};
 use super::shell::{self, Token, Word};
 use super::shellscan::env_prefix;
 use regex::Regex;
@@ -131,7 +131,7 @@ impl LogStatements {
     fn settle(&mut self, mut p: Pending) -> Option<LogEvent> {
         let text = &p.line.text;
         let room = p.count < MAX_JOIN && text.len() < MAX_JOIN_BYTES;
-        if text.ends_with('\\') && text.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1 && room {
+        if trailing_backslashes(text) % 2 == 1 && room {
             p.line.text.pop();
             p.continued = true;
             self.pending = Some(p);
