@@ -166,6 +166,7 @@ fn array_open(tokens: &[Token]) -> bool {
     array_start(tokens).is_some_and(|open| !tokens[open..].iter().any(|t| matches!(t, Token::Operator(op, _) if op == ")")))
 }
 
+/// How many `\` end `text`: an odd count continues the line.
 pub(super) fn trailing_backslashes(text: &str) -> usize {
     text.bytes().rev().take_while(|&b| b == b'\\').count()
 }
