@@ -98,7 +98,11 @@ impl RecordScanner {
     }
 
     pub fn line(&mut self, line: &Line) {
-        let clean = logline::clean(&line.text);
+        self.read(line, &logline::clean(&line.text));
+    }
+
+    /// Read a line already cleaned of its log decorations.
+    pub fn read(&mut self, line: &Line, clean: &logline::Clean) {
         if let Some(mut pending) = self.pending.take() {
             if clean.is_record() || find_marker(&clean.body).is_some() {
                 pending.waited += 1;

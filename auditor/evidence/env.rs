@@ -5,8 +5,10 @@
 //! `env` prints them; shell statements are [`super::shellscan`], Python
 //! `os.environ` writes [`super::python_env`], recipes [`super::yaml_env`].
 
+use super::compose_env::ComposeBlocks;
 use super::gate::Gate;
 use super::lines::Line;
+use super::logline;
 use super::provenance::{FileRef, Provenance};
 use super::shell;
 use regex::Regex;
@@ -109,22 +111,33 @@ pub struct EnvDump {
 static DUMP_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=+ (?P<what>\S+) env vars at launch\b.*=+\s*$").expect("valid regex"));
 static DUMP_END: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=+\s*$").expect("valid regex"));
 
-/// Reads env dump blocks and `env`-style listing lines of program output.
+/// Reads env dump blocks, `env`-style listing lines and pasted compose
+/// `environment:` blocks of program output, each line without its log
+/// decorations (timestamps, compose service prefixes, colour codes).
 pub struct ListingScanner {
     file: FileRef,
     open_dump: Option<EnvDump>,
+    compose: ComposeBlocks,
     pub assignments: Vec<EnvAssignment>,
     pub dumps: Vec<EnvDump>,
 }
 
 impl ListingScanner {
     pub fn new(file: FileRef) -> Self {
-        ListingScanner { file, open_dump: None, assignments: Vec::new(), dumps: Vec::new() }
+        ListingScanner { compose: ComposeBlocks::new(file.clone()), file, open_dump: None, assignments: Vec::new(), dumps: Vec::new() }
     }
 
     /// Read one line; true when the line belonged to a dump block or listing.
     pub fn line(&mut self, line: &Line) -> bool {
-        let text = line.text.as_str();
+        self.read(line, &logline::clean(&line.text))
+    }
+
+    /// [`Self::line`] for a line already cleaned of its log decorations.
+    pub fn read(&mut self, line: &Line, clean: &logline::Clean) -> bool {
+        let text = clean.message();
+        // Where the message starts in the line (the whole line when colour codes were removed).
+        let base = if line.text.ends_with(text) { line.text.len() - text.len() } else { 0 };
+        let offset = line.offset + base as u64;
         if let Some(dump) = &mut self.open_dump {
             if DUMP_END.is_match(text) {
                 dump.complete = true;
@@ -133,7 +146,7 @@ impl ListingScanner {
             }
             let scope = dump.scope.clone();
             match shell::split_assignment(text) {
-                Some((name, value)) => self.push(name, value, EnvOrigin::DumpBlock, &scope, line),
+                Some((name, value)) => self.push(name, value, EnvOrigin::DumpBlock, &scope, Provenance::at_line(&self.file, line.number, offset, text)),
                 // `env` prints a value with newlines over several lines.
                 None => {
                     if let Some(value) = self.assignments.last_mut().filter(|a| a.scope == scope).and_then(|a| a.value.as_mut()) {
@@ -144,6 +157,9 @@ impl ListingScanner {
             }
             return true;
         }
+        if self.compose.line(line, text, offset, &mut self.assignments) {
+            return true;
+        }
         if let Some(caps) = DUMP_HEADER.captures(text) {
             let covers_prefix = caps["what"].strip_suffix('*').filter(|p| !p.is_empty()).map(str::to_string);
             self.open_dump = Some(EnvDump {
@@ -151,14 +167,15 @@ impl ListingScanner {
                 covers_prefix,
                 complete: false,
                 scope: format!("dump@{}", line.number),
-                provenance: Provenance::at_line(&self.file, line.number, line.offset, text),
+                provenance: Provenance::at_line(&self.file, line.number, offset, text),
             });
             return true;
         }
-        // `env` output: a whole `NAME=value` line, the value raw (spaces included).
+        // `env` output: a whole `NAME=value` line, the value raw (spaces
+        // included); one that ends in a `\` continuation is a command's start.
         match shell::split_assignment(text) {
-            Some((name, value)) if is_env_style(name) && !looks_like_command(value) => {
-                self.push(name, value, EnvOrigin::Listing, "listing", line);
+            Some((name, value)) if is_env_style(name) && !looks_like_command(value) && !text.trim_end().ends_with('\\') => {
+                self.push(name, value, EnvOrigin::Listing, "listing", Provenance::at_line(&self.file, line.number, offset, text));
                 true
             }
             _ => false,
@@ -168,6 +185,7 @@ impl ListingScanner {
     /// End of input: a dump block still open was cut short.
     pub fn finish(&mut self) {
         self.close_dump();
+        self.compose.close(&mut self.assignments);
     }
 
     fn close_dump(&mut self) {
@@ -176,8 +194,7 @@ impl ListingScanner {
         }
     }
 
-    fn push(&mut self, name: &str, value: &str, origin: EnvOrigin, scope: &str, line: &Line) {
-        let provenance = Provenance::at_line(&self.file, line.number, line.offset, &line.text);
+    fn push(&mut self, name: &str, value: &str, origin: EnvOrigin, scope: &str, provenance: Provenance) {
         self.assignments.push(EnvAssignment::new(name, Some(value.to_string()), origin, scope, provenance));
     }
 }
@@ -232,6 +249,14 @@ mod tests {
         assert_eq!(s.dumps[0].covers_prefix.as_deref(), Some("SGLANG_SIMULATE_ACC_"));
         assert!(!s.dumps[0].complete);
         assert_eq!(s.assignments.len(), 1);
+    }
+
+    #[test]
+    fn decorated_listings_are_read_and_a_continued_line_is_not_one() {
+        let s = scan("sglang-1  | SGLANG_A=1\n2026-10-14T03:12:55.123Z SGLANG_B=2\nSGLANG_C=1 \\\n");
+        let got: Vec<_> = s.assignments.iter().map(|a| (a.name.as_str(), a.value.as_deref(), a.provenance.text.as_str())).collect();
+        assert_eq!(got, [("SGLANG_A", Some("1"), "SGLANG_A=1"), ("SGLANG_B", Some("2"), "SGLANG_B=2")]);
+        assert_eq!(s.assignments[0].provenance.span, Some((12, 22)));
     }
 
     #[test]

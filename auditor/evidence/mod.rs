@@ -4,6 +4,7 @@
 pub mod branches;
 pub mod checkpoint;
 pub mod command;
+pub mod compose_env;
 pub mod engine;
 pub mod engine_log;
 pub mod env;
@@ -14,9 +15,11 @@ pub mod json_env;
 pub mod knobs;
 pub mod launch;
 pub mod lines;
+pub mod logcmd;
 pub mod logline;
 pub mod master;
 pub mod metadata;
+pub mod prompt;
 pub use crate::provenance;
 pub mod pyrepr;
 pub mod python_env;
@@ -329,9 +332,12 @@ impl<'e> Extractor<'e> {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
                 FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
                 FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc => {
-                    records.line(&line);
-                    if !listing.line(&line) {
-                        shell.log_line(&line);
+                    let clean = logline::clean(&line.text);
+                    records.read(&line, &clean);
+                    // A statement still open (a `\` continuation, a quoted
+                    // argument over lines) takes its next line first.
+                    if shell.log_open() || !listing.read(&line, &clean) {
+                        shell.log_read(&line, &clean);
                     }
                 }
             }

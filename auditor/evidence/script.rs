@@ -166,7 +166,8 @@ fn array_open(tokens: &[Token]) -> bool {
     array_start(tokens).is_some_and(|open| !tokens[open..].iter().any(|t| matches!(t, Token::Operator(op, _) if op == ")")))
 }
 
-fn trailing_backslashes(text: &str) -> usize {
+/// How many `\` end `text`: an odd count continues the line.
+pub(super) fn trailing_backslashes(text: &str) -> usize {
     text.bytes().rev().take_while(|&b| b == b'\\').count()
 }
 

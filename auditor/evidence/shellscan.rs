@@ -1,4 +1,5 @@
-//! Shell statements, from scripts and from `set -x` traces in logs: what
+//! Shell statements, from scripts and from logs (traces, commands after a
+//! prompt, bare launch lines: which lines those are is [`super::logcmd`]): what
 //! they put into an environment (`export`, `declare -x`, `unset`, `env
 //! NAME=v cmd`, `NAME=v cmd`, `docker run -e`, `srun --export`, shell
 //! variables and `set -a`) and which serving engine they launch, with
@@ -15,6 +16,7 @@ use super::command::Command;
 use super::env::{EnvAssignment, EnvOrigin};
 use super::gate::{self, Gate, Gates};
 use super::lines::Line;
+use super::logcmd::{LogEvent, LogStatements};
 use super::provenance::{FileRef, Provenance};
 use super::python_env;
 use super::script::{self, BodyLang, Event, ScriptReader, Segment};
@@ -24,8 +26,6 @@ use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-/// A `set -x` trace prefix: one or more `+` and a space.
-static XTRACE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\++ ").expect("valid regex"));
 /// A whole word that expands an array: `${NAME[@]}`, `${NAME[*]}`.
 static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$").expect("valid regex"));
 /// Most elements kept in one array.
@@ -59,6 +59,8 @@ pub struct ShellScanner {
     pub commands: Vec<Command>,
     /// What the script does to files and packages.
     pub actions: ActionScanner,
+    /// The statements of program output, when reading a log.
+    log: LogStatements,
     /// The statement that opened the current heredoc: its line and provenance.
     heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
@@ -89,6 +91,7 @@ impl ShellScanner {
             assignments: Vec::new(),
             commands: Vec::new(),
             actions: ActionScanner::default(),
+            log: LogStatements::default(),
             heredoc_at: None,
             problems: Vec::new(),
             segments: Vec::new(),
@@ -108,10 +111,13 @@ impl ShellScanner {
         }
     }
 
-    /// End of a script.
+    /// End of a script or log.
     pub fn finish(&mut self) {
         for event in self.script.finish() {
             self.event(event);
+        }
+        for event in self.log.finish() {
+            self.log_event(event);
         }
     }
 
@@ -149,20 +155,33 @@ impl ShellScanner {
         self.problems.push(Provenance::at_line(&self.file, line.number, line.offset, &line.text));
     }
 
-    /// A line of program output: only `set -x` traces and literal
-    /// `export`/`unset`/`declare` lines are statements there.
+    /// A line of program output: the statements [`LogStatements`] finds
+    /// there (traces, commands after a prompt, bare launch lines, literal
+    /// `export`s), read as a script's.
     pub fn log_line(&mut self, line: &Line) {
-        let (body, base) = match XTRACE.find(&line.text) {
-            Some(m) => (&line.text[m.end()..], m.end()),
-            None => (line.text.as_str(), 0),
-        };
-        let first = body.split_whitespace().next().unwrap_or("");
-        if base == 0 && !matches!(first, "export" | "unset" | "declare" | "typeset") {
-            return;
+        self.log_read(line, &super::logline::clean(&line.text));
+    }
+
+    /// [`Self::log_line`] for a line already cleaned of its log decorations.
+    pub fn log_read(&mut self, line: &Line, clean: &super::logline::Clean) {
+        for event in self.log.push(line, clean) {
+            self.log_event(event);
         }
-        match shell::tokenize(body) {
-            Ok(tokens) => self.statement(&tokens, line, base),
-            Err(_) => self.problem(line),
+    }
+
+    /// A log statement runs on over lines: the next line belongs to it.
+    pub fn log_open(&self) -> bool {
+        self.log.is_open()
+    }
+
+    fn log_event(&mut self, event: LogEvent) {
+        match event {
+            LogEvent::Statement(s) => {
+                self.segments = s.segments;
+                self.statement(&s.tokens, &s.line, 0);
+                self.segments.clear();
+            }
+            LogEvent::Unparsed(line) => self.problem(&line),
         }
     }
 
@@ -924,7 +943,7 @@ fn views_of(gate: Gate) -> &'static [usize] {
 /// Leading `NAME=v` words and `env [-i] [-u NAME] NAME=v ...` from `start`:
 /// the prefix items in order (an assignment, or `-u` with its name) and the
 /// index of the command word.
-fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
+pub(super) fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
     let mut prefix = Vec::new();
     let mut i = start;
     loop {
@@ -1083,7 +1102,20 @@ mod tests {
         );
         assert_eq!(s.assignments[0].provenance.text, "SGLANG_X='1'");
         assert_eq!(s.assignments[0].provenance.span, Some((9, 21)));
-        assert_eq!(s.commands.len(), 1, "only the traced command ran");
+        // A bare launch line is a console capture of the command: it counts too ([`super::logcmd`]).
+        assert_eq!(s.commands.len(), 2);
+        assert_eq!(s.commands[1].provenance.line, Some(6));
+    }
+
+    #[test]
+    fn prompts_and_continuations_in_logs_keep_each_word_at_its_line() {
+        let s =
+            scan_log("root@abc123:/sgl-workspace# SGLANG_X=1 \\\n>   python3 -m sglang.launch_server --tp 8\n>>> SGLANG_Y=1 python3 -m sglang.launch_server\n");
+        assert_eq!(triples(&s), [t("SGLANG_X", Some("1"), EnvOrigin::CommandPrefix)]);
+        let a = &s.assignments[0].provenance;
+        assert_eq!((a.line, a.span, a.text.as_str()), (Some(1), Some((28, 38)), "SGLANG_X=1"));
+        assert_eq!(s.commands.len(), 1);
+        assert_eq!((s.commands[0].provenance.line, s.commands[0].argv.len()), (Some(2), 5));
     }
 
     #[test]
