@@ -22,8 +22,8 @@ use crate::evidence::gate::Gate;
 use crate::evidence::script_actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
-use crate::image::forensics::{dist::normalise_name, noise};
 use crate::policy::CheckPolicy;
+use crate::policy::pattern::{self, normalise_name};
 
 const ID: &str = "engine-patch";
 
@@ -113,17 +113,12 @@ enum Owner {
     Unknown,
 }
 
-fn listed(patterns: &[String], name: &str) -> bool {
-    let name = normalise_name(name);
-    !name.is_empty() && patterns.iter().any(|p| noise::matches(&normalise_name(p), &name))
-}
-
 /// The owner of a name (a package, a repository, a site-packages entry).
 fn owner_of_name(settings: &CheckPolicy, name: &str) -> Owner {
     let base = name.trim_end_matches(".py").split(".dist-info").next().unwrap_or(name);
-    if listed(&settings.harness_packages, base) {
+    if pattern::lists_package(&settings.harness_packages, base) {
         Owner::Harness(base.to_string())
-    } else if listed(&settings.engine_packages, base) {
+    } else if pattern::lists_package(&settings.engine_packages, base) {
         Owner::Engine(base.to_string())
     } else {
         Owner::Unknown
@@ -139,7 +134,7 @@ fn owner(settings: &CheckPolicy, action: &ScriptAction) -> Owner {
         }
     }
     if let Some(target) = &action.target {
-        if let Some(tree) = settings.engine_trees.iter().find(|p| noise::matches(p, target)) {
+        if let Some(tree) = settings.engine_trees.iter().find(|p| pattern::matches(p, target)) {
             return Owner::Engine(tree.trim_end_matches("/**").to_string());
         }
         for marker in ["site-packages/", "dist-packages/"] {

@@ -4,6 +4,7 @@
 
 pub mod golden;
 pub mod models;
+pub mod pattern;
 pub mod suppressions;
 pub mod thresholds;
 
@@ -55,7 +56,7 @@ pub struct Outside {
 impl Outside {
     /// Whether `path` (relative to the checkout) is one of these paths.
     pub fn covers(&self, path: &str) -> bool {
-        self.paths.iter().any(|p| crate::image::forensics::noise::matches(p, path))
+        self.paths.iter().any(|p| pattern::matches(p, path))
     }
 }
 

@@ -83,6 +83,35 @@ impl Verdict {
     }
 }
 
+/// Which kind of source an image came from (the image module opens
+/// each; the report names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    Registry,
+    DockerDaemon,
+    OciLayout,
+    OciArchive,
+    DockerArchive,
+}
+
+/// How an image's layers were obtained in this run (the layer cache's
+/// work, shown by the text report).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LayerCounts {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    /// `pinned`, `upstream` or `image`.
+    pub role: String,
+    pub layers: usize,
+    /// Layer blobs streamed from this image.
+    pub read: usize,
+    /// Layer indexes taken from the cache.
+    pub cached: usize,
+    /// Layers streamed once from the other image (same blob digest).
+    pub shared: usize,
+}
+
 /// One input of a report: a bundle (`path`, `sha256`) or an image
 /// (DESIGN's `ref`, `digest`, `platform`, `layers`, `diff_ids`).
 #[derive(Debug, Clone, Serialize)]
@@ -103,7 +132,7 @@ pub struct ImageInput {
     #[serde(rename = "ref")]
     pub reference: String,
     /// `null` when the image could not be resolved (so for the rest).
-    pub transport: Option<crate::image::Transport>,
+    pub transport: Option<Transport>,
     /// The manifest digest; `null` where the source has no manifest (an
     /// engine's image, a legacy `docker save` tarball).
     pub digest: Option<String>,
@@ -194,7 +223,7 @@ pub struct Report {
     /// taken from the layer cache, or shared with the other image. Depends
     /// on the cache's state, unlike the rest of the report.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub layer_cache: Option<Vec<crate::image::forensics::LayerCounts>>,
+    pub layer_cache: Option<Vec<LayerCounts>>,
     /// `--baseline`: what the baseline held and how many findings it knew.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,

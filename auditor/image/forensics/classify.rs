@@ -8,15 +8,16 @@
 //! [`Rules`] holds the policy lists; [`Side`] one image's view (its files,
 //! distributions and texts); [`Finder`] turns changes into findings.
 
-use super::dist::{Distribution, Owners, TextSource, normalise_name};
+use super::dist::{Distribution, Owners, TextSource};
 use super::file_index::{FsIndex, Node};
-use super::noise::{self, is_pyc};
+use super::noise::is_pyc;
 use super::paths::split;
 use super::tree_diff::{Change, ChangeKind, same_content};
 use super::unified_diff;
 use crate::finding::{Finding, Severity};
 use crate::image::Image;
 use crate::policy::CheckPolicy;
+use crate::policy::pattern;
 use crate::provenance::{Provenance, clip};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -32,16 +33,15 @@ impl<'a> Rules<'a> {
 
     /// A serving-engine distribution (PEP 503 name against the patterns).
     pub(super) fn engine_name(&self, name: &str) -> bool {
-        let key = normalise_name(name);
-        self.policy.engine_packages.iter().any(|p| noise::matches(&normalise_name(p), &key))
+        pattern::lists_package(&self.policy.engine_packages, name)
     }
 
     fn engine_tree(&self, path: &str) -> bool {
-        self.policy.engine_paths.iter().any(|p| noise::matches(p, path))
+        self.policy.engine_paths.iter().any(|p| pattern::matches(p, path))
     }
 
     fn volatile(&self, path: &str) -> bool {
-        self.policy.volatile_paths.iter().any(|p| noise::matches(p, path))
+        self.policy.volatile_paths.iter().any(|p| pattern::matches(p, path))
     }
 
     pub(super) fn injection(&self, name: &str) -> bool {

@@ -8,6 +8,7 @@
 
 use super::file_index::{FsIndex, Kind, Node};
 use super::paths::split;
+use crate::policy::pattern::normalise_name;
 use base64::Engine as _;
 use std::collections::{BTreeMap, HashMap};
 
@@ -85,21 +86,6 @@ impl Distribution {
     pub(crate) fn label(&self) -> String {
         format!("{} {}", self.name, self.version)
     }
-}
-
-/// PEP 503: lower case, runs of `-`, `_`, `.` as one `-`.
-pub(crate) fn normalise_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 /// Every distribution in the image, in path order.

@@ -17,26 +17,10 @@ use super::limits::LayerLimits;
 use super::{integrity, walk};
 use crate::finding::Finding;
 use crate::image::{Image, ImageError};
+pub use crate::report::LayerCounts;
 use rayon::prelude::*;
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
-
-/// How an image's layers were obtained in this run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct LayerCounts {
-    #[serde(rename = "ref")]
-    pub reference: String,
-    /// `pinned`, `upstream` or `image`.
-    pub role: String,
-    pub layers: usize,
-    /// Layer blobs streamed from this image.
-    pub read: usize,
-    /// Layer indexes taken from the cache.
-    pub cached: usize,
-    /// Layers streamed once from the other image (same blob digest).
-    pub shared: usize,
-}
 
 /// An image's merged filesystem and how it was built.
 pub(super) struct Indexed {

@@ -39,6 +39,7 @@ pub use manifest::Platform;
 pub use reference::{ImageRef, RegistryRef};
 pub use retry::RetryPolicy;
 
+pub use crate::report::Transport;
 use digest::{Expected, VerifyingReader};
 use serde::Serialize;
 use std::io::{self, Read};
@@ -82,17 +83,6 @@ impl Default for OpenOptions {
             max_document: resolve::MAX_DOCUMENT,
         }
     }
-}
-
-/// Which kind of source an image came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Transport {
-    Registry,
-    DockerDaemon,
-    OciLayout,
-    OciArchive,
-    DockerArchive,
 }
 
 /// One layer, in order from the base up.
