@@ -323,6 +323,9 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
                 facts.field_sources.insert(key.clone(), (format!("command.{key}"), given.clone()));
             }
         }
+        for (at, note) in &launch.notes {
+            facts.notes.push(format!("{}:{}: {note}", at.file, at.line.unwrap_or_default()));
+        }
         for (field, given, logged) in &launch.rewritten {
             facts.notes.push(format!("{field} {given} on the command line is recorded by the engine as {logged}"));
         }

@@ -3,8 +3,12 @@
 //! `--tensor-parallel-size` -> `tp_size`), JSON-valued flags
 //! (`--speculative-config '{...}'`, `--hf-overrides`), positional models
 //! (`vllm serve MODEL`), and the rewrites an engine applies before logging
-//! (`NEXTN` -> `EAGLE`). The alias tables are data: `signatures/engine-args.toml`.
+//! (`NEXTN` -> `EAGLE`). Option words are read as the engine's parser reads
+//! them ([`super::argflags`]): `--mem-frac` is `--mem-fraction-static` to
+//! argparse, and an ambiguous prefix is reported, not guessed. The alias
+//! tables and option lists are data: `signatures/engine-args.toml`.
 
+use super::argflags::{Flag, Options};
 use super::command::Command;
 use super::engine::Engine;
 use super::provenance::Provenance;
@@ -24,6 +28,14 @@ struct EngineArgs {
     rewrites: Vec<Rewrite>,
     #[serde(default)]
     positional: Vec<String>,
+    /// Every option string the engine's parser registers.
+    #[serde(default)]
+    flags: Vec<String>,
+    /// The parser reads a unique prefix of a long option as that option.
+    #[serde(default)]
+    abbrev: bool,
+    #[serde(skip)]
+    options: Options,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,7 +45,13 @@ struct Rewrite {
     to: String,
 }
 
-static TABLES: LazyLock<BTreeMap<String, EngineArgs>> = LazyLock::new(|| toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid"));
+static TABLES: LazyLock<BTreeMap<String, EngineArgs>> = LazyLock::new(|| {
+    let mut tables: BTreeMap<String, EngineArgs> = toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid");
+    for table in tables.values_mut() {
+        table.options = Options::new(&table.flags, table.abbrev);
+    }
+    tables
+});
 
 /// Values an engine rewrites before logging: (field, as given, as logged).
 pub type Rewritten = Vec<(String, String, String)>;
@@ -51,15 +69,21 @@ pub struct LaunchArgs {
     /// Fields whose flag or value depends on which arm of an `if`/`case`
     /// runs, with the note that says so (see [`super::branches`]).
     pub depends: BTreeMap<String, super::branches::Branch>,
+    /// How option words were read where that is not plain: an abbreviation
+    /// the engine expands, an ambiguous prefix it refuses (that argument is
+    /// not read). Each with the word's place.
+    pub notes: Vec<(Provenance, String)>,
 }
 
 /// Map a command's argv onto engine fields; `None` if it launches no engine.
 pub fn parse(command: &Command) -> Option<LaunchArgs> {
     let (engine, start) = command.launch()?;
-    let table = TABLES.get(engine.as_str()).cloned().unwrap_or_default();
+    let none = EngineArgs::default();
+    let table = TABLES.get(engine.as_str()).unwrap_or(&none);
     let mut args = Map::new();
     let mut at = BTreeMap::new();
     let mut depends = BTreeMap::new();
+    let mut notes = Vec::new();
     let branch = |i: usize| command.branches.get(i).cloned().flatten();
     let mut positional = table.positional.iter();
     let start = start.min(command.argv.len());
@@ -76,11 +100,13 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
             }
             continue;
         };
-        let (name, inline) = match flag.split_once('=') {
+        let dashes = if word.starts_with("--") { "--" } else { "-" };
+        let (word, inline) = match flag.split_once('=') {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (flag, None),
         };
-        let value = match inline {
+        let (name, glued, reading) = read_option(table, dashes, word);
+        let value = match inline.or(glued) {
             Some(v) => Some(v),
             None => match argv.get(i) {
                 Some(next) if !next.starts_with('-') || is_number(next) => {
@@ -90,11 +116,21 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
                 _ => None,
             },
         };
-        let field = field_of(&table, name);
         let given = match start + i - 1 {
             v if v > flag_at => joined(command.arg_at(flag_at), command.arg_at(v)),
             _ => command.arg_at(flag_at).clone(),
         };
+        match reading {
+            Reading::Plain => {}
+            Reading::Abbreviated(option) => notes.push((given.clone(), format!("{engine} reads {dashes}{word} as {option} (a unique prefix)"))),
+            Reading::Ambiguous(options) => {
+                let note =
+                    format!("{dashes}{word} is ambiguous to {engine}'s argument parser (could be {}): the engine refuses it; not read", options.join(", "));
+                notes.push((given, note));
+                continue;
+            }
+        }
+        let field = field_of(&table, &name);
         at.insert(field.clone(), given);
         match (flag_at..start + i).find_map(branch) {
             Some(note) => depends.insert(field.clone(), note),
@@ -102,8 +138,34 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
         };
         args.insert(field, value.map_or(Value::Bool(true), |v| typed(&v)));
     }
-    let rewritten = apply_rewrites(&table, &mut args);
-    Some(LaunchArgs { engine, args, rewritten, at, depends })
+    let rewritten = apply_rewrites(table, &mut args);
+    Some(LaunchArgs { engine, args, rewritten, at, depends, notes })
+}
+
+/// How an option word was read.
+enum Reading {
+    Plain,
+    /// The word abbreviates this option.
+    Abbreviated(String),
+    /// The word could be any of these options.
+    Ambiguous(Vec<String>),
+}
+
+/// The option name (dashes stripped) `word` stands for to the engine, a
+/// value joined to a short option, and how it was read. Engines without an
+/// option list, and words the list does not know, keep their own name.
+fn read_option(table: &EngineArgs, dashes: &str, word: &str) -> (String, Option<String>, Reading) {
+    if table.options.is_empty() {
+        return (word.to_string(), None, Reading::Plain);
+    }
+    match table.options.resolve(&format!("{dashes}{word}")) {
+        Flag::Known { option, abbreviated, joined } => {
+            let name = option.trim_start_matches('-').to_string();
+            (name, joined, if abbreviated { Reading::Abbreviated(option) } else { Reading::Plain })
+        }
+        Flag::Ambiguous(options) => (word.to_string(), None, Reading::Ambiguous(options)),
+        Flag::Unknown => (word.to_string(), None, Reading::Plain),
+    }
 }
 
 /// A flag and its value as one place when they are on one line; the flag's
@@ -121,7 +183,7 @@ fn joined(flag: &Provenance, value: &Provenance) -> Provenance {
 /// `speculative_num_steps`, `tp` -> `tp_size`. Recipes name engine flags
 /// as YAML keys, so they map the same way.
 pub fn field_name(engine: &str, flag: &str) -> String {
-    TABLES.get(engine).map_or_else(|| flag.replace('-', "_"), |table| field_of(table, flag))
+    TABLES.get(engine).map_or_else(|| flag.replace('-', "_"), |table| field_of(table, &read_option(table, "--", flag).0))
 }
 
 fn field_of(table: &EngineArgs, flag: &str) -> String {
@@ -240,6 +302,49 @@ mod tests {
         assert_eq!(l.args["tensor_parallel_size"], json!(4));
         assert_eq!(l.args["speculative_config"]["num_speculative_tokens"], json!(3));
         assert_eq!(l.args["hf_overrides"]["text_config"]["index_topk_freq"], json!(4));
+    }
+
+    #[test]
+    fn abbreviations_read_as_the_engine_reads_them() {
+        let l = launch(&[
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "/m",
+            "--speculative-algo",
+            "EAGLE",
+            "--speculative-num-draft",
+            "4",
+            "--speculative-num-s",
+            "3",
+            "--mem-frac=0.9",
+            "--json-model-override",
+            r#"{"index_topk_freq": 4}"#,
+            "--speculative-draft",
+            "/d",
+            "--tp",
+            "8",
+        ]);
+        assert_eq!(l.args["speculative_num_draft_tokens"], json!(4));
+        assert_eq!(l.args["speculative_num_steps"], json!(3));
+        assert_eq!(l.args["mem_fraction_static"], json!(0.9));
+        assert_eq!(l.args["json_model_override_args"]["index_topk_freq"], json!(4));
+        assert_eq!(l.args["tp_size"], json!(8));
+        // Ambiguous: neither the field nor a made-up one is set; its value is not read as a positional.
+        assert!(!l.args.contains_key("speculative_draft_model_path") && !l.args.contains_key("speculative_draft"), "{:?}", l.args);
+        let ambiguous: Vec<&String> = l.notes.iter().map(|(_, n)| n).filter(|n| n.contains("ambiguous")).collect();
+        assert_eq!(ambiguous.len(), 1, "{:?}", l.notes);
+        assert!(ambiguous[0].starts_with("--speculative-draft is ambiguous") && ambiguous[0].contains("--speculative-draft-model-path"));
+        assert!(l.notes.iter().any(|(_, n)| n == "sglang reads --mem-frac as --mem-fraction-static (a unique prefix)"));
+        let v = launch(&["vllm", "serve", "/m", "--hf-over", r#"{"a": 1}"#, "--speculative_conf", r#"{"method": "mtp"}"#, "-O3"]);
+        assert_eq!(v.args["hf_overrides"], json!({"a": 1}));
+        assert_eq!(v.args["speculative_config"]["method"], json!("mtp"));
+        assert_eq!(v.args["compilation_config"], json!(3));
+        // trtllm-serve (click) has no abbreviations: a prefix stays its own name.
+        let t = launch(&["trtllm-serve", "/m", "--max_batch", "8", "--extra_llm_api_options", "x.yaml"]);
+        assert_eq!((t.args.get("max_batch"), t.args.get("config")), (Some(&json!(8)), Some(&json!("x.yaml"))));
+        assert!(t.notes.is_empty());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Parsers: raw bytes in, typed facts with provenance out. Each file of a
 //! bundle is read once, as a stream, by the parsers its kind calls for.
 
+pub mod argflags;
 pub mod branches;
 pub mod checkpoint;
 pub mod command;
