@@ -5,7 +5,10 @@
 //! ANSI codes, log prefixes, hard wrapping (a break anywhere, even inside a
 //! key), other ranks' lines interleaved with the pieces, a start mid-line,
 //! and truncation (fields before the cut are kept, nothing is guessed).
+//! A record that lost its head (an excerpt that starts mid-line, a terminal
+//! copy) is read as a fragment (see [`fragment`]).
 
+use super::fragment;
 use super::lines::Line;
 use super::logline;
 use super::provenance::{FileRef, Provenance};
@@ -65,6 +68,9 @@ pub struct EngineRecord {
     pub provenance: Provenance,
     /// The last line that contributed to it.
     pub end_line: u64,
+    /// Read from a fragment without the record's head: only the runs of
+    /// the engine's own field names it shows (see [`fragment`]).
+    pub fragment: bool,
 }
 
 impl EngineRecord {
@@ -79,6 +85,8 @@ impl EngineRecord {
 
 struct Pending {
     kind: RecordKind,
+    /// A fragment: its engine and kind are decided from the keys it shows.
+    fragment: Option<fragment::Style>,
     text: String,
     provenance: Provenance,
     end_line: u64,
@@ -115,7 +123,7 @@ impl RecordScanner {
                 match &parsed.stop {
                     None => {
                         pending.end_line = line.number;
-                        return self.push(pending.kind, parsed, pending.provenance, line.number);
+                        return self.push(pending.kind, pending.fragment, parsed, pending.provenance, line.number);
                     }
                     Some(Stop::Truncated) if candidate.len() <= MAX_RECORD => {
                         pending.text = candidate;
@@ -134,16 +142,21 @@ impl RecordScanner {
                 }
             }
         }
-        let Some((at, kind, body_start)) = find_marker(&clean.body) else { return };
-        let text = clean.body[body_start..].to_string();
+        let (at, kind, text, style) = match find_marker(&clean.body) {
+            Some((at, kind, body_start)) => (at, kind, clean.body[body_start..].to_string(), None),
+            None => match fragment::find(&clean.body) {
+                Some((at, style, text)) => (at, RecordKind::SglangServerArgs, text, Some(style)),
+                None => return,
+            },
+        };
         let raw_at = line.text.find(&clean.body[at..at + 10.min(clean.body.len() - at)]).unwrap_or(0);
         let shown = &line.text[raw_at..];
         let provenance = Provenance::at_line(&self.file, line.number, line.offset + raw_at as u64, shown);
         let parsed = parse(kind, &text);
         if parsed.stop == Some(Stop::Truncated) {
-            self.pending = Some(Pending { kind, text, provenance, end_line: line.number, waited: 0 });
+            self.pending = Some(Pending { kind, fragment: style, text, provenance, end_line: line.number, waited: 0 });
         } else {
-            self.push(kind, parsed, provenance, line.number);
+            self.push(kind, style, parsed, provenance, line.number);
         }
     }
 
@@ -156,12 +169,28 @@ impl RecordScanner {
 
     fn finish_pending(&mut self, pending: Pending) {
         let parsed = parse(pending.kind, &pending.text);
-        self.push(pending.kind, parsed, pending.provenance, pending.end_line);
+        self.push(pending.kind, pending.fragment, parsed, pending.provenance, pending.end_line);
     }
 
-    fn push(&mut self, kind: RecordKind, record: Record, provenance: Provenance, end_line: u64) {
-        let stop = record.stop.map(|s| describe(&s, record.fields.last().map(|(k, _)| k.as_str())));
-        self.records.push(EngineRecord { kind, fields: record.fields, stop, provenance, end_line });
+    fn push(&mut self, kind: RecordKind, fragment: Option<fragment::Style>, record: Record, provenance: Provenance, end_line: u64) {
+        let stop = record.stop.as_ref().map(|s| describe(s, record.fields.last().map(|(k, _)| k.as_str())));
+        let Some(style) = fragment else {
+            self.records.push(EngineRecord { kind, fields: record.fields, stop, provenance, end_line, fragment: false });
+            return;
+        };
+        // Text that stops being a repr where no line break explains it is
+        // prose, not a record; a fragment counts only for the runs of the
+        // engine's own field names it shows.
+        if matches!(record.stop, Some(Stop::Syntax { .. } | Stop::TooDeep { .. })) {
+            return;
+        }
+        let Some((kind, fields)) = fragment::fields(style, record.fields) else { return };
+        let first = fields.first().map_or("", |(k, _)| k.as_str());
+        let mut said = format!("a fragment without the record's head: the fields before {first} and between the runs of known fields are unknown");
+        if let Some(stop) = stop {
+            said = format!("{said}; {stop}");
+        }
+        self.records.push(EngineRecord { kind, fields, stop: Some(said), provenance, end_line, fragment: true });
     }
 }
 

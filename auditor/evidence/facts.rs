@@ -245,7 +245,7 @@ impl Facts {
 fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord> {
     records
         .iter()
-        .filter(|r| kinds.contains(&r.kind))
+        .filter(|r| kinds.contains(&r.kind) && !r.fragment)
         .max_by_key(|r| (r.complete(), r.fields.len(), std::cmp::Reverse((r.provenance.file.clone(), r.provenance.line))))
         .map(|r| (*r).clone())
 }
@@ -278,13 +278,20 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         Some(l.engine)
     } else if let Some(role) = role {
         Some(role.engine)
+    } else if records.iter().any(|r| r.kind == RecordKind::TrtllmSpeculativeConfig) {
+        Some(Engine::Trtllm)
     } else {
-        records.iter().find(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).map(|_| Engine::Trtllm)
+        records.iter().find(|r| r.fragment).and_then(|r| r.kind.engine().parse().ok())
     };
-    for record in sglang.iter().chain(vllm.iter()) {
-        let from = record_kind_name(record.kind);
+    // Fragments of records (see `fragment`) add what they show for the job's engine.
+    let fragments = records.iter().filter(|r| r.fragment && r.kind.engine().parse().ok() == facts.engine).map(|r| (*r).clone());
+    for record in sglang.iter().cloned().chain(vllm.iter().cloned()).chain(fragments) {
+        let from = match record.fragment {
+            true => format!("{}-fragment", record_kind_name(record.kind)),
+            false => record_kind_name(record.kind).to_string(),
+        };
         facts.server_args_sources.push(ArgsSource {
-            kind: from.to_string(),
+            kind: from.clone(),
             file: record.provenance.file.clone(),
             line: record.provenance.line,
             complete: record.complete(),

@@ -14,7 +14,7 @@ use super::engine::Engine;
 use super::provenance::Provenance;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// The alias tables shipped with the binary.
@@ -36,6 +36,9 @@ struct EngineArgs {
     abbrev: bool,
     #[serde(skip)]
     options: Options,
+    /// The fields the options set (the names the engine logs).
+    #[serde(skip)]
+    fields: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -49,6 +52,8 @@ static TABLES: LazyLock<BTreeMap<String, EngineArgs>> = LazyLock::new(|| {
     let mut tables: BTreeMap<String, EngineArgs> = toml::from_str(EMBEDDED).expect("embedded signatures/engine-args.toml is valid");
     for table in tables.values_mut() {
         table.options = Options::new(&table.flags, table.abbrev);
+        let fields = table.flags.iter().map(|f| field_of(table, f.trim_start_matches('-'))).chain(table.positional.iter().cloned()).collect();
+        table.fields = fields;
     }
     tables
 });
@@ -184,6 +189,12 @@ fn joined(flag: &Provenance, value: &Provenance) -> Provenance {
 /// as YAML keys, so they map the same way.
 pub fn field_name(engine: &str, flag: &str) -> String {
     TABLES.get(engine).map_or_else(|| flag.replace('-', "_"), |table| field_of(table, &read_option(table, "--", flag).0))
+}
+
+/// Whether `name` is a field `engine`'s options set (`tp_size` for SGLang,
+/// `tensor_parallel_size` for vLLM): the names its logged argument records use.
+pub fn is_field(engine: &str, name: &str) -> bool {
+    TABLES.get(engine).is_some_and(|t| t.fields.contains(name))
 }
 
 fn field_of(table: &EngineArgs, flag: &str) -> String {

@@ -10,6 +10,7 @@ pub mod engine_log;
 pub mod env;
 pub mod eval_results;
 pub mod facts;
+pub mod fragment;
 pub mod gate;
 pub mod json_env;
 pub mod knobs;

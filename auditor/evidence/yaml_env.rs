@@ -70,6 +70,7 @@ pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, String> {
                 stop: None,
                 provenance: Provenance::at_line(file, line as u64, offset, text.trim()),
                 end_line: line as u64,
+                fragment: false,
             }
         })
         .collect();
