@@ -17,6 +17,10 @@ fn evidence(fixture: &str) -> Value {
     json(&out)
 }
 
+fn audit_log(log: &str, framework: &str) -> Value {
+    audit_run(log, "dsv4", framework)
+}
+
 fn notes(v: &Value) -> Vec<String> {
     v["notes"].as_array().unwrap().iter().map(|n| n["message"].as_str().unwrap().to_string()).collect()
 }
@@ -25,9 +29,9 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(root().join(WILD).join(name)).unwrap()
 }
 
-/// Audit one job whose server log is `log`, named like an InferenceX DSv4 run.
-fn audit_log(log: &str, framework: &str) -> Value {
-    let rf = format!("dsv4_tp8_conc8_kvnone_spec-mtp_fp4_{framework}_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1");
+/// Audit one job whose server log is `log`, named like an InferenceX run of `model` on `framework`.
+fn audit_run(log: &str, model: &str, framework: &str) -> Value {
+    let rf = format!("{model}_tp8_conc8_kvnone_spec-mtp_fp4_{framework}_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1");
     let tmp = tempfile::tempdir().unwrap();
     write_tree(tmp.path(), &[(&format!("server_logs_{rf}/results/server.log"), log)]);
     let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json"]);
@@ -139,4 +143,25 @@ fn prose_with_key_value_words_is_not_read_as_arguments() {
     assert!(v["server_args"].as_object().unwrap().is_empty(), "{}", v["server_args"]);
     assert!(v["speculative"].as_object().unwrap().is_empty(), "{}", v["speculative"]);
     assert!(v["server_args_sources"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_trtllm_config_shown_by_cat_or_a_heredoc_gives_the_speculative_and_kv_cache_settings() {
+    let v = evidence("args_trtllm_cat_config.log");
+    assert_eq!(v["engine"], "trtllm");
+    assert_eq!(v["speculative"]["draft_length"], 3);
+    assert_eq!(v["speculative"]["draft_model"], "/data/models/MiniMax-M3-EAGLE3-GQA", "speculative_model_dir");
+    assert_eq!(v["sources"]["speculative.draft_length"]["at"]["line"], 13, "the line of the config as the log shows it");
+    assert_eq!(v["summary"]["kv_cache_dtype"], "fp8");
+    assert_eq!(v["sources"]["summary.kv_cache_dtype"]["from"], "kv_cache_config.dtype");
+    // Forcing 2.78 accepted tokens is AL 3.78 for K=3: golden-al judges it.
+    let report = audit_run(&fixture("args_trtllm_cat_config.log"), "minimaxm3", "trt");
+    let golden = check(&report, "golden-al");
+    assert_eq!(golden["status"], "fail", "{golden}");
+    assert!(golden["findings"][0]["message"].as_str().unwrap().contains("AL - 1 = 1.78"), "{}", golden["findings"][0]["message"]);
+    // The heredoc's config (not the block after its EOF) with the right value passes.
+    let v = evidence("args_trtllm_heredoc_config.log");
+    assert_eq!(v["speculative"]["draft_length"], 3, "max_draft_len: 9 after EOF is not a shown config");
+    let report = audit_run(&fixture("args_trtllm_heredoc_config.log"), "minimaxm3", "trt");
+    assert_eq!(check(&report, "golden-al")["status"], "pass", "{}", check(&report, "golden-al"));
 }

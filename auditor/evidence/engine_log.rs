@@ -13,6 +13,7 @@ use super::lines::Line;
 use super::logline;
 use super::provenance::{FileRef, Provenance};
 use super::pyrepr::{self, Py, Record, Stop};
+use super::shown_yaml::ShownYaml;
 use serde::Serialize;
 
 /// Which engine record a line starts.
@@ -29,14 +30,26 @@ pub enum RecordKind {
     VllmEngineConfig,
     /// A TensorRT-LLM `speculative_config:` block of an LLM-API YAML config.
     TrtllmSpeculativeConfig,
+    /// A TensorRT-LLM `kv_cache_config:` block of an LLM-API YAML config.
+    TrtllmKvCacheConfig,
 }
 
 impl RecordKind {
     pub fn engine(self) -> &'static str {
         match self {
             RecordKind::SglangServerArgs => "sglang",
-            RecordKind::TrtllmSpeculativeConfig => "trtllm",
+            RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig => "trtllm",
             _ => "vllm",
+        }
+    }
+
+    /// The record a block of a TensorRT-LLM LLM-API YAML config
+    /// (`--extra_llm_api_options` / `--config`) makes, by its key.
+    pub fn of_config_block(key: &str) -> Option<RecordKind> {
+        match key {
+            "speculative_config" => Some(RecordKind::TrtllmSpeculativeConfig),
+            "kv_cache_config" => Some(RecordKind::TrtllmKvCacheConfig),
+            _ => None,
         }
     }
 }
@@ -97,16 +110,18 @@ struct Pending {
 pub struct RecordScanner {
     file: FileRef,
     pending: Option<Pending>,
+    shown: ShownYaml,
     pub records: Vec<EngineRecord>,
 }
 
 impl RecordScanner {
     pub fn new(file: FileRef) -> Self {
-        RecordScanner { file, pending: None, records: Vec::new() }
+        RecordScanner { shown: ShownYaml::new(file.clone()), file, pending: None, records: Vec::new() }
     }
 
     pub fn line(&mut self, line: &Line) {
         let clean = logline::clean(&line.text);
+        self.shown.line(line, &clean.body);
         if let Some(mut pending) = self.pending.take() {
             if clean.is_record() || find_marker(&clean.body).is_some() {
                 pending.waited += 1;
@@ -165,6 +180,8 @@ impl RecordScanner {
         if let Some(pending) = self.pending.take() {
             self.finish_pending(pending);
         }
+        self.shown.finish();
+        self.records.append(&mut self.shown.records);
     }
 
     fn finish_pending(&mut self, pending: Pending) {
@@ -216,7 +233,7 @@ fn find_marker(text: &str) -> Option<(usize, RecordKind, usize)> {
                 RecordKind::SglangServerArgs => at + "server_args=".len(),
                 RecordKind::VllmNonDefaultArgs => at + "non-default args: ".len(),
                 RecordKind::VllmNamespace => at + "args: ".len(),
-                RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig => at + marker.len(),
+                RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig => at + marker.len(),
             };
             Some((at, *kind, start))
         })

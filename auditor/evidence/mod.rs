@@ -27,6 +27,7 @@ pub mod script;
 pub mod script_actions;
 pub mod shell;
 pub mod shellscan;
+pub mod shown_yaml;
 pub mod view;
 pub mod waiver;
 pub mod yaml_env;
