@@ -36,6 +36,10 @@ pub fn find(body: &str) -> Option<(usize, Style, String)> {
     }
     let b = body.as_bytes();
     (0..b.len()).find_map(|i| {
+        // Keys start with an ASCII byte, so `i` is then a character boundary.
+        if !(b[i] == b'\'' || b[i] == b'_' || b[i].is_ascii_alphabetic()) {
+            return None;
+        }
         let before = body[..i].trim_end().as_bytes().last().copied();
         let (style, key) = match b[i] {
             b'\'' if matches!(before, Some(b',' | b'{')) => {
@@ -122,6 +126,7 @@ mod tests {
         assert_eq!(style, Style::Dict);
         assert!(text.starts_with("{'tp_size': 8"));
         assert!(find("no pairs here").is_none());
+        assert!(find("é=1, ü=2, tp_size=8, é, dp_size=1, ep_size=8").is_some(), "multibyte text around the pairs");
         assert!(find("a=1, b=2, c=3, d=4").is_none(), "no key is an engine field");
     }
 

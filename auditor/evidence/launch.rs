@@ -135,7 +135,7 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
                 continue;
             }
         }
-        let field = field_of(&table, &name);
+        let field = field_of(table, &name);
         at.insert(field.clone(), given);
         match (flag_at..start + i).find_map(branch) {
             Some(note) => depends.insert(field.clone(), note),
