@@ -34,6 +34,9 @@ struct EngineArgs {
     /// The parser reads a unique prefix of a long option as that option.
     #[serde(default)]
     abbrev: bool,
+    /// `--json-arg.key value` sets one key of a JSON-valued argument (vLLM).
+    #[serde(default)]
+    dotted: bool,
     #[serde(skip)]
     options: Options,
     /// The fields the options set (the names the engine logs).
@@ -89,6 +92,8 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
     let mut at = BTreeMap::new();
     let mut depends = BTreeMap::new();
     let mut notes = Vec::new();
+    let mut dotted: BTreeMap<String, Value> = BTreeMap::new();
+    let mut dotted_at: BTreeMap<String, Provenance> = BTreeMap::new();
     let branch = |i: usize| command.branches.get(i).cloned().flatten();
     let mut positional = table.positional.iter();
     let start = start.min(command.argv.len());
@@ -110,9 +115,18 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (flag, None),
         };
+        // vLLM: `--json-arg.key value` sets one key of a JSON-valued argument.
+        let (word, path) = match word.split_once('.').filter(|_| table.dotted) {
+            Some((base, path)) => (base, Some(path)),
+            None => (word, None),
+        };
         let (name, glued, reading) = read_option(table, dashes, word);
         let value = match inline.or(glued) {
             Some(v) => Some(v),
+            None if path.is_some() && i < argv.len() => {
+                i += 1;
+                Some(argv[i - 1].clone())
+            }
             None => match argv.get(i) {
                 Some(next) if !next.starts_with('-') || is_number(next) => {
                     i += 1;
@@ -136,6 +150,12 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
             }
         }
         let field = field_of(table, &name);
+        if let Some(path) = path {
+            let value = dotted_value(path, value.as_deref().unwrap_or_default());
+            merge(dotted.entry(field.clone()).or_insert_with(|| Value::Object(Map::new())), value);
+            dotted_at.entry(field).or_insert(given);
+            continue;
+        }
         at.insert(field.clone(), given);
         match (flag_at..start + i).find_map(branch) {
             Some(note) => depends.insert(field.clone(), note),
@@ -143,8 +163,50 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
         };
         args.insert(field, value.map_or(Value::Bool(true), |v| typed(&v)));
     }
+    // The parser passes the keys set one by one after every other word, as
+    // one JSON value: it replaces a JSON value given whole.
+    for (field, value) in dotted {
+        args.insert(field.clone(), value);
+        depends.remove(&field);
+        at.extend(dotted_at.remove(&field).map(|given| (field, given)));
+    }
     let rewritten = apply_rewrites(table, &mut args);
     Some(LaunchArgs { engine, args, rewritten, at, depends, notes })
+}
+
+/// `key.sub` and its value as the nested object vLLM makes of them: the
+/// value parsed as JSON, else kept as text; `key+ a,b` is a list.
+fn dotted_value(path: &str, text: &str) -> Value {
+    let (path, list) = match path.strip_suffix('+') {
+        Some(p) => (p, true),
+        None => (path, false),
+    };
+    let mut value = match list {
+        true => Value::Array(text.split(',').map(|s| Value::String(s.to_string())).collect()),
+        false => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())),
+    };
+    for key in path.rsplit('.') {
+        value = Value::Object(Map::from_iter([(key.to_string(), value)]));
+    }
+    value
+}
+
+/// Merge `update` into `into` as vLLM does: objects key by key, lists appended, anything else replaced.
+fn merge(into: &mut Value, update: Value) {
+    match (into, update) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                match a.get_mut(&k) {
+                    Some(existing) if existing.is_object() || existing.is_array() => merge(existing, v),
+                    _ => {
+                        a.insert(k, v);
+                    }
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => a.extend(b),
+        (slot, v) => *slot = v,
+    }
 }
 
 /// How an option word was read.
@@ -352,6 +414,21 @@ mod tests {
         assert_eq!(v.args["hf_overrides"], json!({"a": 1}));
         assert_eq!(v.args["speculative_config"]["method"], json!("mtp"));
         assert_eq!(v.args["compilation_config"], json!(3));
+        // vLLM's dotted keys, merged, after (and over) a JSON given whole.
+        let v = launch(&[
+            "vllm",
+            "serve",
+            "/m",
+            "--speculative-config.method",
+            "mtp",
+            "--speculative-config",
+            r#"{"method": "eagle", "num_speculative_tokens": 1}"#,
+            "--speculative_config.num_speculative_tokens=3",
+            "--compilation-config.cudagraph_capture_sizes+",
+            "1,2",
+        ]);
+        assert_eq!(v.args["speculative_config"], json!({"method": "mtp", "num_speculative_tokens": 3}));
+        assert_eq!(v.args["compilation_config"], json!({"cudagraph_capture_sizes": ["1", "2"]}));
         // trtllm-serve (click) has no abbreviations: a prefix stays its own name.
         let t = launch(&["trtllm-serve", "/m", "--max_batch", "8", "--extra_llm_api_options", "x.yaml"]);
         assert_eq!((t.args.get("max_batch"), t.args.get("config")), (Some(&json!(8)), Some(&json!("x.yaml"))));
