@@ -5,11 +5,15 @@
 //! ANSI codes, log prefixes, hard wrapping (a break anywhere, even inside a
 //! key), other ranks' lines interleaved with the pieces, a start mid-line,
 //! and truncation (fields before the cut are kept, nothing is guessed).
+//! A record that lost its head (an excerpt that starts mid-line, a terminal
+//! copy) is read as a fragment (see [`fragment`]).
 
+use super::fragment;
 use super::lines::Line;
 use super::logline;
 use super::provenance::{FileRef, Provenance};
 use super::pyrepr::{self, Py, Record, Stop};
+use super::shown_yaml::ShownYaml;
 use serde::Serialize;
 
 /// Which engine record a line starts.
@@ -26,14 +30,26 @@ pub enum RecordKind {
     VllmEngineConfig,
     /// A TensorRT-LLM `speculative_config:` block of an LLM-API YAML config.
     TrtllmSpeculativeConfig,
+    /// A TensorRT-LLM `kv_cache_config:` block of an LLM-API YAML config.
+    TrtllmKvCacheConfig,
 }
 
 impl RecordKind {
     pub fn engine(self) -> &'static str {
         match self {
             RecordKind::SglangServerArgs => "sglang",
-            RecordKind::TrtllmSpeculativeConfig => "trtllm",
+            RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig => "trtllm",
             _ => "vllm",
+        }
+    }
+
+    /// The record a block of a TensorRT-LLM LLM-API YAML config
+    /// (`--extra_llm_api_options` / `--config`) makes, by its key.
+    pub fn of_config_block(key: &str) -> Option<RecordKind> {
+        match key {
+            "speculative_config" => Some(RecordKind::TrtllmSpeculativeConfig),
+            "kv_cache_config" => Some(RecordKind::TrtllmKvCacheConfig),
+            _ => None,
         }
     }
 }
@@ -65,6 +81,9 @@ pub struct EngineRecord {
     pub provenance: Provenance,
     /// The last line that contributed to it.
     pub end_line: u64,
+    /// Read from a fragment without the record's head: only the runs of
+    /// the engine's own field names it shows (see [`fragment`]).
+    pub fragment: bool,
 }
 
 impl EngineRecord {
@@ -79,6 +98,8 @@ impl EngineRecord {
 
 struct Pending {
     kind: RecordKind,
+    /// A fragment: its engine and kind are decided from the keys it shows.
+    fragment: Option<fragment::Style>,
     text: String,
     provenance: Provenance,
     end_line: u64,
@@ -89,12 +110,13 @@ struct Pending {
 pub struct RecordScanner {
     file: FileRef,
     pending: Option<Pending>,
+    shown: ShownYaml,
     pub records: Vec<EngineRecord>,
 }
 
 impl RecordScanner {
     pub fn new(file: FileRef) -> Self {
-        RecordScanner { file, pending: None, records: Vec::new() }
+        RecordScanner { shown: ShownYaml::new(file.clone()), file, pending: None, records: Vec::new() }
     }
 
     pub fn line(&mut self, line: &Line) {
@@ -103,6 +125,7 @@ impl RecordScanner {
 
     /// Read a line already cleaned of its log decorations.
     pub fn read(&mut self, line: &Line, clean: &logline::Clean) {
+        self.shown.line(line, &clean.body);
         if let Some(mut pending) = self.pending.take() {
             if clean.is_record() || find_marker(&clean.body).is_some() {
                 pending.waited += 1;
@@ -119,7 +142,7 @@ impl RecordScanner {
                 match &parsed.stop {
                     None => {
                         pending.end_line = line.number;
-                        return self.push(pending.kind, parsed, pending.provenance, line.number);
+                        return self.push(pending.kind, pending.fragment, parsed, pending.provenance, line.number);
                     }
                     Some(Stop::Truncated) if candidate.len() <= MAX_RECORD => {
                         pending.text = candidate;
@@ -138,16 +161,21 @@ impl RecordScanner {
                 }
             }
         }
-        let Some((at, kind, body_start)) = find_marker(&clean.body) else { return };
-        let text = clean.body[body_start..].to_string();
+        let (at, kind, text, style) = match find_marker(&clean.body) {
+            Some((at, kind, body_start)) => (at, kind, clean.body[body_start..].to_string(), None),
+            None => match fragment::find(&clean.body) {
+                Some((at, style, text)) => (at, RecordKind::SglangServerArgs, text, Some(style)),
+                None => return,
+            },
+        };
         let raw_at = line.text.find(&clean.body[at..at + 10.min(clean.body.len() - at)]).unwrap_or(0);
         let shown = &line.text[raw_at..];
         let provenance = Provenance::at_line(&self.file, line.number, line.offset + raw_at as u64, shown);
         let parsed = parse(kind, &text);
         if parsed.stop == Some(Stop::Truncated) {
-            self.pending = Some(Pending { kind, text, provenance, end_line: line.number, waited: 0 });
+            self.pending = Some(Pending { kind, fragment: style, text, provenance, end_line: line.number, waited: 0 });
         } else {
-            self.push(kind, parsed, provenance, line.number);
+            self.push(kind, style, parsed, provenance, line.number);
         }
     }
 
@@ -156,16 +184,34 @@ impl RecordScanner {
         if let Some(pending) = self.pending.take() {
             self.finish_pending(pending);
         }
+        self.shown.finish();
+        self.records.append(&mut self.shown.records);
     }
 
     fn finish_pending(&mut self, pending: Pending) {
         let parsed = parse(pending.kind, &pending.text);
-        self.push(pending.kind, parsed, pending.provenance, pending.end_line);
+        self.push(pending.kind, pending.fragment, parsed, pending.provenance, pending.end_line);
     }
 
-    fn push(&mut self, kind: RecordKind, record: Record, provenance: Provenance, end_line: u64) {
-        let stop = record.stop.map(|s| describe(&s, record.fields.last().map(|(k, _)| k.as_str())));
-        self.records.push(EngineRecord { kind, fields: record.fields, stop, provenance, end_line });
+    fn push(&mut self, kind: RecordKind, fragment: Option<fragment::Style>, record: Record, provenance: Provenance, end_line: u64) {
+        let stop = record.stop.as_ref().map(|s| describe(s, record.fields.last().map(|(k, _)| k.as_str())));
+        let Some(style) = fragment else {
+            self.records.push(EngineRecord { kind, fields: record.fields, stop, provenance, end_line, fragment: false });
+            return;
+        };
+        // Text that stops being a repr where no line break explains it is
+        // prose, not a record; a fragment counts only for the runs of the
+        // engine's own field names it shows.
+        if matches!(record.stop, Some(Stop::Syntax { .. } | Stop::TooDeep { .. })) {
+            return;
+        }
+        let Some((kind, fields)) = fragment::fields(style, record.fields) else { return };
+        let first = fields.first().map_or("", |(k, _)| k.as_str());
+        let mut said = format!("a fragment without the record's head: the fields before {first} and between the runs of known fields are unknown");
+        if let Some(stop) = stop {
+            said = format!("{said}; {stop}");
+        }
+        self.records.push(EngineRecord { kind, fields, stop: Some(said), provenance, end_line, fragment: true });
     }
 }
 
@@ -191,7 +237,7 @@ fn find_marker(text: &str) -> Option<(usize, RecordKind, usize)> {
                 RecordKind::SglangServerArgs => at + "server_args=".len(),
                 RecordKind::VllmNonDefaultArgs => at + "non-default args: ".len(),
                 RecordKind::VllmNamespace => at + "args: ".len(),
-                RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig => at + marker.len(),
+                RecordKind::VllmEngineConfig | RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig => at + marker.len(),
             };
             Some((at, *kind, start))
         })

@@ -244,7 +244,7 @@ impl Facts {
 fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord> {
     records
         .iter()
-        .filter(|r| kinds.contains(&r.kind))
+        .filter(|r| kinds.contains(&r.kind) && !r.fragment)
         .max_by_key(|r| (r.complete(), r.fields.len(), std::cmp::Reverse((r.provenance.file.clone(), r.provenance.line))))
         .map(|r| (*r).clone())
 }
@@ -256,6 +256,7 @@ fn record_kind_name(kind: RecordKind) -> &'static str {
         RecordKind::VllmNamespace => "vllm-namespace",
         RecordKind::VllmEngineConfig => "vllm-engine-config",
         RecordKind::TrtllmSpeculativeConfig => "trtllm-speculative-config",
+        RecordKind::TrtllmKvCacheConfig => "trtllm-kv-cache-config",
     }
 }
 
@@ -277,13 +278,20 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         Some(l.engine)
     } else if let Some(role) = role {
         Some(role.engine)
+    } else if records.iter().any(|r| r.kind == RecordKind::TrtllmSpeculativeConfig) {
+        Some(Engine::Trtllm)
     } else {
-        records.iter().find(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).map(|_| Engine::Trtllm)
+        records.iter().find(|r| r.fragment).and_then(|r| r.kind.engine().parse().ok())
     };
-    for record in sglang.iter().chain(vllm.iter()) {
-        let from = record_kind_name(record.kind);
+    // Fragments of records (see `fragment`) add what they show for the job's engine.
+    let fragments = records.iter().filter(|r| r.fragment && r.kind.engine().parse().ok() == facts.engine).map(|r| (*r).clone());
+    for record in sglang.iter().cloned().chain(vllm.iter().cloned()).chain(fragments) {
+        let from = match record.fragment {
+            true => format!("{}-fragment", record_kind_name(record.kind)),
+            false => record_kind_name(record.kind).to_string(),
+        };
         facts.server_args_sources.push(ArgsSource {
-            kind: from.to_string(),
+            kind: from.clone(),
             file: record.provenance.file.clone(),
             line: record.provenance.line,
             complete: record.complete(),
@@ -322,6 +330,9 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
                 facts.field_sources.insert(key.clone(), (format!("command.{key}"), given.clone()));
             }
         }
+        for (at, note) in &launch.notes {
+            facts.notes.push(format!("{}:{}: {note}", at.file, at.line.unwrap_or_default()));
+        }
         for (field, given, logged) in &launch.rewritten {
             facts.notes.push(format!("{field} {given} on the command line is recorded by the engine as {logged}"));
         }
@@ -331,6 +342,7 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     }
     let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
     summarize(&mut facts);
+    trtllm_kv_cache(&mut facts, &records);
     speculative(&mut facts, &env, &records, catalog);
     thinking(&mut facts, &env, catalog);
     facts
@@ -451,6 +463,21 @@ fn summarize(facts: &mut Facts) {
     facts.summary_from("default_chat_template_kwargs", &["default_chat_template_kwargs", "chat_template_kwargs"]);
 }
 
+/// TensorRT-LLM's KV-cache dtype: `kv_cache_config.dtype` of its LLM-API
+/// YAML (a file of the input, a config a log shows, or a recipe role's).
+fn trtllm_kv_cache(facts: &mut Facts, records: &[&EngineRecord]) {
+    if facts.engine != Some(Engine::Trtllm) || facts.summary.contains_key("kv_cache_dtype") {
+        return;
+    }
+    let found = match best(records, &[RecordKind::TrtllmKvCacheConfig]) {
+        Some(config) => config.get("dtype").map(|v| (v.to_json(), "kv_cache_config.dtype".to_string(), Some(config.provenance.clone()))),
+        None => facts.arg("kv_cache_config").and_then(|(v, from, p)| Some((v.get("dtype")?.clone(), format!("{from}.dtype"), p))),
+    };
+    if let Some(found) = found {
+        Facts::set(&mut facts.summary, &facts.branchy, "kv_cache_dtype", found, Derivation::AsWritten);
+    }
+}
+
 /// A derived number rounded to 6 decimals, so that `1.78 + 1` reads `2.78`.
 fn derived(n: f64) -> Value {
     Value::from((n * 1e6).round() / 1e6)
@@ -537,8 +564,9 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
                 };
                 facts.spec_from("algorithm", field("decoding_type"));
                 facts.spec_from("method", field("decoding_type").map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
-                facts.spec_from("draft_length", field("max_draft_len"));
-                facts.spec_from("draft_model", field("speculative_model"));
+                // MTP names its draft length by the MTP layers it runs.
+                facts.spec_from("draft_length", field("max_draft_len").or_else(|| field("num_nextn_predict_layers")));
+                facts.spec_from("draft_model", field("speculative_model").or_else(|| field("speculative_model_dir")));
             }
             if let Some((value, from, provenance)) = env_fact("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS") {
                 if let Some(n) = number(&value) {

@@ -1,6 +1,7 @@
 //! Parsers: raw bytes in, typed facts with provenance out. Each file of a
 //! bundle is read once, as a stream, by the parsers its kind calls for.
 
+pub mod argflags;
 pub mod branches;
 pub mod checkpoint;
 pub mod command;
@@ -10,6 +11,7 @@ pub mod engine_log;
 pub mod env;
 pub mod eval_results;
 pub mod facts;
+pub mod fragment;
 pub mod gate;
 pub mod json_env;
 pub mod knobs;
@@ -28,6 +30,7 @@ pub mod script;
 pub mod script_actions;
 pub mod shell;
 pub mod shellscan;
+pub mod shown_yaml;
 pub mod view;
 pub mod waiver;
 pub mod yaml_env;

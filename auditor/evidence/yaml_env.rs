@@ -31,7 +31,7 @@ const MAX_DEPTH: usize = 64;
 #[derive(Debug, Default)]
 pub struct YamlEvidence {
     pub env: Vec<EnvAssignment>,
-    /// TensorRT-LLM `speculative_config:` blocks.
+    /// TensorRT-LLM `speculative_config:` and `kv_cache_config:` blocks.
     pub records: Vec<EngineRecord>,
     /// The per-role engine configs of an srt-slurm recipe.
     pub recipe: Option<Recipe>,
@@ -65,16 +65,17 @@ pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, NotYaml> {
     }
     let records = configs
         .into_iter()
-        .map(|node| {
+        .map(|(kind, node)| {
             let line = node.span.start.line();
             let (offset, text) = lines.line(line);
             let fields = entries(node, 0).into_iter().filter_map(|(k, v)| Some((k, py_scalar(v)?))).collect();
             EngineRecord {
-                kind: RecordKind::TrtllmSpeculativeConfig,
+                kind,
                 fields,
                 stop: None,
                 provenance: Provenance::at_line(file, line as u64, offset, text.trim()),
                 end_line: line as u64,
+                fragment: false,
             }
         })
         .collect();
@@ -117,7 +118,13 @@ fn is_env_key(key: &str) -> bool {
     key == "environment" || key == "env" || key.ends_with("_environment") || key == "additional-settings"
 }
 
-fn collect<'y>(node: &'y MarkedYaml<'y>, path: &mut Vec<String>, out: &mut Vec<Section<'y>>, configs: &mut Vec<&'y MarkedYaml<'y>>, depth: usize) {
+fn collect<'y>(
+    node: &'y MarkedYaml<'y>,
+    path: &mut Vec<String>,
+    out: &mut Vec<Section<'y>>,
+    configs: &mut Vec<(RecordKind, &'y MarkedYaml<'y>)>,
+    depth: usize,
+) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -131,8 +138,8 @@ fn collect<'y>(node: &'y MarkedYaml<'y>, path: &mut Vec<String>, out: &mut Vec<S
                         out.push(Section { path: path.clone(), entries });
                     }
                 }
-                if key == "speculative_config" && matches!(value.data, YamlData::Mapping(_)) {
-                    configs.push(value);
+                if let Some(kind) = RecordKind::of_config_block(&key).filter(|_| matches!(value.data, YamlData::Mapping(_))) {
+                    configs.push((kind, value));
                 }
                 collect(value, path, out, configs, depth + 1);
                 path.pop();

@@ -1,0 +1,145 @@
+//! A TensorRT-LLM LLM-API YAML config (`--extra_llm_api_options FILE` /
+//! `--config FILE`) whose contents a log shows: the output of `cat FILE.yaml`
+//! or the body of a heredoc `cat > FILE <<EOF` in a captured script. Its
+//! `speculative_config:` and `kv_cache_config:` blocks are read with the
+//! YAML reader used for files ([`super::yaml_env`]), so they give the same
+//! records as the file itself would; the places are the log's lines. Only
+//! blocks that follow such a `cat` count: a block elsewhere in a log is not
+//! known to be a config the server read.
+
+use super::engine_log::{EngineRecord, RecordKind};
+use super::lines::Line;
+use super::provenance::{FileRef, Provenance};
+use super::yaml_env;
+use regex::Regex;
+use std::sync::LazyLock;
+
+/// Lines after a `cat` within which a config block counts.
+const WINDOW: usize = 200;
+/// Longest block read.
+const MAX_BLOCK_LINES: usize = 200;
+
+/// `cat config.yaml`, `+ cat /tmp/extra.yml`.
+static CAT_FILE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?:^|[\s;&|(+])cat\s+(?:-\S+\s+)*\S+\.ya?ml['\x22]?\s*$").expect("valid regex"));
+/// `cat > x.yaml <<EOF`, `cat <<'EOF' > x.yaml`.
+static HEREDOC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"(?:^|[\s;&|(+])cat\b[^<]*<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?"#).expect("valid regex"));
+/// `speculative_config:` / `kv_cache_config:` opening a block mapping.
+static BLOCK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\s*)(speculative_config|kv_cache_config):\s*(?:#.*)?$").expect("valid regex"));
+
+struct Block {
+    line: u64,
+    offset: u64,
+    indent: usize,
+    text: String,
+    lines: usize,
+}
+
+/// Reads config blocks shown in a log, line by line.
+pub struct ShownYaml {
+    file: FileRef,
+    /// Lines left in which a block counts.
+    window: usize,
+    /// The heredoc's end word, while inside one.
+    terminator: Option<String>,
+    block: Option<Block>,
+    pub records: Vec<EngineRecord>,
+}
+
+impl ShownYaml {
+    pub fn new(file: FileRef) -> Self {
+        ShownYaml { file, window: 0, terminator: None, block: None, records: Vec::new() }
+    }
+
+    /// One line of the log, decorations (ANSI, compose prefix) removed.
+    pub fn line(&mut self, line: &Line, body: &str) {
+        if let Some(block) = &mut self.block {
+            let indent = body.len() - body.trim_start().len();
+            let inside = body.trim().is_empty() || indent > block.indent;
+            if inside && block.lines < MAX_BLOCK_LINES && self.terminator.as_deref() != Some(body.trim()) {
+                block.text.push_str(body.get(block.indent..).unwrap_or(body.trim_start()));
+                block.text.push('\n');
+                block.lines += 1;
+                return;
+            }
+            self.finish_block();
+        }
+        if self.terminator.as_deref() == Some(body.trim()) {
+            self.terminator = None;
+            self.window = 0;
+            return;
+        }
+        if let Some(c) = HEREDOC.captures(body) {
+            self.terminator = Some(c[1].to_string());
+            self.window = WINDOW;
+            return;
+        }
+        if CAT_FILE.is_match(body) {
+            self.window = WINDOW;
+            return;
+        }
+        if self.window == 0 {
+            return;
+        }
+        self.window -= 1;
+        if let Some(c) = BLOCK.captures(body) {
+            let indent = c[1].len();
+            self.block = Some(Block { line: line.number, offset: line.offset, indent, text: format!("{}:\n", &c[2]), lines: 1 });
+        }
+    }
+
+    pub fn finish(&mut self) {
+        self.finish_block();
+    }
+
+    fn finish_block(&mut self) {
+        let Some(block) = self.block.take() else { return };
+        let Ok(yaml) = yaml_env::scan(&self.file, &block.text) else { return };
+        for mut record in yaml.records {
+            if !matches!(record.kind, RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig) {
+                continue;
+            }
+            // Lines of the block are lines of the log from the block's first.
+            let line = block.line + record.provenance.line.unwrap_or(1).saturating_sub(1);
+            record.provenance = Provenance::at_line(&self.file, line, block.offset, &record.provenance.text);
+            record.provenance.span = None;
+            record.end_line = block.line + block.lines as u64 - 1;
+            self.records.push(record);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::lines::lines_of;
+    use crate::evidence::pyrepr::Py;
+
+    fn scan(text: &str) -> Vec<EngineRecord> {
+        let mut shown = ShownYaml::new(FileRef { path: "run.log".into(), artifact: None });
+        for line in lines_of(text) {
+            shown.line(&line, &line.text);
+        }
+        shown.finish();
+        shown.records
+    }
+
+    #[test]
+    fn blocks_after_cat_or_in_a_heredoc_are_read() {
+        let log = "+ cat /workspace/extra.yaml\nenable_attention_dp: false\nspeculative_config:\n  decoding_type: MTP\n  num_nextn_predict_layers: 3\nkv_cache_config:\n  dtype: fp8\n  free_gpu_memory_fraction: 0.85\n+ trtllm-serve /m --extra_llm_api_options /workspace/extra.yaml\n";
+        let r = scan(log);
+        assert_eq!(r.iter().map(|r| r.kind).collect::<Vec<_>>(), [RecordKind::TrtllmSpeculativeConfig, RecordKind::TrtllmKvCacheConfig]);
+        assert_eq!(r[0].get("num_nextn_predict_layers"), Some(&Py::Int(3)));
+        // As for a file: the place is the block's first entry.
+        assert_eq!((r[0].provenance.line, r[1].provenance.line), (Some(4), Some(7)));
+        assert_eq!(r[1].get("dtype"), Some(&Py::Str("fp8".into())));
+        let heredoc = "cat > /tmp/cfg.yml <<'EOF'\n  speculative_config:\n    decoding_type: Eagle\n    max_draft_len: 3\n    speculative_model_dir: /d\nEOF\nspeculative_config:\n  max_draft_len: 9\n";
+        let r = scan(heredoc);
+        assert_eq!(r.len(), 1, "the block after EOF is not a shown config");
+        assert_eq!(r[0].get("max_draft_len"), Some(&Py::Int(3)));
+    }
+
+    #[test]
+    fn a_block_without_a_cat_is_not_read() {
+        assert!(scan("speculative_config:\n  max_draft_len: 3\n").is_empty());
+    }
+}
