@@ -19,8 +19,6 @@ pub enum AuditError {
     #[error(transparent)]
     Bundle(#[from] BundleError),
     #[error(transparent)]
-    Policy(#[from] checks::UnknownCheck),
-    #[error(transparent)]
     Signatures(#[from] crate::signatures::PackError),
     #[error(transparent)]
     Changes(#[from] ChangesError),
@@ -253,7 +251,6 @@ pub(crate) fn audit_prepared(
     options: &Options,
     prepare: &dyn Fn(&mut AuditedJob),
 ) -> Result<Report, AuditError> {
-    checks::validate(policy)?;
     let signatures = Engine::embedded()?;
     // A bad ref or a path outside git is a usage error: found before any reading.
     let changes = match &options.changed_since {

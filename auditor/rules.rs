@@ -4,6 +4,7 @@
 //! who meets a rule id in a report can read what it means and how to fix it.
 
 use crate::checks::REGISTRY;
+use crate::image::forensics::INTEGRITY_RULES;
 use crate::policy::Policy;
 use crate::signatures::{Engine, describe, selftest};
 use std::fmt::Write;
@@ -17,17 +18,23 @@ pub enum RulesError {
     NotConfigured { check: String, policy: String },
 }
 
+/// Every check of this build and the rules its findings use: the bundle
+/// checks of the registry, then the image checks.
+fn checks() -> impl Iterator<Item = (&'static str, &'static [(&'static str, &'static str)])> {
+    REGISTRY.iter().map(|c| (c.id, c.rules)).chain([("image-integrity", INTEGRITY_RULES)])
+}
+
 /// Every check of this build with its state under `policy` and its rules,
 /// then the signature checks of `engine`, one line each.
 pub fn list(policy: &Policy, engine: &Engine) -> String {
     let mut out = String::new();
-    for info in REGISTRY {
-        let state = match policy.check(info.id) {
-            Some(c) => c.title.clone(),
-            None => "(disabled by the policy)".to_string(),
+    for (id, rules) in checks() {
+        let state = match policy.checks.about(id).filter(|c| c.enabled) {
+            Some(c) => c.title,
+            None => "(disabled by the policy)",
         };
-        let _ = writeln!(out, "{}  {state}", info.id);
-        for (rule, text) in info.rules {
+        let _ = writeln!(out, "{id}  {state}");
+        for (rule, text) in rules {
             let _ = writeln!(out, "  {rule}  {text}");
         }
     }
@@ -35,35 +42,38 @@ pub fn list(policy: &Policy, engine: &Engine) -> String {
     out
 }
 
-/// One rule or check in full: a signature rule with its examples, a
-/// signature check with its rules, or a policy check with its "to fix" text.
+/// One rule or check in full: a signature rule with its examples; a check
+/// with the policy's "to fix" text, then the signature rules that feed it.
 pub fn explain(policy: &Policy, engine: &Engine, id: &str) -> Result<String, RulesError> {
     if let Some(rule) = engine.rule(id) {
         return Ok(describe::explain_rule(rule));
     }
-    if let Some(check) = describe::explain_check(engine, id) {
-        return Ok(check);
+    match (explain_check(policy, id), describe::explain_check(engine, id)) {
+        (Ok(check), Some(signatures)) => Ok(format!("{check}\n{signatures}")),
+        (Ok(check), None) => Ok(check),
+        (Err(_), Some(signatures)) => Ok(signatures),
+        (Err(e), _) => Err(e),
     }
-    explain_check(policy, id)
 }
 
 fn explain_check(policy: &Policy, id: &str) -> Result<String, RulesError> {
     let unknown = || RulesError::Unknown(id.to_string());
     let check_id = id.split('/').next().unwrap_or(id);
-    let info = REGISTRY.iter().find(|c| c.id == check_id).ok_or_else(unknown)?;
-    let rule = info.rules.iter().find(|(r, _)| *r == id);
+    let (_, rules) = checks().find(|(c, _)| *c == check_id).ok_or_else(unknown)?;
+    let rule = rules.iter().find(|(r, _)| *r == id);
     if id.contains('/') && rule.is_none() {
         return Err(unknown());
     }
-    let settings = policy.checks.get(check_id).ok_or_else(|| RulesError::NotConfigured { check: check_id.to_string(), policy: policy.name.clone() })?;
-    let mut out = format!("{check_id}: {}\n", settings.title);
+    let about = policy.checks.about(check_id).ok_or_else(|| RulesError::NotConfigured { check: check_id.to_string(), policy: policy.name.clone() })?;
+    let mut out = format!("{check_id}: {}\n", about.title);
     if let Some((rule, text)) = rule {
         let _ = writeln!(out, "rule {rule}: {text}");
     }
-    let _ = writeln!(out, "{}", settings.explain.trim_end());
-    if !settings.forbid.is_empty() {
+    let _ = writeln!(out, "{}", about.explain.trim_end());
+    let forbidden = if check_id == "forbidden-env" { policy.checks.forbidden_env().map(|s| s.forbid.as_slice()).unwrap_or_default() } else { &[] };
+    if !forbidden.is_empty() {
         out.push_str("\nForbidden by this policy:\n");
-        for var in &settings.forbid {
+        for var in forbidden {
             let when = format!("{:?}", var.when).to_lowercase();
             let _ = writeln!(out, "  {} (when {when}): {}", var.name, var.reason);
         }
@@ -91,13 +101,14 @@ mod tests {
     #[test]
     fn every_check_and_rule_id_a_report_can_cite_is_explained() {
         let (policy, engine) = (Policy::embedded(), Engine::embedded().unwrap());
-        for info in REGISTRY {
-            let text = explain(&policy, &engine, info.id).unwrap();
-            assert!(text.starts_with(&format!("{}: ", info.id)), "{text}");
-            for (rule, _) in info.rules {
+        for (id, rules) in checks() {
+            let text = explain(&policy, &engine, id).unwrap();
+            assert!(text.starts_with(&format!("{id}: ")) && text.contains("To fix"), "{text}");
+            for (rule, _) in rules {
                 assert!(explain(&policy, &engine, rule).unwrap().contains(&format!("rule {rule}:")));
             }
         }
+        assert_eq!(checks().count(), crate::finding::CHECK_IDS.len(), "every stable check id is listed");
         assert!(explain(&policy, &engine, "forbidden-env").unwrap().contains("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE (when enabled)"));
         assert_eq!(explain(&policy, &engine, "forbidden-env/nope"), Err(RulesError::Unknown("forbidden-env/nope".to_string())));
         let listed = list(&policy, &engine);

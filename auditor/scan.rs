@@ -102,7 +102,7 @@ pub fn scan(paths: &[PathBuf], engine: &Engine, policy: &Policy, limits: &Limits
         extractor: Extractor::new(limits.max_line_length),
         max_line: limits.max_line_length,
         catalog,
-        env: policy.check("forbidden-env").map(|settings| ForbiddenEnvPerFile::new(catalog, settings)),
+        env: policy.checks.forbidden_env().map(|settings| ForbiddenEnvPerFile::new(catalog, settings)),
         knob_files: 0,
         findings: Vec::new(),
         omitted: BTreeMap::new(),
@@ -135,7 +135,7 @@ pub fn scan(paths: &[PathBuf], engine: &Engine, policy: &Policy, limits: &Limits
     if let Some(env) = scanner.env {
         checks.push(env.result(take("forbidden-env")));
     }
-    if let Some(settings) = policy.check("sim-acc-eval") {
+    if let Some(settings) = policy.checks.sim_acc_eval() {
         checks.push(checks::simulation_knobs_result(settings, take("sim-acc-eval"), scanner.knob_files));
     }
     // A pack that feeds `forbidden-env` or `sim-acc-eval` adds its matches to that check's result.

@@ -8,7 +8,8 @@ use super::simulation::text;
 use super::{CheckResult, Context};
 use crate::evidence::facts::json_arg;
 use crate::finding::{Finding, Severity};
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
+use crate::policy::sections::NoSettings;
 use serde_json::Value;
 
 const ID: &str = "arch-override";
@@ -44,7 +45,7 @@ fn leaves(value: &Value, prefix: &str, out: &mut Vec<String>) {
     }
 }
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
     let mut findings = Vec::new();
     let mut examined = 0;
     for job in ctx.jobs {

@@ -16,7 +16,8 @@ use crate::evidence::engine::Engine;
 use crate::evidence::facts::json_arg;
 use crate::evidence::knobs::Meaning;
 use crate::finding::{Finding, Severity};
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
+use crate::policy::sections::DraftPrecision;
 use crate::provenance::Provenance;
 use serde_json::Value;
 
@@ -33,7 +34,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("draft-precision/shipped-vs-effective", "the draft's shipped and effective precision side by side"),
 ];
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<DraftPrecision>) -> CheckResult {
     let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.facts.spec().method.is_some()).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job runs speculative decoding");
@@ -61,7 +62,7 @@ fn same_dtype(draft: &str, target: Option<&str>) -> bool {
     d == "auto" || d.is_empty() || target.is_some_and(|t| t.eq_ignore_ascii_case(&d))
 }
 
-fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) {
+fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, findings: &mut Vec<Finding>) {
     let facts = &job.facts;
     let spec = facts.spec();
     let id = job.id();

@@ -22,8 +22,9 @@ use crate::evidence::gate::Gate;
 use crate::evidence::script_actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
 use crate::policy::pattern::{self, normalise_name};
+use crate::policy::sections::EnginePatch;
 
 const ID: &str = "engine-patch";
 
@@ -69,7 +70,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/injection-env", "image: PYTHONPATH, LD_PRELOAD, PIP_INDEX_URL or another injection variable set in the config"),
 ];
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
     let waivers: Vec<&Waiver> = ctx.jobs.iter().flat_map(|j| j.files.iter().filter_map(|f| f.waiver.as_ref())).chain(ctx.inputs.waivers.iter()).collect();
     let mut findings: Vec<Finding> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -114,7 +115,7 @@ enum Owner {
 }
 
 /// The owner of a name (a package, a repository, a site-packages entry).
-fn owner_of_name(settings: &CheckPolicy, name: &str) -> Owner {
+fn owner_of_name(settings: &Section<EnginePatch>, name: &str) -> Owner {
     let base = name.trim_end_matches(".py").split(".dist-info").next().unwrap_or(name);
     if pattern::lists_package(&settings.harness_packages, base) {
         Owner::Harness(base.to_string())
@@ -127,7 +128,7 @@ fn owner_of_name(settings: &CheckPolicy, name: &str) -> Owner {
 
 /// Whose is the target of an action: the clone it lies in, the
 /// installed package it is under, an engine tree, the package named.
-fn owner(settings: &CheckPolicy, action: &ScriptAction) -> Owner {
+fn owner(settings: &Section<EnginePatch>, action: &ScriptAction) -> Owner {
     if let Some(clone) = &action.clone {
         if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, clone.repo()) {
             return known;
@@ -176,7 +177,7 @@ fn owner(settings: &CheckPolicy, action: &ScriptAction) -> Owner {
 }
 
 /// The finding a parsed script action makes, if any.
-fn action_finding(settings: &CheckPolicy, action: &ScriptAction) -> Option<Finding> {
+fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Option<Finding> {
     let target = action.target.as_deref().unwrap_or("");
     let file_name = target.rsplit('/').next().unwrap_or("");
     let hook = action.kind == ActionKind::Overwrite

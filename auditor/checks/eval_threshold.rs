@@ -6,7 +6,8 @@
 use super::{CheckResult, Context};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
+use crate::policy::sections::NoSettings;
 
 const ID: &str = "eval-threshold";
 
@@ -18,7 +19,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("eval-threshold/undetermined", "an eval job has no eval results to judge"),
 ];
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
     let jobs: Vec<_> = ctx
         .jobs
         .iter()

@@ -7,7 +7,8 @@ use crate::evidence::FileEvidence;
 use crate::evidence::env::{EnvAssignment, EnvOrigin};
 use crate::evidence::knobs::{Catalog, Meaning};
 use crate::finding::{Finding, Severity};
-use crate::policy::{CheckPolicy, ForbidWhen, ForbiddenVar};
+use crate::policy::sections::ForbiddenEnv;
+use crate::policy::{ForbidWhen, ForbiddenVar, Section};
 use crate::provenance::{Provenance, clip, redact};
 use std::collections::BTreeSet;
 
@@ -23,7 +24,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("forbidden-env/client-only", "a forbidden variable is set only for the benchmark client, not the engine"),
 ];
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<ForbiddenEnv>) -> CheckResult {
     let sources: usize = ctx.jobs.iter().map(env_sources).sum();
     if sources == 0 {
         return CheckResult::not_applicable(ID, settings, "no environment evidence (env dumps, exports, command prefixes) in the input");
@@ -46,7 +47,7 @@ struct Tally {
 
 impl Tally {
     /// Judge every forbidden variable in one unit's environment.
-    fn judge(&mut self, catalog: &Catalog, settings: &CheckPolicy, unit: Option<&str>, env: &[EnvAssignment]) {
+    fn judge(&mut self, catalog: &Catalog, settings: &Section<ForbiddenEnv>, unit: Option<&str>, env: &[EnvAssignment]) {
         let mut failed = false;
         for var in &settings.forbid {
             if judge(catalog, unit, env, var, &mut self.findings) {
@@ -58,7 +59,7 @@ impl Tally {
     }
 
     /// The result over `units` (`"3 job(s)"`), `sources` environment sources examined.
-    fn result(self, settings: &CheckPolicy, sources: usize, units: &str) -> CheckResult {
+    fn result(self, settings: &Section<ForbiddenEnv>, sources: usize, units: &str) -> CheckResult {
         let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
         let pass = format!("none of {} takes effect in {units} ({sources} environment source(s) examined)", names.join(", "));
         let fail = format!("{} in effect in {} of {units}", self.in_effect.into_iter().collect::<Vec<_>>().join(", "), self.failing);
@@ -71,14 +72,14 @@ impl Tally {
 /// be, so a later file cannot hide what an earlier one enables.
 pub struct PerFile<'p> {
     catalog: &'p Catalog,
-    settings: &'p CheckPolicy,
+    settings: &'p Section<ForbiddenEnv>,
     tally: Tally,
     sources: usize,
     files: usize,
 }
 
 impl<'p> PerFile<'p> {
-    pub fn new(catalog: &'p Catalog, settings: &'p CheckPolicy) -> Self {
+    pub fn new(catalog: &'p Catalog, settings: &'p Section<ForbiddenEnv>) -> Self {
         PerFile { catalog, settings, tally: Tally::default(), sources: 0, files: 0 }
     }
 
@@ -123,7 +124,7 @@ fn file_sources(file: &FileEvidence) -> usize {
 /// The check over an image config's `Env` (`auditor image diff` and
 /// `image verify`): the same rules as for a job, the image reference as
 /// the evidence file and each entry's position as its line.
-pub fn image_env(catalog: &Catalog, settings: &CheckPolicy, reference: &str, env: &[String]) -> CheckResult {
+pub fn image_env(catalog: &Catalog, settings: &Section<ForbiddenEnv>, reference: &str, env: &[String]) -> CheckResult {
     let assignments: Vec<EnvAssignment> = env
         .iter()
         .enumerate()

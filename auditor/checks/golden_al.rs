@@ -12,8 +12,9 @@ use crate::evidence::engine::Engine;
 use crate::evidence::facts::{Derivation, Fact};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
 use crate::policy::golden::Table;
+use crate::policy::sections::GoldenAl;
 use crate::provenance::Provenance;
 
 const ID: &str = "golden-al";
@@ -35,7 +36,7 @@ struct Key {
     draft_length: u32,
 }
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<GoldenAl>) -> CheckResult {
     let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.spec().simulated).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");
@@ -63,7 +64,7 @@ pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
     )
 }
 
-fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) {
+fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings: &mut Vec<Finding>) {
     let spec = job.facts.spec();
     let id = job.id();
     let Some(sim) = spec.simulated_al else { return };
@@ -214,7 +215,7 @@ fn cells_listing(table: &Table) -> String {
 }
 
 /// Model prefix, method and draft length of a job, or what is missing.
-fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
+fn key_of(settings: &Section<GoldenAl>, job: &AuditedJob) -> Result<Key, String> {
     let facts = &job.facts;
     let serving = facts.serving();
     let names = [serving.served_model_name, serving.model].into_iter().flatten().map(|f| text(&f.value)).chain(job.job.meta.model.clone());
@@ -246,7 +247,7 @@ fn key_of(settings: &CheckPolicy, job: &AuditedJob) -> Result<Key, String> {
 /// The table for a key: the policy's exception rules, else `<prefix>_<method>`.
 /// When rules exist for the prefix and method but none matches, there is no
 /// curve (`None`).
-fn table_name(settings: &CheckPolicy, key: &Key, draft_model: &str, sample_method: Option<&str>) -> Option<String> {
+fn table_name(settings: &Section<GoldenAl>, key: &Key, draft_model: &str, sample_method: Option<&str>) -> Option<String> {
     let rules: Vec<_> = settings.curves.iter().filter(|r| r.prefixes.contains(&key.prefix) && r.method == key.method).collect();
     if rules.is_empty() {
         return Some(format!("{}_{}", key.prefix, key.method));

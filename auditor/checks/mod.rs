@@ -26,7 +26,7 @@ use crate::finding::{Finding, Severity};
 use crate::jobs::{Job, JobKind};
 use crate::policy::golden::GoldenSet;
 use crate::policy::thresholds::Thresholds;
-use crate::policy::{CheckPolicy, Policy};
+use crate::policy::{Checks, Policy, Section};
 use serde::Serialize;
 
 /// A job with the evidence of its files and the facts derived from them.
@@ -121,7 +121,7 @@ impl Context<'_> {
     /// Whether `forbidden-env` is enabled and forbids variable `name`: its
     /// failure is then the one report of that variable.
     pub fn forbids(&self, name: &str) -> bool {
-        self.policy.check("forbidden-env").is_some_and(|p| p.forbid.iter().any(|f| f.name == name))
+        self.policy.checks.forbidden_env().is_some_and(|p| p.forbid.iter().any(|f| f.name == name))
     }
 
     /// How many real jobs there are (the run-level pseudo-job is not one).
@@ -164,14 +164,14 @@ pub struct CheckResult {
 
 impl CheckResult {
     /// Fail when any finding is an error, otherwise pass.
-    pub(crate) fn from_findings(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String) -> Self {
+    pub(crate) fn from_findings<T>(id: &str, settings: &Section<T>, findings: Vec<Finding>, pass: String, fail: String) -> Self {
         Self::judged(id, settings, findings, pass, fail, String::new())
     }
 
     /// Fail when any error finding is a violation; otherwise `error` when a
     /// finding says the check could not decide (rule `<id>/undetermined`);
     /// otherwise pass.
-    fn judged(id: &str, settings: &CheckPolicy, findings: Vec<Finding>, pass: String, fail: String, undetermined: String) -> Self {
+    fn judged<T>(id: &str, settings: &Section<T>, findings: Vec<Finding>, pass: String, fail: String, undetermined: String) -> Self {
         let failed = findings.iter().any(Finding::is_violation);
         let open = findings.iter().any(Finding::is_undetermined);
         let (status, summary) = match (failed, open) {
@@ -182,7 +182,7 @@ impl CheckResult {
         CheckResult { id: id.to_string(), title: settings.title.clone(), status, summary, findings }
     }
 
-    fn not_applicable(id: &str, settings: &CheckPolicy, why: &str) -> Self {
+    fn not_applicable<T>(id: &str, settings: &Section<T>, why: &str) -> Self {
         CheckResult { id: id.to_string(), title: settings.title.clone(), status: Status::Na, summary: why.to_string(), findings: Vec::new() }
     }
 }
@@ -192,44 +192,33 @@ pub struct CheckInfo {
     pub id: &'static str,
     /// The rule ids its findings use, with one line each.
     pub rules: &'static [(&'static str, &'static str)],
-    run: fn(&Context, &CheckPolicy) -> CheckResult,
+    /// Runs the check with its section, when the policy enables it.
+    run: fn(&Context, &Checks) -> Option<CheckResult>,
 }
 
 pub use crate::finding::CHECK_IDS;
 
 /// Every check this build implements, in report order.
 pub const REGISTRY: &[CheckInfo] = &[
-    CheckInfo { id: "forbidden-env", rules: forbidden_env::RULES, run: forbidden_env::run },
-    CheckInfo { id: "sim-acc-throughput", rules: sim_acc_throughput::RULES, run: sim_acc_throughput::run },
-    CheckInfo { id: "sim-acc-eval", rules: sim_acc_eval::RULES, run: sim_acc_eval::run },
-    CheckInfo { id: "golden-al", rules: golden_al::RULES, run: golden_al::run },
-    CheckInfo { id: "draft-precision", rules: draft_precision::RULES, run: draft_precision::run },
-    CheckInfo { id: "arch-override", rules: arch_override::RULES, run: arch_override::run },
-    CheckInfo { id: "engine-patch", rules: engine_patch::RULES, run: engine_patch::run },
-    CheckInfo { id: "upstream-image", rules: upstream_image::RULES, run: upstream_image::run },
-    CheckInfo { id: "eval-threshold", rules: eval_threshold::RULES, run: eval_threshold::run },
+    CheckInfo { id: "forbidden-env", rules: forbidden_env::RULES, run: |ctx, checks| checks.forbidden_env().map(|s| forbidden_env::run(ctx, s)) },
+    CheckInfo {
+        id: "sim-acc-throughput",
+        rules: sim_acc_throughput::RULES,
+        run: |ctx, checks| checks.sim_acc_throughput().map(|s| sim_acc_throughput::run(ctx, s)),
+    },
+    CheckInfo { id: "sim-acc-eval", rules: sim_acc_eval::RULES, run: |ctx, checks| checks.sim_acc_eval().map(|s| sim_acc_eval::run(ctx, s)) },
+    CheckInfo { id: "golden-al", rules: golden_al::RULES, run: |ctx, checks| checks.golden_al().map(|s| golden_al::run(ctx, s)) },
+    CheckInfo { id: "draft-precision", rules: draft_precision::RULES, run: |ctx, checks| checks.draft_precision().map(|s| draft_precision::run(ctx, s)) },
+    CheckInfo { id: "arch-override", rules: arch_override::RULES, run: |ctx, checks| checks.arch_override().map(|s| arch_override::run(ctx, s)) },
+    CheckInfo { id: "engine-patch", rules: engine_patch::RULES, run: |ctx, checks| checks.engine_patch().map(|s| engine_patch::run(ctx, s)) },
+    CheckInfo { id: "upstream-image", rules: upstream_image::RULES, run: |ctx, checks| checks.upstream_image().map(|s| upstream_image::run(ctx, s)) },
+    CheckInfo { id: "eval-threshold", rules: eval_threshold::RULES, run: |ctx, checks| checks.eval_threshold().map(|s| eval_threshold::run(ctx, s)) },
 ];
-
-/// A policy that configures a check this build does not implement.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("policy {policy:?} configures unknown check {check:?} (known: {known})", known = REGISTRY.iter().map(|c| c.id).collect::<Vec<_>>().join(", "))]
-pub struct UnknownCheck {
-    pub policy: String,
-    pub check: String,
-}
-
-/// Reject a policy that configures a check this build does not implement.
-pub fn validate(policy: &Policy) -> Result<(), UnknownCheck> {
-    match policy.checks.keys().find(|id| !REGISTRY.iter().any(|c| c.id == id.as_str())) {
-        Some(id) => Err(UnknownCheck { policy: policy.name.clone(), check: id.clone() }),
-        None => Ok(()),
-    }
-}
 
 /// Run every check the policy enables, then apply the policy's suppressions
 /// (as of `today`, `YYYY-MM-DD`).
 pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> {
-    let mut results: Vec<CheckResult> = REGISTRY.iter().filter_map(|info| policy.check(info.id).map(|settings| (info.run)(ctx, settings))).collect();
+    let mut results: Vec<CheckResult> = REGISTRY.iter().filter_map(|info| (info.run)(ctx, &policy.checks)).collect();
     for result in &mut results {
         result.findings = crate::finding::group_by_place(std::mem::take(&mut result.findings));
     }

@@ -9,7 +9,8 @@ use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::knobs::Catalog;
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
+use crate::policy::sections::NoSettings;
 
 const ID: &str = "sim-acc-eval";
 
@@ -22,7 +23,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("sim-acc-eval/knob", "`auditor scan`: a simulated-acceptance knob in a file (information: a scan has no jobs to tell throughput from eval)"),
 ];
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
     let evals: Vec<_> = ctx.jobs.iter().filter(|j| (j.job.kind == JobKind::EvalOnly || j.job.runs_eval) && !j.job.informational()).collect();
     if evals.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no eval jobs in the input");
@@ -95,7 +96,7 @@ pub fn scan_knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Finding> {
 /// `auditor scan`'s result for the knobs [`scan_knobs`] found in `files`
 /// files (their evidence placed): `pass`, the knobs named in the summary,
 /// which every format shows.
-pub fn scan_result(settings: &CheckPolicy, findings: Vec<Finding>, files: usize) -> CheckResult {
+pub fn scan_result(settings: &Section<NoSettings>, findings: Vec<Finding>, files: usize) -> CheckResult {
     if findings.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no simulated-acceptance knob in the files scanned");
     }

@@ -14,7 +14,8 @@ use crate::evidence::engine::Engine;
 use crate::evidence::facts::Fact;
 use crate::finding::{Finding, Severity};
 use crate::jobs::{JobKind, Scenario};
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
+use crate::policy::sections::SimAccThroughput;
 use serde_json::Value;
 
 const ID: &str = "sim-acc-throughput";
@@ -29,7 +30,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("sim-acc-throughput/undetermined", "what the job runs could not be determined from the bundle"),
 ];
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<SimAccThroughput>) -> CheckResult {
     let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind == JobKind::Throughput && !j.job.informational()).collect();
     let mut findings = Vec::new();
     let mut judged = 0;
@@ -60,7 +61,7 @@ const SPEC_ARGS: &[&str] =
 const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
 
 /// Judge one job; false when it does not run (or claim) speculative decoding.
-fn judge(ctx: &Context, settings: &CheckPolicy, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
+fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
     let facts = &job.facts;
     let spec = facts.spec();
     let labelled = job.job.meta.spec_decoding.as_deref().is_some_and(|s| s != "none");

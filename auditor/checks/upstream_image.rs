@@ -10,7 +10,8 @@
 use super::{CheckResult, Context};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
-use crate::policy::CheckPolicy;
+use crate::policy::Section;
+use crate::policy::sections::UpstreamImage;
 use crate::provenance::Provenance;
 
 const ID: &str = "upstream-image";
@@ -58,7 +59,7 @@ fn sku_of(hw: Option<&str>, runner: Option<&str>) -> Option<String> {
     raw.split(['-', '_']).next().map(str::to_ascii_lowercase)
 }
 
-pub fn run(ctx: &Context, settings: &CheckPolicy) -> CheckResult {
+pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
     let mut findings = Vec::new();
     let mut judged = 0;
     for job in ctx.jobs.iter().filter(|j| j.job.kind != JobKind::RunLevel) {

@@ -16,18 +16,18 @@ use super::tree_diff::{Change, ChangeKind, same_content};
 use super::unified_diff;
 use crate::finding::{Finding, Severity};
 use crate::image::Image;
-use crate::policy::CheckPolicy;
 use crate::policy::pattern;
+use crate::policy::sections::EnginePatch;
 use crate::provenance::{Provenance, clip};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The policy's image lists.
 pub(super) struct Rules<'a> {
-    policy: &'a CheckPolicy,
+    policy: &'a EnginePatch,
 }
 
 impl<'a> Rules<'a> {
-    pub(super) fn new(policy: &'a CheckPolicy) -> Self {
+    pub(super) fn new(policy: &'a EnginePatch) -> Self {
         Rules { policy }
     }
 
@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn engine_names_follow_the_policy() {
         let policy = crate::policy::Policy::embedded();
-        let rules = Rules::new(policy.check("engine-patch").unwrap());
+        let rules = Rules::new(policy.checks.engine_patch().unwrap());
         for name in ["sglang", "vLLM", "flashinfer_python", "sgl-kernel", "tensorrt_llm", "torch", "nvidia-cublas-cu12"] {
             assert!(rules.engine_name(name), "{name}");
         }

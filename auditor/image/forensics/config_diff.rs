@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn env_and_run_config_changes() {
         let policy = crate::policy::Policy::embedded();
-        let rules = Rules::new(policy.check("engine-patch").unwrap());
+        let rules = Rules::new(policy.checks.engine_patch().unwrap());
         let up = ImageConfig { env: vec!["PATH=/bin".into(), "A=1".into(), "API_KEY=k1".into()], cmd: vec!["/bin/sh".into()], ..ImageConfig::default() };
         let pin = ImageConfig {
             env: vec!["PATH=/bin".into(), "A=2".into(), "PYTHONPATH=/opt/x".into(), "SGLANG_X=1".into(), "HF_TOKEN=secret".into(), "API_KEY=k2".into()],

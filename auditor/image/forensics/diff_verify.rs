@@ -18,7 +18,8 @@ use crate::checks::{CheckResult, Status, forbidden_env_in_image, suppress};
 use crate::evidence::knobs::Catalog;
 use crate::finding::{Finding, Severity};
 use crate::image::{Image, ImageError, ImageRef, OpenOptions, open};
-use crate::policy::{CheckPolicy, Policy};
+use crate::policy::sections::EnginePatch;
+use crate::policy::{Policy, Section};
 use crate::provenance::Provenance;
 use crate::report::{ImageInput, Input, Report};
 use std::collections::BTreeMap;
@@ -93,7 +94,7 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
     let mut counts = vec![counts_of(&pinned, "pinned"), counts_of(&upstream, "upstream")];
     let same_manifest = pinned.manifest_digest.is_some() && pinned.manifest_digest == upstream.manifest_digest;
     let same_content = pinned.config_digest == upstream.config_digest && pinned.layers.iter().map(|l| &l.digest).eq(upstream.layers.iter().map(|l| &l.digest));
-    if let Some(settings) = policy.check("engine-patch") {
+    if let Some(settings) = policy.checks.engine_patch() {
         if same_manifest || same_content {
             let why = if same_manifest { "the same manifest digest" } else { "the same config and layer blobs" };
             checks.push(CheckResult::from_findings(
@@ -130,7 +131,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
     let mut checks = Vec::new();
     let mut not_examined = Vec::new();
     let mut counts = vec![counts_of(&image, "image")];
-    if let Some(settings) = policy.check("engine-patch") {
+    if let Some(settings) = policy.checks.engine_patch() {
         let rules = Rules::new(settings);
         let cache = open_cache(options, &image.reference)?;
         let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs, &options.limits);
@@ -169,7 +170,7 @@ fn finish(
     counts: Vec<LayerCounts>,
     not_examined: Vec<String>,
 ) -> Result<Report, ImageError> {
-    if let Some(settings) = policy.check("forbidden-env") {
+    if let Some(settings) = policy.checks.forbidden_env() {
         checks.insert(0, forbidden_env_in_image(Catalog::embedded(), settings, &image.reference, &image.config.env));
     }
     suppress(&mut checks, policy, &options.today);
@@ -189,7 +190,13 @@ fn documents(image: &Image) -> usize {
 
 /// The engine-patch check of a diff: the config findings, then (when
 /// every layer was read) distributions and file changes.
-fn compare(settings: &CheckPolicy, pinned: (&Image, &Indexed), upstream: (&Image, &Indexed), cache: &Cache, mut findings: Vec<Finding>) -> CheckResult {
+fn compare(
+    settings: &Section<EnginePatch>,
+    pinned: (&Image, &Indexed),
+    upstream: (&Image, &Indexed),
+    cache: &Cache,
+    mut findings: Vec<Finding>,
+) -> CheckResult {
     let missing = pinned.1.missing.len() + upstream.1.missing.len();
     if missing > 0 {
         return with_missing(engine_check(settings, findings, "the config compared"), missing, "the files were not compared");
@@ -215,7 +222,7 @@ fn with_missing(mut check: CheckResult, missing: usize, consequence: &str) -> Ch
 }
 
 /// The engine-patch check from its findings, at most [`MAX_PER_RULE`] per rule listed.
-fn engine_check(settings: &CheckPolicy, findings: Vec<Finding>, what: &str) -> CheckResult {
+fn engine_check(settings: &Section<EnginePatch>, findings: Vec<Finding>, what: &str) -> CheckResult {
     let mut per_rule: BTreeMap<String, usize> = BTreeMap::new();
     let mut kept = Vec::new();
     let mut dropped = 0;

@@ -13,6 +13,13 @@ use crate::provenance::Provenance;
 
 const ID: &str = "image-integrity";
 const TITLE: &str = "Image blobs match their digests and sizes";
+/// The rules its findings use, with one line each (for `rules list`).
+pub const RULES: &[(&str, &str)] = &[
+    ("image-integrity/digest-mismatch", "a manifest, config or layer blob whose bytes do not hash to its digest"),
+    ("image-integrity/size-mismatch", "a blob whose length is not the size its manifest promises"),
+    (HOSTILE_RULE, "a layer entry no image builder writes: a name or link out of the root, a device node, a decompression bomb"),
+];
+
 /// The rule of a hostile layer entry.
 pub(super) const HOSTILE_RULE: &str = "image-integrity/hostile-entry";
 

@@ -34,3 +34,4 @@ mod walk;
 pub use diff_verify::{DEFAULT_CACHE_MAX_BYTES, Options, default_cache_dir, diff, verify};
 pub use index_build::LayerCounts;
 pub use inspect::{Inspection, inspect, render_text};
+pub use integrity::RULES as INTEGRITY_RULES;
