@@ -4,6 +4,7 @@
 //! ([`crate::jobs`]).
 
 mod hashing;
+pub mod kind;
 pub mod layout;
 pub mod limits;
 mod read;

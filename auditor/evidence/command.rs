@@ -46,11 +46,7 @@ impl Command {
     }
 }
 
-/// Whether a file name is a `%q` command file. `benchmark_command.txt` is
-/// written with plain `echo`, so it is not one.
-pub fn is_command_file(name: &str) -> bool {
-    name.ends_with("_command.txt") && name != "benchmark_command.txt"
-}
+pub use crate::bundle::kind::is_command_file;
 
 /// The serving engine an argv launches and the index where the engine's
 /// own arguments start (wrappers such as `srun`, `numactl` or `python3 -m`

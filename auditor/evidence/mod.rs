@@ -35,6 +35,7 @@ pub mod view;
 pub mod waiver;
 pub mod yaml_env;
 
+pub use crate::bundle::kind::{FileKind, classify};
 use crate::bundle::{Disposition, MemberVisitor, layout};
 use crate::signatures::{Engine, Stream};
 use command::Command;
@@ -49,63 +50,6 @@ use std::io::{self, BufReader, Read};
 
 /// Largest JSON or YAML document parsed as a whole; larger ones are scanned as text.
 pub const MAX_DOCUMENT: u64 = 32 << 20;
-
-/// How a file is read, decided by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FileKind {
-    /// A `printf '%q '` launch command file.
-    Command,
-    /// Shell source (`.sh`, `.env`): shell quoting applies to assignments.
-    Script,
-    /// Python source (`sitecustomize.py`, wrappers).
-    Python,
-    /// Prose (Markdown): read for waivers, never matched by signature rules.
-    Doc,
-    /// JSON metadata, results or configs.
-    Json,
-    /// YAML recipes and configs.
-    Yaml,
-    /// Anything else is read as program output.
-    Log,
-}
-
-impl FileKind {
-    pub const ALL: [FileKind; 7] = [FileKind::Command, FileKind::Script, FileKind::Json, FileKind::Yaml, FileKind::Python, FileKind::Log, FileKind::Doc];
-
-    /// The kind's name as rule packs and JSON spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            FileKind::Command => "command",
-            FileKind::Script => "script",
-            FileKind::Json => "json",
-            FileKind::Yaml => "yaml",
-            FileKind::Python => "python",
-            FileKind::Log => "log",
-            FileKind::Doc => "doc",
-        }
-    }
-}
-
-/// Decide how to read `path`, or why not to read it at all.
-pub fn classify(path: &str) -> Result<FileKind, &'static str> {
-    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    match ext {
-        "csv" | "tsv" => Err("tabular metrics (CSV): no launch evidence"),
-        "jsonl" | "parquet" | "arrow" | "traj" => Err("per-request or trajectory records: no launch evidence"),
-        "png" | "jpg" | "jpeg" | "gif" | "svg" | "pdf" | "html" => Err("plot or rendered page: no launch evidence"),
-        "pt" | "bin" | "safetensors" | "npy" | "npz" | "sqsh" => Err("binary data: no launch evidence"),
-        "json" => Ok(FileKind::Json),
-        "yaml" | "yml" => Ok(FileKind::Yaml),
-        "sh" | "bash" | "env" | "slurm" | "sbatch" => Ok(FileKind::Script),
-        "py" => Ok(FileKind::Python),
-        "md" | "markdown" | "rst" => Ok(FileKind::Doc),
-        _ if command::is_command_file(name) => Ok(FileKind::Command),
-        _ => Ok(FileKind::Log),
-    }
-}
 
 /// A problem met while parsing a file that did not stop the file being read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

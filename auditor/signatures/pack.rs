@@ -9,7 +9,7 @@
 //! the built-in `{{cmd}}` (a shell command position, see [`CMD`]); macros
 //! may use macros.
 
-use crate::evidence::FileKind;
+use crate::bundle::kind::FileKind;
 use crate::finding::CHECK_IDS;
 use crate::finding::Severity;
 use regex::bytes::Regex;

@@ -9,7 +9,7 @@
 use super::FileScan;
 use super::engine::Engine;
 use super::pack::{MAX_WINDOW_BYTES, Rule};
-use crate::evidence::FileKind;
+use crate::bundle::kind::FileKind;
 use crate::finding::Finding;
 use crate::provenance::{FileRef, Provenance, clip, redact};
 use std::io::{self, Read};
