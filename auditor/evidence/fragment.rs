@@ -9,9 +9,9 @@
 //! never read as arguments. Wrapping, interleaved lines and a cut at the
 //! end are handled as for whole records (see [`super::engine_log`]).
 
-use super::engine_log::RecordKind;
 use super::launch;
 use super::pyrepr::Py;
+use super::records::RecordKind;
 
 /// How the pairs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

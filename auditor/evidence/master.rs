@@ -9,7 +9,7 @@
 
 use super::metadata::{JobMeta, Scenario};
 use super::provenance::{FileRef, Provenance};
-use super::yaml_env::{LineIndex, entries, py_scalar, scalar_text, settings_scope};
+use super::yaml_nodes::{LineIndex, entries, py_scalar, scalar_text, settings_scope};
 use saphyr::{MarkedYaml, YamlData};
 
 /// One scenario of a config entry.

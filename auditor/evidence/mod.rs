@@ -26,6 +26,7 @@ pub use crate::provenance;
 pub mod pyrepr;
 pub mod python_env;
 pub mod recipe;
+pub mod records;
 pub mod script;
 pub mod script_actions;
 pub mod shell;
@@ -34,6 +35,7 @@ pub mod shown_yaml;
 pub mod view;
 pub mod waiver;
 pub mod yaml_env;
+pub mod yaml_nodes;
 
 pub use crate::bundle::kind::{FileKind, classify};
 use crate::bundle::{Disposition, MemberVisitor, layout};

@@ -15,7 +15,7 @@ use super::engine::Engine;
 use super::launch;
 use super::metadata::Scenario;
 use super::provenance::{FileRef, Provenance};
-use super::yaml_env::{LineIndex, entries, normal_role, py_scalar, scalar_text};
+use super::yaml_nodes::{LineIndex, entries, normal_role, py_scalar, scalar_text};
 use saphyr::{MarkedYaml, YamlData};
 use serde_json::{Map, Value};
 

@@ -7,9 +7,9 @@
 //! blocks that follow such a `cat` count: a block elsewhere in a log is not
 //! known to be a config the server read.
 
-use super::engine_log::{EngineRecord, RecordKind};
 use super::lines::Line;
 use super::provenance::{FileRef, Provenance};
+use super::records::{EngineRecord, RecordKind};
 use super::yaml_env;
 use regex::Regex;
 use std::sync::LazyLock;
