@@ -15,6 +15,7 @@
 #![warn(unreachable_pub)]
 
 pub mod forensics;
+pub mod limits;
 mod source;
 
 pub use forensics::{Inspection, inspect, render_text};

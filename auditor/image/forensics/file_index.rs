@@ -7,10 +7,10 @@
 //! whatever their layer split — and a crafted layer cannot place a file
 //! where the index does not see it.
 
-use super::limits::{DEFAULT_MAX_DEPTH, MAX_PATH};
 use super::links::{Links, Unresolved};
 use super::paths::{is_within, join, split};
 use super::tree_diff::same_content;
+use crate::image::limits::{DEFAULT_MAX_DEPTH, MAX_PATH};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Bound;

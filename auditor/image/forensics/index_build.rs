@@ -13,9 +13,9 @@
 
 use super::cache::{Applied, Cache};
 use super::file_index::FsIndex;
-use super::limits::LayerLimits;
 use super::{integrity, walk};
 use crate::finding::Finding;
+use crate::image::limits::LayerLimits;
 use crate::image::{Image, ImageError};
 pub use crate::report::LayerCounts;
 use rayon::prelude::*;

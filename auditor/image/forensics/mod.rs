@@ -21,7 +21,7 @@ mod index_build;
 mod inspect;
 mod integrity;
 mod layerfile;
-pub mod limits;
+
 mod links;
 pub(crate) mod noise;
 mod paths;

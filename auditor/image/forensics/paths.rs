@@ -6,7 +6,7 @@
 //! where it says (`..`), and when it is longer than any real file's path
 //! (which also bounds the work per entry).
 
-use super::limits::MAX_PATH;
+use crate::image::limits::MAX_PATH;
 use std::fmt::Write as _;
 
 /// Most bytes of a hostile name kept for its finding.

@@ -21,10 +21,10 @@
 
 use super::cache::LayerWriter;
 use super::file_index::{Kind, MAX_LISTED, Node, Op};
-use super::limits::{LayerLimits, Overrun};
 use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
 use super::tarstream::{EntryType, Header, TarReader};
+use crate::image::limits::{LayerLimits, Overrun};
 use crate::image::source::decompress::Compression;
 use crate::image::{Image, ImageError};
 use sha2::{Digest as _, Sha256};

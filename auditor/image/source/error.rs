@@ -94,7 +94,7 @@ pub enum ImageError {
     Unsupported { reference: String, what: String },
     /// A layer went over a limit of the walk and was not read further.
     #[error("{reference}: layer {layer}: {overrun}")]
-    Overrun { reference: String, layer: usize, overrun: crate::image::forensics::limits::Overrun },
+    Overrun { reference: String, layer: usize, overrun: crate::image::limits::Overrun },
 }
 
 impl ImageError {
