@@ -62,6 +62,15 @@ OWNED_PATHS = [
     f"bundles/{PASS_BUNDLE}.zip",
     GOLDEN_FILE,
     "README.md",
+    # Written by engine_bundles.py (vLLM, TRT-LLM, ATOM, SGLang disaggregated).
+    "bundles/vllm-agentx-pass",
+    "bundles/vllm-agentx-eval-sim-fail",
+    "bundles/trtllm-dynamo-disagg-pass",
+    "bundles/trtllm-dynamo-disagg-al-fail",
+    "bundles/atom-agentx-pass",
+    "bundles/atom-agentx-rate-fail",
+    "bundles/sglang-dynamo-disagg-pass",
+    "bundles/sglang-dynamo-disagg-prefill-sa-fail",
 ]
 
 # Archive metadata: every member gets this mtime (2026-10-14 00:00:00 UTC).
@@ -318,10 +327,11 @@ class Job:
     start: datetime            # first timestamp in server.log
     eval_only: bool = False
     sa_env: dict | None = None # this job's SA env instead of the deployment's
+    kv: str = "kvnone"         # kvnone | kvdram-<backend> (EXP_NAME offload part)
 
     @property
     def exp_name_suffix(self) -> str:
-        return f"tp{self.tp}_conc{self.conc}_kvnone_spec-mtp"
+        return f"tp{self.tp}_conc{self.conc}_{self.kv}_spec-mtp"
 
 
 def exp_name(dep: Deployment, job: Job) -> str:
@@ -743,9 +753,11 @@ def gpu_identity(dep: Deployment, job: Job) -> dict:
             "cuda_version": "13.0", "gpus": gpus}
 
 
-def agentic_aggregate(dep: Deployment, job: Job) -> dict:
+def agentic_aggregate(dep: Deployment, job: Job, target: float | None = None) -> dict:
+    """The AgentX aggregate; `target` is the AL the server ran at (SGLang: the SA env)."""
     s = request_stats(dep, job)
-    target = float(dep.sa_env["SGLANG_SIMULATE_ACC_LEN"])
+    if target is None:
+        target = float(dep.sa_env["SGLANG_SIMULATE_ACC_LEN"])
     return {
         "hw": dep.hw,
         "conc": job.conc,
@@ -1167,6 +1179,9 @@ def main() -> None:
                       (EVAL_DEPLOYMENT, sim_eval_jobs()),
                       (DRAFT_DEPLOYMENT, b200_jobs()[:1])):
         write_tree(BUNDLES / dep.bundle, bundle_files(dep, jobs))
+    import engine_bundles  # imports this module's helpers, so not at the top
+    assert [f"bundles/{b}" for b in engine_bundles.BUNDLES] == OWNED_PATHS[-len(engine_bundles.BUNDLES):]
+    engine_bundles.write_all(BUNDLES)
     write_tar_gz(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.tar.gz")
     write_zip(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.zip")
     (HERE / GOLDEN_FILE).parent.mkdir(parents=True, exist_ok=True)
