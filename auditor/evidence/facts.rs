@@ -343,7 +343,7 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
     summarize(&mut facts);
     trtllm_kv_cache(&mut facts, &records);
-    speculative(&mut facts, &env, &records, catalog);
+    speculative(&mut facts, &generation_env(&env, role), &records, catalog);
     thinking(&mut facts, &env, catalog);
     facts
 }
@@ -358,6 +358,16 @@ fn generation_role(files: &[FileEvidence]) -> Option<&RoleConfig> {
         _ => 2,
     };
     files.iter().filter_map(|f| f.recipe.as_ref()).flat_map(|r| r.roles.iter()).min_by_key(|r| (rank(r), r.variant.as_deref().is_some_and(|v| v != "base")))
+}
+
+/// The environment the generating engine runs with: a recipe's other roles'
+/// environments (`prefill_environment` when decode generates) do not reach
+/// it, so simulated acceptance set only there does not simulate anything.
+/// Without a recipe role every assignment counts.
+fn generation_env(env: &[EnvAssignment], role: Option<&RoleConfig>) -> Vec<EnvAssignment> {
+    let Some(role) = role else { return env.to_vec() };
+    let other_role = |scope: &str| scope.strip_prefix("recipe:").and_then(|rest| rest.rsplit(':').next()).is_some_and(|r| r != role.role);
+    env.iter().filter(|a| !other_role(&a.scope)).cloned().collect()
 }
 
 /// A recipe role's engine config: explicit arguments, like a launch
