@@ -50,8 +50,9 @@ VLLM_PASS, VLLM_FAIL = "vllm-agentx-pass", "vllm-agentx-eval-sim-fail"
 TRTLLM_PASS, TRTLLM_FAIL = "trtllm-dynamo-disagg-pass", "trtllm-dynamo-disagg-al-fail"
 ATOM_PASS, ATOM_FAIL = "atom-agentx-pass", "atom-agentx-rate-fail"
 SGLANG_DISAGG_PASS, SGLANG_DISAGG_FAIL = "sglang-dynamo-disagg-pass", "sglang-dynamo-disagg-prefill-sa-fail"
+SGLANG_DISAGG_K_FAIL = "sglang-dynamo-disagg-decode-k2-fail"
 BUNDLES = [VLLM_PASS, VLLM_FAIL, TRTLLM_PASS, TRTLLM_FAIL, ATOM_PASS, ATOM_FAIL,
-           SGLANG_DISAGG_PASS, SGLANG_DISAGG_FAIL]
+           SGLANG_DISAGG_PASS, SGLANG_DISAGG_FAIL, SGLANG_DISAGG_K_FAIL]
 
 
 # =============================================================================
@@ -543,22 +544,27 @@ SGL_COMMON_ENV = {"SGLANG_DISAGGREGATION_WAITING_TIMEOUT": "900", "PYTHONUNBUFFE
                   "SGLANG_DEFAULT_THINKING": "1", "SGLANG_DSV4_REASONING_EFFORT": "high",
                   "SGLANG_MOONCAKE_CUSTOM_MEM_POOL": "True", "DYN_SKIP_SGLANG_LOG_FORMATTING": "1",
                   "SGLANG_LOG_MS": "1"}
-SGL_SPEC = {"speculative-algorithm": "EAGLE", "speculative-num-steps": 3, "speculative-eagle-topk": 1,
-            "speculative-num-draft-tokens": 4}
 
 
-def sgl_role_config(role: str, tp: int, dp: int, ep: int, dpa: bool) -> dict:
+def sgl_spec(steps: int) -> dict:
+    """EAGLE with topk 1: steps K, verify window K + 1."""
+    return {"speculative-algorithm": "EAGLE", "speculative-num-steps": steps, "speculative-eagle-topk": 1,
+            "speculative-num-draft-tokens": steps + 1}
+
+
+def sgl_role_config(role: str, tp: int, dp: int, ep: int, dpa: bool, steps: int = 3) -> dict:
     return {"host": "0.0.0.0", "served-model-name": MODEL, "enable-metrics": True, "model-path": "/model/",
             "trust-remote-code": True, "watchdog-timeout": 86400, "tp-size": tp, "dp-size": dp, "ep-size": ep,
             "enable-dp-attention": dpa, "disaggregation-transfer-backend": "mooncake", "disaggregation-mode": role,
             "mem-fraction-static": 0.9, "max-running-requests": 128, "cuda-graph-max-bs": 128,
             **({"moe-a2a-backend": "megamoe", "chunked-prefill-size": 32768} if role == "prefill"
                else {"moe-runner-backend": "flashinfer_mxfp4"}),
-            **SGL_SPEC}
+            **sgl_spec(steps)}
 
 
-def sgl_recipe(sa_role: str) -> dict:
-    """The 2p1d recipe; `sa_role` names the role environment that carries SA."""
+def sgl_recipe(sa_role: str, decode_steps: int = 3) -> dict:
+    """The 2p1d recipe; `sa_role` names the role environment that carries SA;
+    `decode_steps` is the K the decode role drafts (the prefill role keeps 3)."""
     env = {role: {"SGLANG_DISAGGREGATION_WAITING_TIMEOUT": "900",
                   **({"SGLANG_DISABLE_DRAFT_EXTEND_CUDA_GRAPH": "1"} if role == "decode" else {}),
                   **(SGL_SA if role == sa_role else {}),
@@ -572,7 +578,7 @@ def sgl_recipe(sa_role: str) -> dict:
         "frontend": {"type": "dynamo", "nginx_session_affinity": True, "enable_multiple_frontends": True},
         "backend": {"type": "sglang", "prefill_environment": env["prefill"], "decode_environment": env["decode"],
                     "sglang_config": {"prefill": sgl_role_config("prefill", 8, 8, 8, True),
-                                      "decode": sgl_role_config("decode", 4, 1, 1, False)}},
+                                      "decode": sgl_role_config("decode", 4, 1, 1, False, decode_steps)}},
         "benchmark": {"type": "custom", "command": "bash /infmax-workspace/benchmarks/multi_node/agentic_srt.sh",
                       "env": {"RESULT_DIR": "/logs/agentic", "PORT": "8000", "IS_MULTINODE": "true"}},
     }
@@ -608,9 +614,9 @@ def sgl_worker_log(role: str, cfg: dict, start: datetime) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sgl_bundle(sa_role: str, bundle: str, job_id: int) -> tuple[str, dict]:
+def sgl_bundle(sa_role: str, bundle: str, job_id: int, decode_steps: int = 3) -> tuple[str, dict]:
     rf = multinode_rf("dsv4", "dynamo-sglang", SGL_P, SGL_D, 80, "kvdram-hicache", "gb300-nv_0")
-    recipe = sgl_recipe(sa_role)
+    recipe = sgl_recipe(sa_role, decode_steps)
     start = datetime(2026, 8, 25, 13, 5, 40)
     cfg = recipe["backend"]["sglang_config"]
     workers = {"watchtower-cn0201_prefill_w0.out": sgl_worker_log("prefill", cfg["prefill"], start),
@@ -633,5 +639,6 @@ def write_all(bundles_dir: Path) -> None:
         trt_bundle(str(GOLDEN_K3), TRTLLM_FAIL, 1873455),
         sgl_bundle("decode", SGLANG_DISAGG_PASS, 1874110),
         sgl_bundle("prefill", SGLANG_DISAGG_FAIL, 1874163),
+        sgl_bundle("decode", SGLANG_DISAGG_K_FAIL, 1874190, decode_steps=2),
     ]:
         write_bundle(bundles_dir / name, files)

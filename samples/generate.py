@@ -71,6 +71,7 @@ OWNED_PATHS = [
     "bundles/atom-agentx-rate-fail",
     "bundles/sglang-dynamo-disagg-pass",
     "bundles/sglang-dynamo-disagg-prefill-sa-fail",
+    "bundles/sglang-dynamo-disagg-decode-k2-fail",
 ]
 
 # Archive metadata: every member gets this mtime (2026-10-14 00:00:00 UTC).
@@ -1158,6 +1159,11 @@ default thinking_on applies). `auditor evidence` on each shows the engine
   `SGLANG_SIMULATE_ACC_*` variables in `prefill_environment` only; the
   decode engine, which generates the tokens, verifies for real. Expected:
   **fail** (exit 1) — `sim-acc-throughput/not-simulated`.
+- `bundles/sglang-dynamo-disagg-decode-k2-fail/`: SA 2.49 on the decode role,
+  which drafts K=2 (`speculative-num-steps: 2`, draft tokens 3) while prefill
+  keeps K=3: the target follows the generating role's K (2.27), read from the
+  decode worker's `server_args`, not the prefill worker's. Expected: **fail**
+  (exit 1) — `golden-al/mismatch`, naming K=3 as the K 2.49 belongs to.
 
 ## `images/upstream/`, `images/patched/`
 

@@ -39,8 +39,10 @@ fn assert_passes(name: &str) -> Value {
     report
 }
 
-/// Per job of `auditor evidence`: (kind, engine, speculative facts, source of simulated_al).
-fn evidence(name: &str) -> Vec<(String, String, Value, Value)> {
+/// Per job of `auditor evidence`: (kind, engine, speculative facts, source of simulated_al, all sources).
+type JobEvidence = (String, String, Value, Value, Value);
+
+fn evidence(name: &str) -> Vec<JobEvidence> {
     let out = auditor(&["evidence", &bundle(name), "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     json(&out)["jobs"]
@@ -54,6 +56,7 @@ fn evidence(name: &str) -> Vec<(String, String, Value, Value)> {
                 j["engine"].as_str().unwrap_or("").to_string(),
                 j["speculative"].clone(),
                 j["sources"]["speculative.simulated_al"].clone(),
+                j["sources"].clone(),
             )
         })
         .collect()
@@ -66,7 +69,7 @@ fn vllm_pass_simulates_throughput_jobs_only() {
     assert_eq!(check(&report, "golden-al")["status"], "pass");
     let jobs = evidence("vllm-agentx-pass");
     assert_eq!(jobs.len(), 3);
-    for (kind, engine, spec, source) in &jobs {
+    for (kind, engine, spec, source, _) in &jobs {
         assert_eq!(engine, "vllm");
         assert_eq!(spec["method"], "mtp");
         assert_eq!(spec["draft_length"], 3);
@@ -124,7 +127,7 @@ fn trtllm_pass_applies_the_al_minus_one_rule() {
     assert_passes("trtllm-dynamo-disagg-pass");
     let jobs = evidence("trtllm-dynamo-disagg-pass");
     assert_eq!(jobs.len(), 1);
-    let (kind, engine, spec, source) = &jobs[0];
+    let (kind, engine, spec, source, _) = &jobs[0];
     assert_eq!((kind.as_str(), engine.as_str()), ("throughput", "trtllm"));
     assert_eq!(spec["forced_accepted_tokens"], 1.49);
     assert_eq!(spec["simulated_al"], 2.49);
@@ -140,18 +143,21 @@ fn trtllm_golden_al_given_as_the_knob_fails_golden_al() {
     assert_eq!(errors[0]["rule"], "golden-al/mismatch");
     let message = errors[0]["message"].as_str().unwrap();
     assert!(message.contains("3.49") && message.contains("2.49"), "{message}");
-    let (_, engine, spec, _) = evidence("trtllm-dynamo-disagg-al-fail").remove(0);
+    let (_, engine, spec, _, _) = evidence("trtllm-dynamo-disagg-al-fail").remove(0);
     assert_eq!((engine.as_str(), &spec["simulated_al"]), ("trtllm", &Value::from(3.49)));
 }
 
 #[test]
 fn sglang_disagg_pass_simulates_on_the_decode_role() {
     assert_passes("sglang-dynamo-disagg-pass");
-    let (kind, engine, spec, source) = evidence("sglang-dynamo-disagg-pass").remove(0);
+    let (kind, engine, spec, source, sources) = evidence("sglang-dynamo-disagg-pass").remove(0);
     assert_eq!((kind.as_str(), engine.as_str()), ("throughput", "sglang"));
     assert_eq!(spec["simulated_al"], 2.49);
     assert_eq!(spec["simulate_token_mode"], "real-draft-token");
     assert!(source["at"]["file"].as_str().unwrap().ends_with("logs/config.yaml"), "{source}");
+    // K comes from the decode worker's server_args, not the prefill worker's.
+    let k = &sources["speculative.draft_length"];
+    assert!(k["at"]["file"].as_str().unwrap().ends_with("_decode_w0.out"), "{k}");
 }
 
 #[test]
@@ -161,7 +167,20 @@ fn sglang_disagg_simulation_only_on_prefill_does_not_count() {
     assert_eq!(errors[0]["rule"], "sim-acc-throughput/not-simulated");
     let message = errors[0]["message"].as_str().unwrap();
     assert!(message.contains("SGLANG_SIMULATE_ACC_LEN=2.49") && message.contains("do not reach the engine that generates tokens"), "{message}");
-    let (_, engine, spec, _) = evidence("sglang-dynamo-disagg-prefill-sa-fail").remove(0);
+    let (_, engine, spec, _, _) = evidence("sglang-dynamo-disagg-prefill-sa-fail").remove(0);
     assert_eq!(engine, "sglang");
     assert!(spec.get("simulated_al").is_none(), "prefill_environment does not reach the decode engine: {spec}");
+}
+
+#[test]
+fn sglang_disagg_target_follows_the_decode_roles_k() {
+    let errors = only_failing("sglang-dynamo-disagg-decode-k2-fail", "golden-al");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["rule"], "golden-al/mismatch");
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(message.contains("K=2 is 2.27") && message.contains("2.49 is the golden AL for K=3"), "{message}");
+    let (_, engine, spec, _, sources) = evidence("sglang-dynamo-disagg-decode-k2-fail").remove(0);
+    assert_eq!((engine.as_str(), &spec["draft_length"]), ("sglang", &Value::from(2)));
+    let k = &sources["speculative.draft_length"];
+    assert!(k["at"]["file"].as_str().unwrap().ends_with("_decode_w0.out"), "the prefill worker drafts K=3 and does not decide: {k}");
 }
