@@ -184,3 +184,27 @@ fn sglang_disagg_target_follows_the_decode_roles_k() {
     let k = &sources["speculative.draft_length"];
     assert!(k["at"]["file"].as_str().unwrap().ends_with("_decode_w0.out"), "the prefill worker drafts K=3 and does not decide: {k}");
 }
+
+#[test]
+fn a_vllm_prefill_producer_does_not_decide_the_draft_length() {
+    let rf = "dsv4_p1x8_d1x8_conc64_kvnone_fp4_dynamo-vllm_prefill-tp8-pp1-dcp1-pcp1-ep1-dpfalse-nw1_decode-tp8-pp1-dcp1-pcp1-ep1-dpfalse-nw1_disagg-true_spec-mtp_conc64_gb200-nv_0";
+    let line = |role: &str, k: u32| {
+        format!(
+            "(APIServer pid=12) INFO 08-20 10:08:10 [utils.py:233] non-default args: {{'model': '/model/', 'speculative_config': {{'method': 'mtp', 'num_speculative_tokens': {k}}}, 'kv_transfer_config': {{'kv_connector': 'P2pNcclConnector', 'kv_role': '{role}'}}}}\n"
+        )
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (prefill, decode) = (line("kv_producer", 2), line("kv_consumer", 3));
+    write_tree(
+        tmp.path(),
+        &[
+            (&format!("multinode_server_logs_{rf}/logs/node1_prefill_w0.out"), &prefill),
+            (&format!("multinode_server_logs_{rf}/logs/node2_decode_w0.out"), &decode),
+        ],
+    );
+    let out = auditor(&["evidence", tmp.path().to_str().unwrap(), "--format", "json"]);
+    let report = json(&out);
+    let job = report["jobs"].as_array().unwrap().iter().find(|j| j["engine"] == "vllm").unwrap();
+    assert_eq!(job["speculative"]["draft_length"], 3, "{job}");
+    assert!(job["sources"]["speculative.draft_length"]["at"]["file"].as_str().unwrap().ends_with("node2_decode_w0.out"));
+}

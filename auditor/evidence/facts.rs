@@ -245,7 +245,7 @@ impl Facts {
 /// `disaggregation_mode='prefill'`, vLLM `kv_role: kv_producer`) may draft
 /// with another K and does not decide the target, so it counts only when
 /// no other record is there.
-fn generating<'a>(records: Vec<&'a EngineRecord>) -> Vec<&'a EngineRecord> {
+fn generating(records: Vec<&EngineRecord>) -> Vec<&EngineRecord> {
     let prefill = |r: &EngineRecord| {
         let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
         text(r.get("disaggregation_mode").map(|v| v.to_json())).as_deref() == Some("prefill")
