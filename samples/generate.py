@@ -62,6 +62,16 @@ OWNED_PATHS = [
     f"bundles/{PASS_BUNDLE}.zip",
     GOLDEN_FILE,
     "README.md",
+    # Written by engine_bundles.py (vLLM, TRT-LLM, ATOM, SGLang disaggregated).
+    "bundles/vllm-agentx-pass",
+    "bundles/vllm-agentx-eval-sim-fail",
+    "bundles/trtllm-dynamo-disagg-pass",
+    "bundles/trtllm-dynamo-disagg-al-fail",
+    "bundles/atom-agentx-pass",
+    "bundles/atom-agentx-rate-fail",
+    "bundles/sglang-dynamo-disagg-pass",
+    "bundles/sglang-dynamo-disagg-prefill-sa-fail",
+    "bundles/sglang-dynamo-disagg-decode-k2-fail",
 ]
 
 # Archive metadata: every member gets this mtime (2026-10-14 00:00:00 UTC).
@@ -318,10 +328,11 @@ class Job:
     start: datetime            # first timestamp in server.log
     eval_only: bool = False
     sa_env: dict | None = None # this job's SA env instead of the deployment's
+    kv: str = "kvnone"         # kvnone | kvdram-<backend> (EXP_NAME offload part)
 
     @property
     def exp_name_suffix(self) -> str:
-        return f"tp{self.tp}_conc{self.conc}_kvnone_spec-mtp"
+        return f"tp{self.tp}_conc{self.conc}_{self.kv}_spec-mtp"
 
 
 def exp_name(dep: Deployment, job: Job) -> str:
@@ -743,9 +754,11 @@ def gpu_identity(dep: Deployment, job: Job) -> dict:
             "cuda_version": "13.0", "gpus": gpus}
 
 
-def agentic_aggregate(dep: Deployment, job: Job) -> dict:
+def agentic_aggregate(dep: Deployment, job: Job, target: float | None = None) -> dict:
+    """The AgentX aggregate; `target` is the AL the server ran at (SGLang: the SA env)."""
     s = request_stats(dep, job)
-    target = float(dep.sa_env["SGLANG_SIMULATE_ACC_LEN"])
+    if target is None:
+        target = float(dep.sa_env["SGLANG_SIMULATE_ACC_LEN"])
     return {
         "hw": dep.hw,
         "conc": job.conc,
@@ -1092,6 +1105,80 @@ embedded `dsv4_mtp` ones (thinking_on K=2 2.27, K=3 2.49).
 A golden AL table in the repository's format (comment header, top-level key
 `deepseek-v4.1-flash`) holding only `thinking_on: {{5: 3.51}}`, the one cell this
 sample knows. Pass `--golden samples/golden` when auditing the pass bundle.
+
+## Engine bundles (written by `engine_bundles.py`, called from this generator)
+
+One pass and one fail bundle per engine, each shaped after the InferenceX
+script or srt-slurm recipe that would write it (snapshot 843c6254). All serve
+`deepseek-ai/DeepSeek-V4-Pro` with K=3 MTP, whose golden AL is the embedded
+`dsv4_mtp` thinking_on 2.49 (no thinking indicator in these runs: the policy
+default thinking_on applies). `auditor evidence` on each shows the engine
+(`vllm`, `atom`, `trtllm`, `sglang`) and the `speculative.simulated_al` fact.
+
+- `bundles/vllm-agentx-pass/`: config `dsv4-fp4-b200-vllm-agentic-mtp`
+  (`benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh`), TP8 with
+  SimpleCPU KV offload. Two throughput jobs (conc 8, 14) launched with
+  `--speculative-config '{{"method": "mtp", "num_speculative_tokens": 3,
+  "rejection_sample_method": "synthetic", "synthetic_acceptance_length": 2.49}}'`
+  (`vllm_command.txt`; `server.log` is vLLM's own output with its
+  `non-default args: {{...}}` and engine-config lines and `SpecDecoding metrics`)
+  and one eval-only job (conc 14, lm-eval gsm8k) with the real-verification
+  `SPEC_CONFIG`. Expected: **pass** (exit 0).
+- `bundles/vllm-agentx-eval-sim-fail/`: the same run from a script without the
+  `EVAL_ONLY` branch, so the eval-only job also verifies synthetically.
+  Expected: **fail** (exit 1) — `sim-acc-eval/simulated`.
+- `bundles/atom-agentx-pass/`: config `dsv4-fp4-mi355x-atom-agentic-mtp`
+  (`dsv4_fp4_mi355x_atom_mtp.sh`): a throughput job (TP8, conc 16) with
+  `--method mtp --num-speculative-tokens 3 --spec-decode-acceptance-length 2.49`
+  in `server_command.txt` (`write_command`), and an eval-only job (conc 48)
+  without it; ATOM's `[atom HH:MM:SS]` log lines, `amd-smi` metrics.
+  Expected: **pass** (exit 0).
+- `bundles/atom-agentx-rate-fail/`: the throughput job uses
+  `--spec-decode-acceptance-rate 0.83`, AL/K instead of (AL-1)/K, so ATOM runs
+  at 1 + 0.83 x 3 = 3.49. Expected: **fail** (exit 1) — `golden-al/mismatch`.
+- `bundles/trtllm-dynamo-disagg-pass/`: config `dsv4-fp4-gb300-dynamo-trt-agentx`,
+  recipe `trtllm/deepseek-v4/agentx-gb300-20260811/dynamo-disagg-gb300-1p4d-dep4-tep8-c4-b1-mtp.yaml`
+  run by srt-slurm v1.0.50: `multinode_server_logs.tar.gz` holds the
+  resolved `config.yaml` (both role environments with
+  `TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '1.49'`, i.e. golden AL - 1;
+  `trtllm_config.{{prefill,decode}}.speculative_config` MTP `max_draft_len: 3`),
+  `sweep_<JOB_ID>.log`, `log.out`, and the prefill and four decode worker logs
+  (`<node>_{{prefill,decode}}_w<i>.out`, TRT-LLM's version banner and
+  `[TRT-LLM] [I]` lines); `bmk_agentic_<RF>/<RF>_conc4.json` and
+  `agentic_<RF>/LOGS/agentic/`. Expected: **pass** (exit 0).
+- `bundles/trtllm-dynamo-disagg-al-fail/`: the knob set to the golden AL itself,
+  `'2.49'`, forgetting that TRT-LLM counts draft tokens only: it runs at 3.49.
+  Expected: **fail** (exit 1) — `golden-al/mismatch`.
+- `bundles/sglang-dynamo-disagg-pass/`: config
+  `dsv4-fp4-gb300-dynamo-sglang-agentic-disagg`, recipe
+  `sglang/deepseek-v4/agentic/disagg-gb300-2p1d-dep8-tp4-c80-mtp-kvoffload.yaml`
+  (srt-slurm v1.0.38): SA in `decode_environment`, EAGLE 3/1/4 on both roles,
+  and prefill/decode worker logs with SGLang's `server_args={{...}}` line
+  (`disaggregation_mode` prefill / decode). Expected: **pass** (exit 0).
+- `bundles/sglang-dynamo-disagg-prefill-sa-fail/`: the three
+  `SGLANG_SIMULATE_ACC_*` variables in `prefill_environment` only; the
+  decode engine, which generates the tokens, verifies for real. Expected:
+  **fail** (exit 1) — `sim-acc-throughput/not-simulated`.
+- `bundles/sglang-dynamo-disagg-decode-k2-fail/`: SA 2.49 on the decode role,
+  which drafts K=2 (`speculative-num-steps: 2`, draft tokens 3) while prefill
+  keeps K=3: the target follows the generating role's K (2.27), read from the
+  decode worker's `server_args`, not the prefill worker's. Expected: **fail**
+  (exit 1) — `golden-al/mismatch`, naming K=3 as the K 2.49 belongs to.
+
+## `images/upstream/`, `images/patched/`
+
+Produced by `python3 samples/images.py` (standard library only, deterministic;
+it borrows the layer and layout writers of the benchmark scripts in
+`tests/services/`). Two OCI layouts (ref `v1`) for `auditor image diff` and
+`auditor image verify`: `upstream` holds a base layer and an SGLang-shaped
+distribution (`sglang 0.5.16`, with the `dist-info` METADATA, WHEEL, INSTALLER
+and a RECORD whose hashes match, as pip writes them; the engine files are short
+stand-ins, not SGLang's code). `patched` adds one layer that edits
+`sglang/srt/layers/moe/fused_moe.py`, drops `fused_moe.py.patch` next to it and
+adds a `sitecustomize.py`, and its config sets
+`SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1` and `PYTHONPATH`. The README shows the
+diff; `tests/cli.rs` (`the_sample_images_show_each_patch_the_readme_shows`)
+holds it to the findings shown.
 """
 
 
@@ -1167,6 +1254,9 @@ def main() -> None:
                       (EVAL_DEPLOYMENT, sim_eval_jobs()),
                       (DRAFT_DEPLOYMENT, b200_jobs()[:1])):
         write_tree(BUNDLES / dep.bundle, bundle_files(dep, jobs))
+    import engine_bundles  # imports this module's helpers, so not at the top
+    assert [f"bundles/{b}" for b in engine_bundles.BUNDLES] == OWNED_PATHS[-len(engine_bundles.BUNDLES):]
+    engine_bundles.write_all(BUNDLES)
     write_tar_gz(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.tar.gz")
     write_zip(BUNDLES / PASS_BUNDLE, BUNDLES / f"{PASS_BUNDLE}.zip")
     (HERE / GOLDEN_FILE).parent.mkdir(parents=True, exist_ok=True)

@@ -175,12 +175,21 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
             None => ("sim-acc-throughput/not-simulated", String::new()),
         };
         let severity = if rule.ends_with("/undetermined") { open_severity } else { Severity::Error };
+        // Settings the bundle shows that do not reach the generating engine
+        // (a recipe's prefill role when decode generates, or an unshown value).
+        let shown = match active.is_empty() {
+            true => "no simulated-acceptance setting in the bundle".to_string(),
+            false => format!(
+                "simulated-acceptance settings ({}) only where they do not reach the engine that generates tokens (another role's environment, or a value the input does not show)",
+                active.iter().map(|k| k.setting.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        };
         push(
             findings,
             rule,
             severity,
             format!(
-                "agentic throughput job runs {engine} {method} speculative decoding with no simulated-acceptance setting in the bundle; it must simulate acceptance at the golden AL: {expected}{caveat}"
+                "agentic throughput job runs {engine} {method} speculative decoding with {shown}; it must simulate acceptance at the golden AL: {expected}{caveat}"
             ),
             evidence,
         );

@@ -240,6 +240,21 @@ impl Facts {
     }
 }
 
+/// The records of the engines that generate tokens. A disaggregated job's
+/// logs hold both roles' startup records; a prefill worker's (SGLang
+/// `disaggregation_mode='prefill'`, vLLM `kv_role: kv_producer`) may draft
+/// with another K and does not decide the target, so it counts only when
+/// no other record is there.
+fn generating(records: Vec<&EngineRecord>) -> Vec<&EngineRecord> {
+    let prefill = |r: &EngineRecord| {
+        let text = |v: Option<Value>| v.and_then(|v| v.as_str().map(str::to_string));
+        text(r.get("disaggregation_mode").map(|v| v.to_json())).as_deref() == Some("prefill")
+            || text(r.get("kv_transfer_config").and_then(|v| v.to_json().get("kv_role").cloned())).as_deref() == Some("kv_producer")
+    };
+    let (prefill, rest): (Vec<_>, Vec<_>) = records.into_iter().partition(|r| prefill(r));
+    if rest.is_empty() { prefill } else { rest }
+}
+
 /// The most complete record of `kind`: closed ones first, then the most fields.
 fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord> {
     records
@@ -267,6 +282,7 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
         files.iter().flat_map(|f| f.commands.iter()).filter_map(|c| launch::parse(c).map(|l| (l, c.provenance.clone()))).collect();
     let role = generation_role(files);
     let mut facts = Facts::default();
+    let records = generating(records);
     let sglang = best(&records, &[RecordKind::SglangServerArgs]);
     let vllm: Vec<EngineRecord> =
         [RecordKind::VllmNonDefaultArgs, RecordKind::VllmNamespace, RecordKind::VllmEngineConfig].iter().filter_map(|k| best(&records, &[*k])).collect();
@@ -343,7 +359,7 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     let env: Vec<EnvAssignment> = files.iter().flat_map(|f| f.env.iter().cloned()).collect();
     summarize(&mut facts);
     trtllm_kv_cache(&mut facts, &records);
-    speculative(&mut facts, &env, &records, catalog);
+    speculative(&mut facts, &generation_env(&env, role), &records, catalog);
     thinking(&mut facts, &env, catalog);
     facts
 }
@@ -358,6 +374,16 @@ fn generation_role(files: &[FileEvidence]) -> Option<&RoleConfig> {
         _ => 2,
     };
     files.iter().filter_map(|f| f.recipe.as_ref()).flat_map(|r| r.roles.iter()).min_by_key(|r| (rank(r), r.variant.as_deref().is_some_and(|v| v != "base")))
+}
+
+/// The environment the generating engine runs with: a recipe's other roles'
+/// environments (`prefill_environment` when decode generates) do not reach
+/// it, so simulated acceptance set only there does not simulate anything.
+/// Without a recipe role every assignment counts.
+fn generation_env(env: &[EnvAssignment], role: Option<&RoleConfig>) -> Vec<EnvAssignment> {
+    let Some(role) = role else { return env.to_vec() };
+    let other_role = |scope: &str| scope.strip_prefix("recipe:").and_then(|rest| rest.rsplit(':').next()).is_some_and(|r| r != role.role);
+    env.iter().filter(|a| !other_role(&a.scope)).cloned().collect()
 }
 
 /// A recipe role's engine config: explicit arguments, like a launch
