@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the images `tests/image_forensics.rs` diffs and verifies, from real wheels installed by pip.
+"""Build the images `tests/it/image_forensics.rs` diffs and verifies, from real wheels installed by pip.
 
 Starts from the test image (`v1` of the OCI layout make_test_image.sh writes) and adds, into one
 new OCI layout (`--out`), these refs:

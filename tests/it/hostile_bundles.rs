@@ -7,9 +7,7 @@
 //! never passes silently, a peak RSS under the documented memory ceiling,
 //! and that nothing under the sandbox was created or changed.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -5,9 +5,7 @@
 //! and this file pushes two of them to the loopback registry. `tests/run`
 //! starts the services; without them these tests fail and say so.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -133,7 +131,7 @@ fn every_patch_kind_in_a_patched_image_is_found_with_its_kind_path_and_severity(
             "--cache-dir",
             cache.path().to_str().unwrap(),
         ]);
-        assert_eq!(common::code(&out), 1, "{format}");
+        assert_eq!(crate::common::code(&out), 1, "{format}");
         assert!(stdout(&out).contains("zz-inject.pth"), "{format}: {}", stdout(&out));
     }
 }

@@ -4,9 +4,7 @@
 //! garbled by a terminal copy. Fixtures: `tests/fixtures/logs/wild/args_*`
 //! and `frag_*`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const WILD: &str = "tests/fixtures/logs/wild";

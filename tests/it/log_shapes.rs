@@ -7,9 +7,7 @@
 //! that way and a `pass/` log where the same text is a comment, an `echo`
 //! or prose, beside a harmless variable set the same way.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const VAR: &str = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE";
 const WILD: &str = "tests/fixtures/logs/wild";

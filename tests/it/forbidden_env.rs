@@ -1,9 +1,7 @@
 //! `forbidden-env` on bundles built for one evasion shape each: the engine's
 //! parsing rules decide, whatever the spelling or the source.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
 

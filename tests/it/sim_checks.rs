@@ -1,9 +1,7 @@
 //! `sim-acc-throughput`, `sim-acc-eval` and `golden-al` on their sample
 //! bundles and on bundles built for one case each.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn errors(check: &Value) -> Vec<&Value> {

@@ -3,9 +3,7 @@
 //! fails each `*-fail` bundle at the line that sets the variable, and passes
 //! the bundle where it is only mentioned, disabled or unset.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn shapes() -> Vec<String> {
     let mut names: Vec<String> =

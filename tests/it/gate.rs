@@ -4,9 +4,7 @@
 //! comment, annotations, the job summary). Driven against the real
 //! InferenceX tree and against git repositories built here.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,9 +2,7 @@
 //! with the signature packs: rule ids, lines, exit codes, skipped binaries,
 //! transparent `.gz`, pack overrides and a rule whose example breaks.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::io::Write;
 use std::path::Path;
 

@@ -1,8 +1,6 @@
 //! `auditor evidence`: what the parsers extract, as JSON.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn command_file_decodes_printf_q_and_names_the_engine() {

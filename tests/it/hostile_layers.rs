@@ -16,9 +16,7 @@
 //! prints `hostile-layers peak-rss CASE KIB` (BENCHMARKS.md collects them
 //! with `--nocapture`). No services are needed.
 
-mod common;
-
-use common::{auditor_measured, check, findings, sandbox_root, snapshot};
+use crate::common::{auditor_measured, check, findings, sandbox_root, snapshot};
 use flate2::write::GzEncoder;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

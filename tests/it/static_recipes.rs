@@ -1,9 +1,7 @@
 //! Static recipe audit (the PR gate): `auditor audit` on a checkout of
 //! master configs, srt-slurm recipes and launch scripts, before any run.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 const PASS_TREE: &str = "samples/recipes-pass";
@@ -332,16 +330,16 @@ fn recipes_outside_the_tree_are_listed_once_and_retired_configs_skipped() {
     let listed: Vec<&str> = report["not_in_input"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert!(listed[0].contains("recipes/sglang/dsv4/elsewhere.yaml") && listed[0].contains("(2 job(s) run it)"), "{}", listed[0]);
-    for f in common::findings(&report).filter(|f| f["rule"] == "sim-acc-throughput/undetermined") {
+    for f in crate::common::findings(&report).filter(|f| f["rule"] == "sim-acc-throughput/undetermined") {
         assert_eq!(f["severity"], "warning", "{f}");
         assert!(f["evidence"][0]["line"].as_u64().is_some(), "{f}");
     }
-    assert!(common::findings(&report).all(|f| f["severity"] != "error"), "the retired ghcr.io image is not judged");
+    assert!(crate::common::findings(&report).all(|f| f["severity"] != "error"), "the retired ghcr.io image is not judged");
     let old = report["files"].as_array().unwrap().iter().find(|f| f["path"] == "configs/deprecated/old-master.yaml").unwrap();
     assert_eq!(old["status"], "skipped");
     assert!(old["reason"].as_str().unwrap().contains("--include-deprecated"), "{old}");
     let (_, with_retired) = audit_json_args(tmp.path().to_str().unwrap(), &["--include-deprecated"]);
-    assert!(common::findings(&with_retired).any(|f| f["rule"] == "upstream-image/not-upstream"), "--include-deprecated audits it");
+    assert!(crate::common::findings(&with_retired).any(|f| f["rule"] == "upstream-image/not-upstream"), "--include-deprecated audits it");
 }
 
 fn audit_json_args(input: &str, extra: &[&str]) -> (i32, Value) {

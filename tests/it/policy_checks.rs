@@ -1,9 +1,7 @@
 //! `arch-override`, `upstream-image` and `eval-threshold` on their sample
 //! bundles: check id, status, rule and evidence.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn failing(bundle: &str, id: &str) -> Value {

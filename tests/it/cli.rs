@@ -1,9 +1,7 @@
 //! Whole-program behaviour of `auditor audit` on the sample bundles:
 //! verdicts, exit codes and every report format.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn pass_sample_passes() {

@@ -1,8 +1,6 @@
 //! `auditor evidence` on logs as they arrive from the wild.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn wrapped_coloured_truncated_server_args_keep_exactly_the_fields_before_the_cut() {

@@ -5,10 +5,8 @@
 //! registry. `tests/run` starts the services and exports their variables;
 //! without them these tests fail and say so.
 
-mod common;
-
+use crate::common::*;
 use auditor::image::{self, ImageRef, OpenOptions, Platform, Transport};
-use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,24 @@
+//! Every integration test, in one binary. Each file directly under `tests/`
+//! is a crate of its own that cargo links against the library and all of its
+//! dependencies (tokio, reqwest, bollard, rustls, ...); sixteen such binaries
+//! spent most of an edit-and-test cycle linking. As modules of one crate they
+//! link once. Run one former file with `cargo test --test it gate::`.
+
+mod common;
+
+mod arg_shapes;
+mod cli;
+mod env_shapes;
+mod evidence_cli;
+mod evidence_messy;
+mod forbidden_env;
+mod gate;
+mod hostile_bundles;
+mod hostile_layers;
+mod image_forensics;
+mod image_sources;
+mod log_shapes;
+mod policy_checks;
+mod scan_cli;
+mod sim_checks;
+mod static_recipes;
