@@ -18,8 +18,8 @@ use super::lines::Line;
 use super::logline::Clean;
 use super::prompt;
 use super::script::{Segment, Statement, trailing_backslashes};
+use super::shell::env_prefix;
 use super::shell::{self, Token, Word};
-use super::shellscan::env_prefix;
 use regex::Regex;
 use std::sync::LazyLock;
 

@@ -309,6 +309,32 @@ pub fn is_var_name(name: &str) -> bool {
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// Leading `NAME=v` words and `env [-i] [-u NAME] NAME=v ...` from `start`:
+/// the prefix items in order (an assignment, or `-u` with its name) and the
+/// index of the command word.
+pub(super) fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
+    let mut prefix = Vec::new();
+    let mut i = start;
+    loop {
+        while i < words.len() && split_assignment(&words[i].text).is_some() {
+            prefix.push((words[i], None));
+            i += 1;
+        }
+        if words.get(i).is_some_and(|w| w.text.rsplit('/').next() == Some("env")) {
+            i += 1;
+            while let Some(w) = words.get(i).filter(|w| w.text.starts_with('-')) {
+                if (w.text == "-u" || w.text == "--unset") && i + 1 < words.len() {
+                    prefix.push((w, Some(words[i + 1])));
+                    i += 1;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        return (prefix, i);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

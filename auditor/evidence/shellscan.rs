@@ -21,7 +21,7 @@ use super::provenance::{FileRef, Provenance};
 use super::python_env;
 use super::script::{self, BodyLang, Event, ScriptReader, Segment};
 use super::script_actions::{self, ActionScanner};
-use super::shell::{self, Token, Word};
+use super::shell::{self, Token, Word, env_prefix};
 use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -937,32 +937,6 @@ fn views_of(gate: Gate) -> &'static [usize] {
         Gate::NotEval => &[1],
         // Never runs; read as the throughput run would, for its arguments.
         Gate::Never => &[1],
-    }
-}
-
-/// Leading `NAME=v` words and `env [-i] [-u NAME] NAME=v ...` from `start`:
-/// the prefix items in order (an assignment, or `-u` with its name) and the
-/// index of the command word.
-pub(super) fn env_prefix<'w>(words: &[&'w Word], start: usize) -> (Vec<(&'w Word, Option<&'w Word>)>, usize) {
-    let mut prefix = Vec::new();
-    let mut i = start;
-    loop {
-        while i < words.len() && shell::split_assignment(&words[i].text).is_some() {
-            prefix.push((words[i], None));
-            i += 1;
-        }
-        if words.get(i).is_some_and(|w| w.text.rsplit('/').next() == Some("env")) {
-            i += 1;
-            while let Some(w) = words.get(i).filter(|w| w.text.starts_with('-')) {
-                if (w.text == "-u" || w.text == "--unset") && i + 1 < words.len() {
-                    prefix.push((w, Some(words[i + 1])));
-                    i += 1;
-                }
-                i += 1;
-            }
-            continue;
-        }
-        return (prefix, i);
     }
 }
 

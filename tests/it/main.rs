@@ -8,6 +8,7 @@ mod common;
 
 mod arg_shapes;
 mod cli;
+mod engine_bundles;
 mod env_shapes;
 mod evidence_cli;
 mod evidence_messy;

@@ -4,9 +4,7 @@
 //! recognises the engine and reads the simulated AL the way that engine
 //! spells it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn bundle(name: &str) -> String {
