@@ -21,6 +21,6 @@ mod source;
 pub use forensics::{Inspection, inspect, render_text};
 pub(crate) use source::short;
 pub use source::{
-    Change, ChangeKind, History, Image, ImageConfig, ImageError, ImageRef, LayerInfo, OpenOptions, Platform, RawManifest, RegistryRef, RetryPolicy, Tamper,
-    TamperKind, Transport, container_changes, open, tamper_of,
+    Change, ChangeKind, History, Image, ImageConfig, ImageError, ImageRef, LayerInfo, NotAPlatform, OpenOptions, Platform, RawManifest, RegistryRef,
+    RetryPolicy, Tamper, TamperKind, Transport, container_changes, open, tamper_of,
 };

@@ -40,15 +40,20 @@ pub struct Platform {
     pub variant: Option<String>,
 }
 
+/// A `--platform` value that is not `OS/ARCH[/VARIANT]`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a platform: {0:?} (use OS/ARCH[/VARIANT], e.g. linux/amd64)")]
+pub struct NotAPlatform(pub String);
+
 impl Platform {
     /// Parse `os/arch[/variant]`.
-    pub fn parse(text: &str) -> Result<Platform, String> {
+    pub fn parse(text: &str) -> Result<Platform, NotAPlatform> {
         let parts: Vec<&str> = text.split('/').collect();
         match parts.as_slice() {
             [os, arch] | [os, arch, _] if !os.is_empty() && !arch.is_empty() => {
                 Ok(Platform { os: os.to_string(), architecture: arch.to_string(), variant: parts.get(2).filter(|v| !v.is_empty()).map(|v| v.to_string()) })
             }
-            _ => Err(format!("not a platform: {text:?} (use OS/ARCH[/VARIANT], e.g. linux/amd64)")),
+            _ => Err(NotAPlatform(text.to_string())),
         }
     }
 
