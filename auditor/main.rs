@@ -9,7 +9,7 @@ use auditor::bundle::Limits;
 use auditor::bundle::limits::parse_size;
 use auditor::checks::Inputs;
 use auditor::evidence::{view, waiver};
-use auditor::image::{self, ChangeKind, ImageRef, OpenOptions, Platform};
+use auditor::image::{self, ImageRef, OpenOptions, Platform};
 use auditor::image::{forensics, limits};
 use auditor::policy::Policy;
 use auditor::policy::thresholds::Thresholds;
@@ -564,20 +564,7 @@ fn image_command(command: ImageCommand) -> Result<u8> {
             let changes = image::container_changes(&container)?;
             let text = match format {
                 EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&changes)?),
-                EvidenceFormat::Text => changes
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "{} {}\n",
-                            match c.kind {
-                                ChangeKind::Added => 'A',
-                                ChangeKind::Modified => 'C',
-                                ChangeKind::Deleted => 'D',
-                            },
-                            c.path
-                        )
-                    })
-                    .collect(),
+                EvidenceFormat::Text => image::changes_text(&changes),
             };
             emit(&text, None)?;
             Ok(0)

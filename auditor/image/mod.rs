@@ -22,5 +22,5 @@ pub use forensics::{Inspection, inspect, render_text};
 pub(crate) use source::short;
 pub use source::{
     Change, ChangeKind, History, Image, ImageConfig, ImageError, ImageRef, LayerInfo, NotAPlatform, OpenOptions, Platform, RawManifest, RegistryRef,
-    RetryPolicy, Tamper, TamperKind, Transport, container_changes, open, tamper_of,
+    RetryPolicy, Tamper, TamperKind, Transport, changes_text, container_changes, open, tamper_of,
 };

@@ -171,6 +171,22 @@ pub enum ChangeKind {
     Deleted,
 }
 
+impl ChangeKind {
+    /// The letter `docker diff` prints for it (C changed, A added, D deleted).
+    pub fn letter(self) -> char {
+        match self {
+            ChangeKind::Added => 'A',
+            ChangeKind::Modified => 'C',
+            ChangeKind::Deleted => 'D',
+        }
+    }
+}
+
+/// A container's changes as `docker diff` lists them: one `C|A|D path` line each.
+pub fn changes_text(changes: &[Change]) -> String {
+    changes.iter().map(|c| format!("{} {}\n", c.kind.letter(), c.path)).collect()
+}
+
 /// One filesystem change of a container.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Change {

@@ -33,7 +33,7 @@ mod retry;
 mod store;
 
 pub use config::{History, ImageConfig};
-pub use daemon::{Change, ChangeKind, container_changes};
+pub use daemon::{Change, ChangeKind, changes_text, container_changes};
 pub use error::{ImageError, Tamper, TamperKind, tamper_of};
 pub use manifest::{NotAPlatform, Platform};
 pub use reference::{ImageRef, RegistryRef};
