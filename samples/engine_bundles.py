@@ -37,7 +37,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from generate import (B200_CLEAN, BASE_SERVER_ARGS, Job, agentic_aggregate, benchmark_command,
+from generate import (eval_only_files, B200_CLEAN, BASE_SERVER_ARGS, Job, agentic_aggregate, benchmark_command,
                       benchmark_log, det, dumps, exp_name, gpu_identity, gpu_metrics_csv,
                       lm_eval_results, lm_eval_samples, meta_env, py_repr, result_filename,
                       run_stats, write_command_text, write_tar_gz, EVAL_STAMP)
@@ -68,15 +68,7 @@ def single_node_files(dep, job: Job, cmd_file: str, argv: list[str], log: str, t
         f"agentic_{rf}/results/{cmd_file}": write_command_text(argv),
     }
     if job.eval_only:
-        exp = exp_name(dep, job)
-        files.update({
-            f"eval_server_logs_{rf}/results/server.log": log,
-            f"eval_gpu_metrics_{rf}/gpu_metrics.csv": gpu,
-            f"eval_gpu_metrics_{rf}/gpu_metrics_identity.json": ident,
-            f"eval_{exp}_{rf}/meta_env.json": dumps(meta_env(dep, job)),
-            f"eval_{exp}_{rf}/results_{EVAL_STAMP}.json": dumps(lm_eval_results(dep, job)),
-            f"eval_{exp}_{rf}/samples_gsm8k_{EVAL_STAMP}.jsonl": lm_eval_samples(),
-        })
+        files.update(eval_only_files(dep, job, log, gpu, ident))
         return files
     aggregate = agentic_aggregate(dep, job, target)
     if job.kv != "kvnone":

@@ -893,6 +893,19 @@ def dumps(obj) -> str:
     return json.dumps(obj, indent=2) + "\n"
 
 
+def eval_only_files(dep: Deployment, job: Job, log: str, gpu: str, ident: str) -> dict[str, str]:
+    """The artifacts an eval-only job uploads: its server log and GPU metrics, and the lm-eval payload."""
+    rf, exp = result_filename(dep, job), exp_name(dep, job)
+    return {
+        f"eval_server_logs_{rf}/results/server.log": log,
+        f"eval_gpu_metrics_{rf}/gpu_metrics.csv": gpu,
+        f"eval_gpu_metrics_{rf}/gpu_metrics_identity.json": ident,
+        f"eval_{exp}_{rf}/meta_env.json": dumps(meta_env(dep, job)),
+        f"eval_{exp}_{rf}/results_{EVAL_STAMP}.json": dumps(lm_eval_results(dep, job)),
+        f"eval_{exp}_{rf}/samples_gsm8k_{EVAL_STAMP}.jsonl": lm_eval_samples(),
+    }
+
+
 def job_files(dep: Deployment, job: Job) -> dict[str, str]:
     """Artifact-relative path -> content for one job (section 5.1)."""
     rf = result_filename(dep, job)
@@ -905,15 +918,7 @@ def job_files(dep: Deployment, job: Job) -> dict[str, str]:
         f"agentic_{rf}/results/sglang_command.txt": cmd,
     }
     if job.eval_only:
-        exp = exp_name(dep, job)
-        files.update({
-            f"eval_server_logs_{rf}/results/server.log": log,
-            f"eval_gpu_metrics_{rf}/gpu_metrics.csv": gpu,
-            f"eval_gpu_metrics_{rf}/gpu_metrics_identity.json": ident,
-            f"eval_{exp}_{rf}/meta_env.json": dumps(meta_env(dep, job)),
-            f"eval_{exp}_{rf}/results_{EVAL_STAMP}.json": dumps(lm_eval_results(dep, job)),
-            f"eval_{exp}_{rf}/samples_gsm8k_{EVAL_STAMP}.jsonl": lm_eval_samples(),
-        })
+        files.update(eval_only_files(dep, job, log, gpu, ident))
         return files
     files.update({
         f"agentic_{rf}/results/benchmark_command.txt": benchmark_command(dep, job),
@@ -1177,7 +1182,7 @@ stand-ins, not SGLang's code). `patched` adds one layer that edits
 `sglang/srt/layers/moe/fused_moe.py`, drops `fused_moe.py.patch` next to it and
 adds a `sitecustomize.py`, and its config sets
 `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1` and `PYTHONPATH`. The README shows the
-diff; `tests/cli.rs` (`the_sample_images_show_each_patch_the_readme_shows`)
+diff; `tests/it/cli.rs` (`the_sample_images_show_each_patch_the_readme_shows`)
 holds it to the findings shown.
 """
 
