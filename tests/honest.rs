@@ -1,0 +1,108 @@
+//! Honest output under hostile input (issue 12): reports that the tools
+//! reading them accept, and inputs refused where they enter with an error
+//! that says what to do.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// The OASIS SARIF 2.1.0 schema (tests/fixtures/sarif/README.md says where
+/// it comes from), compiled once, formats checked.
+fn sarif_schema() -> &'static jsonschema::Validator {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let text = std::fs::read_to_string(root().join("tests/fixtures/sarif/sarif-schema-2.1.0.json")).unwrap();
+        let schema: Value = serde_json::from_str(&text).unwrap();
+        jsonschema::draft4::options().should_validate_formats(true).build(&schema).expect("the SARIF schema compiles")
+    })
+}
+
+/// Every way `sarif` breaks the schema or GitHub code scanning's rules:
+/// a region without `startLine`, a result without a location, a physical
+/// location with an empty URI, a URI scheme, or one that is a directory.
+fn sarif_problems(what: &str, sarif: &Value) -> Vec<String> {
+    let mut problems: Vec<String> = sarif_schema().iter_errors(sarif).map(|e| format!("{what}: {} at {}", e, e.instance_path())).collect();
+    for result in sarif["runs"][0]["results"].as_array().into_iter().flatten() {
+        let locations = result["locations"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if locations.is_empty() {
+            problems.push(format!("{what}: result without a location: {result}"));
+        }
+        for loc in locations {
+            if loc.get("physicalLocation").is_none() && loc.get("logicalLocations").is_none() {
+                problems.push(format!("{what}: a location that names nothing: {loc}"));
+            }
+            let Some(physical) = loc.get("physicalLocation") else { continue };
+            if let Some(region) = physical.get("region") {
+                if !region["startLine"].as_u64().is_some_and(|l| l >= 1) {
+                    problems.push(format!("{what}: region without startLine: {loc}"));
+                }
+            }
+            let artifact = &physical["artifactLocation"];
+            let uri = artifact["uri"].as_str().unwrap_or_default();
+            if uri.is_empty() || uri.split('/').next().unwrap_or_default().contains(':') {
+                problems.push(format!("{what}: URI GitHub cannot place: {uri:?}"));
+            }
+            if artifact.get("uriBaseId").is_none() && root().join(uri).is_dir() {
+                problems.push(format!("{what}: location is a directory: {uri:?}"));
+            }
+        }
+    }
+    problems
+}
+
+fn sarif_of(args: &[&str]) -> Value {
+    let out = auditor(args);
+    assert!([0, 1, 3].contains(&code(&out)), "{args:?}: exit {}\n{}", code(&out), stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{args:?}: {e}\n{}", stdout(&out)))
+}
+
+#[test]
+fn sarif_of_every_sample_bundle_is_valid_for_github() {
+    let mut bundles: Vec<String> = std::fs::read_dir(root().join("samples/bundles"))
+        .unwrap()
+        .map(|e| format!("samples/bundles/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    bundles.sort();
+    assert!(bundles.len() >= 10, "{bundles:?}");
+    let mut problems = Vec::new();
+    let mut results = 0;
+    for bundle in &bundles {
+        let sarif = sarif_of(&["audit", bundle, "--golden", GOLDEN, "--format", "sarif"]);
+        results += sarif["runs"][0]["results"].as_array().map_or(0, Vec::len);
+        problems.extend(sarif_problems(bundle, &sarif));
+    }
+    assert!(results > 10, "the samples have findings to place ({results})");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn sarif_of_a_scan_is_valid_for_github() {
+    let sarif = sarif_of(&["scan", "samples/recipes-fail", "--format", "sarif"]);
+    assert!(!sarif["runs"][0]["results"].as_array().unwrap().is_empty());
+    let problems = sarif_problems("scan", &sarif);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn sarif_of_image_diff_and_verify_is_valid_for_github() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let (pinned, upstream) = ("oci:samples/images/patched", "oci:samples/images/upstream");
+    let diff = sarif_of(&["image", "diff", pinned, "--upstream", upstream, "--format", "sarif", "--cache-dir", cache]);
+    let verify = sarif_of(&["image", "verify", pinned, "--format", "sarif", "--cache-dir", cache]);
+    let mut problems = sarif_problems("image diff", &diff);
+    problems.extend(sarif_problems("image verify", &verify));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // A file inside the image is a file relative to the image's root, with
+    // the layer that wrote it; never the image reference as a path.
+    let results = diff["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty(), "the patched sample differs from upstream");
+    let in_image: Vec<&Value> = results.iter().flat_map(|r| r["locations"].as_array().unwrap()).filter(|l| l["physicalLocation"]["artifactLocation"]["uriBaseId"] == "IMAGEROOT").collect();
+    assert!(!in_image.is_empty(), "{diff}");
+    for loc in in_image {
+        assert!(!loc["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap().starts_with('/'));
+    }
+    assert!(diff["runs"][0]["originalUriBaseIds"]["IMAGEROOT"]["description"]["text"].as_str().unwrap().contains(pinned));
+}
