@@ -106,3 +106,78 @@ fn sarif_of_image_diff_and_verify_is_valid_for_github() {
     }
     assert!(diff["runs"][0]["originalUriBaseIds"]["IMAGEROOT"]["description"]["text"].as_str().unwrap().contains(pinned));
 }
+
+/// A usage error: exit 2, nothing on stdout, the message on stderr.
+fn refused(args: &[&str]) -> String {
+    let out = auditor(args);
+    assert_eq!(code(&out), 2, "{args:?}: {}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).is_empty(), "{args:?}: {}", stdout(&out));
+    stderr(&out)
+}
+
+#[test]
+fn today_is_a_calendar_date_or_a_usage_error() {
+    for subcommand in [&["audit", FAIL_INHERITED][..], &["image", "verify", "oci:samples/images/patched"][..]] {
+        let mut args = subcommand.to_vec();
+        args.extend(["--today", "2026-02-30"]);
+        let err = refused(&args);
+        assert!(err.contains("--today") && err.contains("2026-02 has 28 days"), "{err}");
+        args.pop();
+        args.push("01/01/2030");
+        let err = refused(&args);
+        assert!(err.contains("not a YYYY-MM-DD date"), "{err}");
+    }
+}
+
+#[test]
+fn a_suppression_expiry_that_is_no_date_is_refused_when_the_policy_loads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = tmp.path().join("p.toml");
+    std::fs::write(
+        &policy,
+        "name = \"waived\"\nextends = \"inferencex\"\n[[suppressions]]\nrule = \"forbidden-env/enabled\"\nreason = \"r\"\nowner = \"o\"\nexpires = \"2026-02-30\"\n",
+    )
+    .unwrap();
+    let err = refused(&["audit", FAIL_INHERITED, "--policy", policy.to_str().unwrap()]);
+    assert!(err.contains("forbidden-env/enabled") && err.contains("\"2026-02-30\" is not a YYYY-MM-DD date (2026-02 has 28 days)"), "{err}");
+}
+
+#[test]
+fn an_unreadable_policy_is_reported_once() {
+    let err = refused(&["audit", FAIL_INHERITED, "--policy", "no/such/policy.toml"]);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(err.contains("no/such/policy.toml"), "{err}");
+}
+
+#[test]
+fn a_path_given_as_an_image_reference_is_pointed_at_its_transport() {
+    let err = refused(&["image", "verify", "samples/images/patched"]);
+    assert!(err.contains("did you mean `oci:samples/images/patched`?"), "{err}");
+    assert!(!err.contains("docker.io"), "no registry was asked: {err}");
+    let err = refused(&["image", "diff", "oci:samples/images/patched", "--upstream", "samples/images/upstream"]);
+    assert!(err.contains("--upstream") && err.contains("did you mean `oci:samples/images/upstream`?"), "{err}");
+    for command in ["diff", "verify", "inspect"] {
+        let help = stdout(&auditor(&["image", command, "--help"]));
+        for transport in ["docker://", "docker-daemon:", "oci:", "oci-archive:", "docker-archive:"] {
+            assert!(help.contains(transport), "image {command} --help: {transport}\n{help}");
+        }
+    }
+}
+
+#[test]
+fn image_diff_and_verify_take_the_fetch_options_of_inspect() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let fetch = ["--allow-redirect", "blobs.example.com", "--read-timeout", "5", "--max-manifest-size", "1M", "--cache-dir", cache, "--format", "json"];
+    let mut diff = vec!["image", "diff", "oci:samples/images/patched", "--upstream", "oci:samples/images/upstream"];
+    diff.extend(fetch);
+    let mut verify = vec!["image", "verify", "oci:samples/images/patched"];
+    verify.extend(fetch);
+    for args in [diff, verify] {
+        let out = auditor(&args);
+        assert_eq!(code(&out), 1, "{args:?}: {}", stderr(&out));
+        assert_eq!(json(&out)["verdict"], "fail");
+    }
+    let err = refused(&["image", "verify", "oci:samples/images/patched", "--max-manifest-size", "lots"]);
+    assert!(err.contains("--max-manifest-size"), "{err}");
+}
