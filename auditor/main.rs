@@ -338,6 +338,10 @@ struct ForensicArgs {
     /// Most directory levels of a path in a layer; a deeper entry is a hostile entry, not applied.
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_DEPTH)]
     max_path_depth: usize,
+    /// Read again the layers the cache holds: by default a cached layer's blob was verified
+    /// against its digest when it was first read, not in this run.
+    #[arg(long)]
+    verify_cached: bool,
     #[command(flatten)]
     fetch: FetchArgs,
     /// Policy file (TOML); default: the embedded `inferencex` policy.
@@ -406,7 +410,7 @@ impl ForensicArgs {
             max_entries: self.max_layer_entries,
             max_depth: self.max_path_depth,
         };
-        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, limits, today })
+        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, limits, today, verify_cached: self.verify_cached })
     }
 }
 

@@ -181,3 +181,24 @@ fn image_diff_and_verify_take_the_fetch_options_of_inspect() {
     let err = refused(&["image", "verify", "oci:samples/images/patched", "--max-manifest-size", "lots"]);
     assert!(err.contains("--max-manifest-size"), "{err}");
 }
+
+#[test]
+fn layers_from_the_cache_are_said_to_be_verified_when_cached_and_verify_cached_reads_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let verify = |extra: &[&str]| {
+        let mut args = vec!["image", "verify", "oci:samples/images/patched", "--cache-dir", cache];
+        args.extend_from_slice(extra);
+        let out = auditor(&args);
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        out
+    };
+    let cold = stdout(&verify(&[]));
+    assert!(cold.contains("3 layers: 3 read and verified now") && !cold.contains("from the cache"), "{cold}");
+    let warm = stdout(&verify(&[]));
+    assert!(warm.contains("3 layers: 3 from the cache, verified on first read"), "{warm}");
+    assert!(!warm.contains("read and verified now"), "{warm}");
+    let again = json(&verify(&["--verify-cached", "--format", "json"]));
+    let counts = &again["layer_cache"][0];
+    assert_eq!((counts["read"].as_u64(), counts["cached"].as_u64()), (Some(3), Some(0)), "{counts}");
+}

@@ -1,6 +1,6 @@
 //! `--format text`: the report for people at a terminal.
 
-use super::{Input, Report, Verdict};
+use super::{Input, LayerCounts, Report, Verdict};
 use crate::checks::Status;
 use crate::finding::Severity;
 use crate::jobs::JobKind;
@@ -34,6 +34,24 @@ impl Paint {
     }
 }
 
+/// How an image's layers were obtained, saying what this run verified:
+/// a layer taken from the cache had its blob checked against its digest
+/// when it was cached, not now.
+fn layer_counts(c: &LayerCounts) -> String {
+    let mut parts = Vec::new();
+    if c.read > 0 {
+        parts.push(format!("{} read and verified now", c.read));
+    }
+    if c.cached > 0 {
+        parts.push(format!("{} from the cache, verified on first read (--verify-cached reads them again)", c.cached));
+    }
+    if c.shared > 0 {
+        parts.push(format!("{} shared with the other image, read once", c.shared));
+    }
+    let layers = if c.layers == 1 { "layer" } else { "layers" };
+    if parts.is_empty() { format!("{} {layers}", c.layers) } else { format!("{} {layers}: {}", c.layers, parts.join(", ")) }
+}
+
 pub fn render(report: &Report, color: bool) -> String {
     let paint = Paint(color);
     let mut out = String::new();
@@ -51,7 +69,7 @@ pub fn render(report: &Report, color: bool) -> String {
         };
     }
     for c in report.layer_cache.iter().flatten() {
-        let _ = writeln!(out, "layers:  {} {}: {} ({} read, {} from cache, {} shared)", c.role, c.reference, c.layers, c.read, c.cached, c.shared);
+        let _ = writeln!(out, "layers:  {} {}: {}", c.role, c.reference, layer_counts(c));
     }
     let (read, skipped, incomplete) = report.file_counts();
     let mut kinds: Vec<String> = Vec::new();
