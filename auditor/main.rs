@@ -410,7 +410,15 @@ impl ForensicArgs {
             max_entries: self.max_layer_entries,
             max_depth: self.max_path_depth,
         };
-        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, limits, today, verify_cached: self.verify_cached })
+        Ok(forensics::Options {
+            open,
+            cache_dir,
+            cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES),
+            jobs,
+            limits,
+            today,
+            verify_cached: self.verify_cached,
+        })
     }
 }
 

@@ -35,7 +35,7 @@ fn sarif_problems(what: &str, sarif: &Value) -> Vec<String> {
             }
             let Some(physical) = loc.get("physicalLocation") else { continue };
             if let Some(region) = physical.get("region") {
-                if !region["startLine"].as_u64().is_some_and(|l| l >= 1) {
+                if region["startLine"].as_u64().is_none_or(|l| l < 1) {
                     problems.push(format!("{what}: region without startLine: {loc}"));
                 }
             }
@@ -60,10 +60,8 @@ fn sarif_of(args: &[&str]) -> Value {
 
 #[test]
 fn sarif_of_every_sample_bundle_is_valid_for_github() {
-    let mut bundles: Vec<String> = std::fs::read_dir(root().join("samples/bundles"))
-        .unwrap()
-        .map(|e| format!("samples/bundles/{}", e.unwrap().file_name().to_string_lossy()))
-        .collect();
+    let mut bundles: Vec<String> =
+        std::fs::read_dir(root().join("samples/bundles")).unwrap().map(|e| format!("samples/bundles/{}", e.unwrap().file_name().to_string_lossy())).collect();
     bundles.sort();
     assert!(bundles.len() >= 10, "{bundles:?}");
     let mut problems = Vec::new();
@@ -99,7 +97,11 @@ fn sarif_of_image_diff_and_verify_is_valid_for_github() {
     // the layer that wrote it; never the image reference as a path.
     let results = diff["runs"][0]["results"].as_array().unwrap();
     assert!(!results.is_empty(), "the patched sample differs from upstream");
-    let in_image: Vec<&Value> = results.iter().flat_map(|r| r["locations"].as_array().unwrap()).filter(|l| l["physicalLocation"]["artifactLocation"]["uriBaseId"] == "IMAGEROOT").collect();
+    let in_image: Vec<&Value> = results
+        .iter()
+        .flat_map(|r| r["locations"].as_array().unwrap())
+        .filter(|l| l["physicalLocation"]["artifactLocation"]["uriBaseId"] == "IMAGEROOT")
+        .collect();
     assert!(!in_image.is_empty(), "{diff}");
     for loc in in_image {
         assert!(!loc["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap().starts_with('/'));

@@ -12,8 +12,8 @@ use super::dist::{Distribution, Owners, TextSource};
 use super::file_index::{FsIndex, Node};
 use super::noise::is_pyc;
 use super::paths::split;
-use super::tree_diff::{Change, ChangeKind, same_content};
 use super::severity::{self, Hook, Origin};
+use super::tree_diff::{Change, ChangeKind, same_content};
 use super::unified_diff;
 use crate::finding::{Finding, Severity};
 use crate::image::Image;
@@ -246,7 +246,8 @@ impl<'a> Finder<'a> {
             } else {
                 (Hook::PthPath, "adding sys.path entries (import shadowing)")
             };
-            let mut f = self.finding("engine-patch/hook", severity::hook(hook, Origin::Changed), "hook", change, format!("{path}: a .pth file {what} {does}{origin}"));
+            let mut f =
+                self.finding("engine-patch/hook", severity::hook(hook, Origin::Changed), "hook", change, format!("{path}: a .pth file {what} {does}{origin}"));
             f.diff = self.text_diff(change);
             return Some(f);
         }

@@ -111,7 +111,8 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
         } else {
             let config = config_diff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
             let cache = open_cache(options, &pinned.reference)?;
-            let (indexed, trouble) = index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits, options.verify_cached);
+            let (indexed, trouble) =
+                index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits, options.verify_cached);
             counts = indexed.iter().map(|i| i.counts.clone()).collect();
             let [p, u] = <[Indexed; 2]>::try_from(indexed)
                 .map_err(|_| ImageError::Transport { reference: pinned.reference.clone(), detail: "indexing lost an image".into() })?;
