@@ -567,7 +567,7 @@ fn run(cli: Cli) -> Result<u8> {
 
 /// Render a report as `--format` asks, to `--output` or standard output.
 fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
-    let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+    let color = output.format == Format::Text && output.output.is_none() && stdout_color();
     emit(&report.render(output.format, color), output.output.as_ref())?;
     if output.format == Format::Github {
         step_summary(report);
@@ -602,7 +602,7 @@ fn image_command(command: ImageCommand) -> Result<u8> {
                 ..OpenOptions::default()
             });
             let inspection = image::inspect(&reference, &options, verify_layers)?;
-            let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+            let color = output.format == Format::Text && output.output.is_none() && stdout_color();
             let mut text = String::new();
             if let (Format::Text, Some(image)) = (output.format, &inspection.image) {
                 text.push_str(&image::render_text(image));
@@ -648,9 +648,11 @@ fn image_command(command: ImageCommand) -> Result<u8> {
     }
 }
 
-/// NO_COLOR disables colour when set to a non-empty value (no-color.org).
-fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+/// Whether standard output takes colour, as anstream decides it: NO_COLOR
+/// (no-color.org) and CLICOLOR=0 turn it off, CLICOLOR_FORCE on; else a
+/// terminal that supports it.
+fn stdout_color() -> bool {
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
 fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {

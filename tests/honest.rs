@@ -204,3 +204,19 @@ fn layers_from_the_cache_are_said_to_be_verified_when_cached_and_verify_cached_r
     let counts = &again["layer_cache"][0];
     assert_eq!((counts["read"].as_u64(), counts["cached"].as_u64()), (Some(3), Some(0)), "{counts}");
 }
+
+#[test]
+fn colour_follows_no_color_and_clicolor_force() {
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_auditor"));
+        cmd.args(["audit", FAIL_INHERITED, "--golden", GOLDEN]).current_dir(root()).env_remove("NO_COLOR").env_remove("CLICOLOR").env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        String::from_utf8_lossy(&cmd.output().unwrap().stdout).into_owned()
+    };
+    assert!(!run(&[]).contains('\x1b'), "a pipe is no terminal");
+    let forced = run(&[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains("\x1b[") && forced.contains("FAIL"), "{forced}");
+    assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'), "NO_COLOR wins");
+}
