@@ -220,3 +220,20 @@ fn colour_follows_no_color_and_clicolor_force() {
     assert!(forced.contains("\x1b[") && forced.contains("FAIL"), "{forced}");
     assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'), "NO_COLOR wins");
 }
+
+#[test]
+fn junit_of_every_sample_bundle_parses_and_counts_its_testcases() {
+    for entry in std::fs::read_dir(root().join("samples/bundles")).unwrap() {
+        let bundle = format!("samples/bundles/{}", entry.unwrap().file_name().to_string_lossy());
+        let out = auditor(&["audit", &bundle, "--golden", GOLDEN, "--format", "junit"]);
+        let text = stdout(&out);
+        let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{bundle}: {e}\n{text}"));
+        let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+        let cases: Vec<_> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+        let with = |tag: &str| cases.iter().filter(|c| c.children().any(|n| n.has_tag_name(tag))).count().to_string();
+        assert_eq!(suite.attribute("tests"), Some(cases.len().to_string().as_str()), "{bundle}");
+        for (attr, tag) in [("failures", "failure"), ("errors", "error"), ("skipped", "skipped")] {
+            assert_eq!(suite.attribute(attr), Some(with(tag).as_str()), "{bundle}: {attr}");
+        }
+    }
+}
