@@ -137,7 +137,7 @@ struct AuditInputs {
     #[arg(long, value_name = "DIR")]
     waivers: Option<PathBuf>,
     /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = parse_today)]
     today: Option<String>,
     /// Also audit retired configs of a checkout (files under a `deprecated/` directory, and
     /// recipes only they run); by default they are listed as skipped.
@@ -237,8 +237,8 @@ enum ImageCommand {
     /// 2 bad reference, unreachable source, authentication failure, image or
     /// platform not found; 3 a layer could not be read.
     Inspect {
-        #[arg(value_name = "REF")]
-        reference: String,
+        #[arg(value_name = "REF", value_parser = parse_image_ref)]
+        reference: ImageRef,
         /// Platform to pick from a multi-platform index (default linux/amd64).
         #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
         platform: Option<String>,
@@ -251,16 +251,8 @@ enum ImageCommand {
         /// Most layers fetched at once.
         #[arg(long, value_name = "N", default_value_t = 4)]
         jobs: usize,
-        /// Host (HOST, HOST:PORT, or .DOMAIN with its subdomains) a registry may redirect to,
-        /// besides itself and the blob stores of Docker Hub, GHCR and Quay.
-        #[arg(long = "allow-redirect", value_name = "HOST")]
-        allowed_redirects: Vec<String>,
-        /// Longest silence (or trickle under 1 KiB) while reading from a registry before the request is retried (resumed with Range).
-        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-        read_timeout: u64,
-        /// Largest manifest, index or config accepted from a registry (e.g. 4M).
-        #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4M")]
-        max_manifest_size: u64,
+        #[command(flatten)]
+        fetch: FetchArgs,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -270,16 +262,20 @@ enum ImageCommand {
     /// forked wheels, native libraries, executables on PATH, entry points,
     /// bytecode-only changes) and judged by the policy; plus its config.
     ///
+    /// PINNED, REF: docker://REGISTRY/REPO:TAG[@sha256:..] (prefix optional),
+    /// docker-daemon:NAME:TAG, oci:DIR[:TAG], oci-archive:FILE[:TAG],
+    /// docker-archive:FILE[:NAME:TAG].
+    ///
     /// Exit codes: 0 no engine patch; 1 an error finding (a patched engine,
     /// a forbidden variable in the config, a tampered blob); 2 bad
     /// reference, unreachable source, image or platform not found, unusable
     /// cache; 3 nothing failed but a layer could not be read.
     Diff {
-        #[arg(value_name = "PINNED")]
-        pinned: String,
+        #[arg(value_name = "PINNED", value_parser = parse_image_ref)]
+        pinned: ImageRef,
         /// The upstream image the pinned one must equal.
-        #[arg(long, value_name = "REF")]
-        upstream: String,
+        #[arg(long, value_name = "REF", value_parser = parse_image_ref)]
+        upstream: ImageRef,
         #[command(flatten)]
         forensic: ForensicArgs,
         #[command(flatten)]
@@ -289,10 +285,14 @@ enum ImageCommand {
     /// against its RECORD hashes, files in package directories no RECORD
     /// lists, start-up hooks, direct_url.json origins, and the config.
     ///
+    /// REF: docker://REGISTRY/REPO:TAG[@sha256:..] (prefix optional),
+    /// docker-daemon:NAME:TAG, oci:DIR[:TAG], oci-archive:FILE[:TAG],
+    /// docker-archive:FILE[:NAME:TAG].
+    ///
     /// Exit codes as for `image diff`.
     Verify {
-        #[arg(value_name = "REF")]
-        reference: String,
+        #[arg(value_name = "REF", value_parser = parse_image_ref)]
+        reference: ImageRef,
         #[command(flatten)]
         forensic: ForensicArgs,
         #[command(flatten)]
@@ -338,25 +338,68 @@ struct ForensicArgs {
     /// Most directory levels of a path in a layer; a deeper entry is a hostile entry, not applied.
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_DEPTH)]
     max_path_depth: usize,
+    /// Read again the layers the cache holds: by default a cached layer's blob was verified
+    /// against its digest when it was first read, not in this run.
+    #[arg(long)]
+    verify_cached: bool,
+    #[command(flatten)]
+    fetch: FetchArgs,
     /// Policy file (TOML); default: the embedded `inferencex` policy.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = parse_today)]
     today: Option<String>,
+}
+
+/// How images are fetched from a registry: the same for every image command.
+#[derive(Args)]
+struct FetchArgs {
+    /// Host (HOST, HOST:PORT, or .DOMAIN with its subdomains) a registry may redirect to,
+    /// besides itself and the blob stores of Docker Hub, GHCR and Quay.
+    #[arg(long = "allow-redirect", value_name = "HOST")]
+    allowed_redirects: Vec<String>,
+    /// Longest silence (or trickle under 1 KiB) while reading from a registry before the request is retried (resumed with Range).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    read_timeout: u64,
+    /// Largest manifest, index or config accepted from a registry (e.g. 4M).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4M")]
+    max_manifest_size: u64,
+}
+
+impl FetchArgs {
+    /// `options` with these fetch settings.
+    fn apply(&self, options: OpenOptions) -> OpenOptions {
+        OpenOptions {
+            read_timeout: std::time::Duration::from_secs(self.read_timeout.max(1)),
+            allowed_redirects: self.allowed_redirects.clone(),
+            max_document: self.max_manifest_size,
+            ..options
+        }
+    }
+}
+
+/// `--today`: a calendar date, checked where it enters (a usage error, exit 2).
+fn parse_today(text: &str) -> Result<String, String> {
+    auditor::policy::suppressions::parse_date(text).map(|d| d.to_string()).map_err(|e| e.to_string())
+}
+
+/// An image reference, checked where it enters (a usage error, exit 2).
+fn parse_image_ref(text: &str) -> Result<ImageRef, String> {
+    text.parse::<ImageRef>().map_err(|e| e.to_string())
 }
 
 impl ForensicArgs {
     fn options(&self) -> Result<forensics::Options> {
         let platform = self.platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
         let jobs = self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)).max(1);
-        let open = OpenOptions {
+        let open = self.fetch.apply(OpenOptions {
             platform,
             insecure_registries: self.insecure_registries.clone(),
             max_concurrent_fetches: jobs,
             progress: std::io::stderr().is_terminal(),
             ..OpenOptions::default()
-        };
+        });
         let Some(cache_dir) = self.cache_dir.clone().or_else(forensics::default_cache_dir) else {
             bail!("no cache directory: set HOME or XDG_CACHE_HOME, or pass --cache-dir DIR");
         };
@@ -367,7 +410,15 @@ impl ForensicArgs {
             max_entries: self.max_layer_entries,
             max_depth: self.max_path_depth,
         };
-        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES), jobs, limits, today })
+        Ok(forensics::Options {
+            open,
+            cache_dir,
+            cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES),
+            jobs,
+            limits,
+            today,
+            verify_cached: self.verify_cached,
+        })
     }
 }
 
@@ -434,10 +485,25 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("auditor: error: {e:#}");
+            eprintln!("auditor: error: {}", describe(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes, each said once: an error whose message
+/// already includes its cause (`PATH: No such file or directory`) does not
+/// get it repeated.
+fn describe(error: &anyhow::Error) -> String {
+    let mut out = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !out.contains(&cause) {
+            out.push_str(": ");
+            out.push_str(&cause);
+        }
+    }
+    out
 }
 
 fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
@@ -500,7 +566,7 @@ fn run(cli: Cli) -> Result<u8> {
 
 /// Render a report as `--format` asks, to `--output` or standard output.
 fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
-    let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+    let color = output.format == Format::Text && output.output.is_none() && stdout_color();
     emit(&report.render(output.format, color), output.output.as_ref())?;
     if output.format == Format::Github {
         step_summary(report);
@@ -525,21 +591,17 @@ fn step_summary(report: &Report) {
 
 fn image_command(command: ImageCommand) -> Result<u8> {
     match command {
-        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, allowed_redirects, read_timeout, max_manifest_size, output } => {
-            let reference: ImageRef = reference.parse()?;
+        ImageCommand::Inspect { reference, platform, verify_layers, insecure_registries, jobs, fetch, output } => {
             let platform = platform.as_deref().map(Platform::parse).transpose().map_err(anyhow::Error::msg)?;
-            let options = OpenOptions {
+            let options = fetch.apply(OpenOptions {
                 platform,
                 insecure_registries,
                 max_concurrent_fetches: jobs.max(1),
                 progress: std::io::stderr().is_terminal(),
-                read_timeout: std::time::Duration::from_secs(read_timeout.max(1)),
-                allowed_redirects,
-                max_document: max_manifest_size,
                 ..OpenOptions::default()
-            };
+            });
             let inspection = image::inspect(&reference, &options, verify_layers)?;
-            let color = output.format == Format::Text && output.output.is_none() && std::io::stdout().is_terminal() && !no_color();
+            let color = output.format == Format::Text && output.output.is_none() && stdout_color();
             let mut text = String::new();
             if let (Format::Text, Some(image)) = (output.format, &inspection.image) {
                 text.push_str(&image::render_text(image));
@@ -550,13 +612,13 @@ fn image_command(command: ImageCommand) -> Result<u8> {
         }
         ImageCommand::Diff { pinned, upstream, forensic, output } => {
             let policy = load_policy(forensic.policy.as_ref())?;
-            let report = forensics::diff(&pinned.parse()?, &upstream.parse()?, &forensic.options()?, &policy)?;
+            let report = forensics::diff(&pinned, &upstream, &forensic.options()?, &policy)?;
             emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
         }
         ImageCommand::Verify { reference, forensic, output } => {
             let policy = load_policy(forensic.policy.as_ref())?;
-            let report = forensics::verify(&reference.parse()?, &forensic.options()?, &policy)?;
+            let report = forensics::verify(&reference, &forensic.options()?, &policy)?;
             emit_report(&report, &output)?;
             Ok(report.verdict.exit_code() as u8)
         }
@@ -572,9 +634,11 @@ fn image_command(command: ImageCommand) -> Result<u8> {
     }
 }
 
-/// NO_COLOR disables colour when set to a non-empty value (no-color.org).
-fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+/// Whether standard output takes colour, as anstream decides it: NO_COLOR
+/// (no-color.org) and CLICOLOR=0 turn it off, CLICOLOR_FORCE on; else a
+/// terminal that supports it.
+fn stdout_color() -> bool {
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
 fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {

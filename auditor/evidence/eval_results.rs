@@ -36,7 +36,8 @@ pub fn scores(file: &FileRef, value: &Value, raw: &str) -> Vec<EvalScore> {
                 None => format!("{metric}_stderr"),
             };
             let stderr = metrics.get(&stderr_key).and_then(Value::as_f64);
-            out.push(EvalScore { task: task.clone(), metric: metric.to_string(), value: score, stderr, provenance: locate(file, raw, metric, score) });
+            let provenance = locate(file, raw, &["results", task, metric], format!("\"{metric}\": {score}"));
+            out.push(EvalScore { task: task.clone(), metric: metric.to_string(), value: score, stderr, provenance });
         }
     }
     let resolved = value.get("resolved_instances").and_then(Value::as_f64);
@@ -44,14 +45,7 @@ pub fn scores(file: &FileRef, value: &Value, raw: &str) -> Vec<EvalScore> {
     if let (Some(resolved), Some(total)) = (resolved, total) {
         let task = if file.path.contains("verified") { "swebench_verified" } else { "swebench_lite" };
         let text = format!("resolved_instances {resolved} of total_instances {total}");
-        let provenance = Provenance {
-            layer: None,
-            file: file.path.clone(),
-            artifact: file.artifact.clone(),
-            line: line_of(raw, "\"resolved_instances\""),
-            span: None,
-            text,
-        };
+        let provenance = locate(file, raw, &["resolved_instances"], text);
         out.push(EvalScore { task: task.to_string(), metric: "resolved".to_string(), value: resolved / total, stderr: None, provenance });
     }
     out
@@ -62,20 +56,64 @@ pub fn failed_concurrencies(value: &Value) -> Vec<u64> {
     value.get("failed_eval_concs").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default()
 }
 
-fn line_of(raw: &str, needle: &str) -> Option<u64> {
-    raw.find(needle).map(|at| raw[..at].matches('\n').count() as u64 + 1)
+/// The evidence for the value at `path` (object keys from the document's
+/// root): the line of its key in `raw`, so that two tasks of one file each
+/// cite their own score, not the first line that names the metric.
+fn locate(file: &FileRef, raw: &str, path: &[&str], text: String) -> Provenance {
+    Provenance { layer: None, file: file.path.clone(), artifact: file.artifact.clone(), line: key_line(raw, path), span: None, text }
 }
 
-fn locate(file: &FileRef, raw: &str, metric: &str, value: f64) -> Provenance {
-    let needle = format!("\"{metric}\"");
-    Provenance {
-        layer: None,
-        file: file.path.clone(),
-        artifact: file.artifact.clone(),
-        line: line_of(raw, &needle),
-        span: None,
-        text: format!("\"{metric}\": {value}"),
+/// The 1-based line of the key at `path` in the JSON text `raw`: a small
+/// scanner that follows objects, arrays and strings (escapes included)
+/// and compares each key, unescaped, with the path; `None` when the text
+/// does not hold it (or is not the JSON it was parsed from).
+fn key_line(raw: &str, path: &[&str]) -> Option<u64> {
+    /// An open object (with its current key, and whether a key comes next) or array.
+    struct Frame {
+        object: bool,
+        key: Option<String>,
+        expect_key: bool,
     }
+    let bytes = raw.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut line = 1u64;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => line += 1,
+            b'{' => stack.push(Frame { object: true, key: None, expect_key: true }),
+            b'[' => stack.push(Frame { object: false, key: None, expect_key: false }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some(top) = stack.last_mut().filter(|f| f.object) {
+                    top.expect_key = true;
+                }
+            }
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let Some(top) = stack.last_mut().filter(|f| f.object && f.expect_key) else {
+                    i += 1;
+                    continue;
+                };
+                let key: String = serde_json::from_str(raw.get(start..=i.min(bytes.len() - 1))?).ok()?;
+                top.expect_key = false;
+                top.key = Some(key);
+                let here = stack.iter().map(|f| f.key.as_deref());
+                if stack.len() == path.len() && here.zip(path).all(|(k, p)| k == Some(*p)) {
+                    return Some(line);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -90,6 +128,36 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!((s[0].task.as_str(), s[0].metric.as_str(), s[0].value, s[0].stderr), ("gsm8k", "exact_match,strict-match", 0.95, Some(0.006)));
         assert_eq!(s[0].provenance.line, Some(5));
+    }
+
+    #[test]
+    fn each_task_cites_the_line_of_its_own_score() {
+        // the shape lm-eval writes: groups, two tasks with the same metric,
+        // and the metric named again under higher_is_better
+        let raw = r#"{
+  "results": {
+    "gsm8k": {
+      "alias": "gsm8k",
+      "exact_match,strict-match": 0.95,
+      "exact_match_stderr,strict-match": 0.006
+    },
+    "gsm8k_cot": {
+      "alias": "gsm8k \"cot\"",
+      "exact_match,strict-match": 0.91,
+      "exact_match_stderr,strict-match": 0.008
+    }
+  },
+  "higher_is_better": {"gsm8k": {"exact_match": true}}
+}"#;
+        let v: Value = serde_json::from_str(raw).unwrap();
+        let s = scores(&FileRef::default(), &v, raw);
+        let lines: Vec<(&str, Option<u64>)> = s.iter().map(|s| (s.task.as_str(), s.provenance.line)).collect();
+        assert_eq!(lines, [("gsm8k", Some(5)), ("gsm8k_cot", Some(10))]);
+        // on one line, keys in strings and escaped quotes do not confuse it
+        let flat = r#"{"note": "\"results\": {", "results": {"a\"b": {"acc": 0.5}}}"#;
+        assert_eq!(key_line(flat, &["results", "a\"b", "acc"]), Some(1));
+        assert_eq!(key_line(flat, &["results", "missing"]), None);
+        assert_eq!(key_line("{\"x\": \"unterminated", &["y"]), None);
     }
 
     #[test]

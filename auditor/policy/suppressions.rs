@@ -29,49 +29,64 @@ impl Suppression {
         rule_ok && self.fingerprint.as_deref().is_none_or(|f| f == fingerprint)
     }
 
-    /// Whether `today` (`YYYY-MM-DD`) is after the expiry date.
+    /// Whether `today` (`YYYY-MM-DD`) is after the expiry date, compared
+    /// as calendar dates. An expiry that is not a date (which [`validate`]
+    /// refuses when the policy is loaded) counts as expired: it accepts
+    /// nothing.
+    ///
+    /// [`validate`]: Suppression::validate
     pub fn expired(&self, today: &str) -> bool {
-        today > self.expires.as_str()
+        match (parse_date(&self.expires), parse_date(today)) {
+            (Ok(expires), Ok(today)) => today > expires,
+            _ => true,
+        }
     }
 
-    /// The expiry must be a real `YYYY-MM-DD` date.
+    /// The expiry must be a calendar date written `YYYY-MM-DD`.
     pub fn validate(&self) -> Result<(), BadExpiry> {
-        let parts: Vec<&str> = self.expires.split('-').collect();
-        let ok = parts.len() == 3
-            && parts[0].len() == 4
-            && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit()))
-            && parts[1].parse::<u32>().is_ok_and(|m| (1..=12).contains(&m))
-            && parts[2].parse::<u32>().is_ok_and(|d| (1..=31).contains(&d));
-        if ok { Ok(()) } else { Err(BadExpiry { rule: self.rule.clone(), expires: self.expires.clone() }) }
+        parse_date(&self.expires).map(drop).map_err(|e| BadExpiry { rule: self.rule.clone(), expires: self.expires.clone(), why: e.why })
     }
 }
 
 /// A suppression whose expiry is not a date.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("suppression of {rule}: expires {expires:?} is not a YYYY-MM-DD date")]
+#[error("suppression of {rule}: expires {expires:?} is not a YYYY-MM-DD date ({why})")]
 pub struct BadExpiry {
     pub rule: String,
     pub expires: String,
+    pub why: String,
+}
+
+/// Text that is not a `YYYY-MM-DD` calendar date, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not a YYYY-MM-DD date ({why})")]
+pub struct BadDate {
+    pub text: String,
+    pub why: String,
+}
+
+/// Parse a calendar date written `YYYY-MM-DD` (ISO 8601 extended, the only
+/// form policies and `--today` take): `2026-02-30` and `01/01/2030` are
+/// refused. The calendar is jiff's (leap years, month lengths).
+pub fn parse_date(text: &str) -> Result<jiff::civil::Date, BadDate> {
+    let bad = |why: String| BadDate { text: text.to_string(), why };
+    let b = text.as_bytes();
+    let shape = b.len() == 10 && b[4] == b'-' && b[7] == b'-' && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if !shape {
+        return Err(bad("write it as YYYY-MM-DD, e.g. 2026-12-31".to_string()));
+    }
+    let number = |range: std::ops::Range<usize>| text[range].parse::<i16>().unwrap_or(0);
+    let (year, month, day) = (number(0..4), number(5..7), number(8..10));
+    let (Ok(month), Ok(day)) = (i8::try_from(month), i8::try_from(day)) else { return Err(bad("no such month or day".to_string())) };
+    jiff::civil::Date::new(year, month, day).map_err(|_| match jiff::civil::Date::new(year, month, 1) {
+        Ok(first) => bad(format!("{year:04}-{month:02} has {} days", first.days_in_month())),
+        Err(_) => bad("no such month".to_string()),
+    })
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`.
 pub fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    civil_date(secs / 86_400)
-}
-
-/// Days since 1970-01-01 to `YYYY-MM-DD` (Howard Hinnant's civil_from_days).
-fn civil_date(days: u64) -> String {
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    jiff::tz::Offset::UTC.to_datetime(jiff::Timestamp::now()).date().to_string()
 }
 
 #[cfg(test)]
@@ -90,12 +105,19 @@ mod tests {
         assert!(s("a/b", None, "2026-11-29").expired("2026-11-30"));
         assert!(!s("a/b", None, "2026-11-30").expired("2026-11-30"));
         assert!(s("a/b", None, "2026-13-01").validate().is_err());
+        // a day that does not exist is no expiry
+        assert!(s("a/b", None, "2026-02-30").validate().is_err());
+        assert!(s("a/b", None, "2026-02-30").expired("2026-01-01"), "an expiry that is no date accepts nothing");
+        assert!(s("a/b", None, "2024-02-29").validate().is_ok());
+        assert!(s("a/b", None, "2024-02-29").expired("2024-03-01"));
     }
 
     #[test]
-    fn civil_dates() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(20_787), "2026-11-30");
-        assert_eq!(civil_date(11_016), "2000-02-29");
+    fn dates_are_calendar_dates_in_one_form() {
+        assert_eq!(parse_date("2026-11-30").unwrap(), jiff::civil::date(2026, 11, 30));
+        for bad in ["2026-02-30", "2025-02-29", "01/01/2030", "2026-1-01", "20260101", "2026-13-01", "2026-00-10", " 2026-01-01", "２０２６-01-01"] {
+            assert!(parse_date(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_date(&today()).map(|d| d.to_string()), Ok(today()), "today() is in the form it parses");
     }
 }

@@ -1,10 +1,23 @@
-//! `--format sarif`: SARIF 2.1.0 for code-scanning tools. Every result has
-//! a rule id and a physical location; fingerprints go to partialFingerprints.
+//! `--format sarif`: SARIF 2.1.0 for code-scanning tools (valid against the
+//! OASIS schema, and in the subset GitHub code scanning accepts). Every
+//! result has a rule id and at least one location; fingerprints go to
+//! partialFingerprints.
+//!
+//! A location is physical only where there is a file to open: a file of the
+//! bundle or on disk (a region only where a line is known, so a region
+//! always has `startLine`), or a file inside an image, relative to the
+//! `IMAGEROOT` base. What is not a file (an image, its config, a layer blob,
+//! a policy, a job whose files show nothing) is a logical location; a
+//! directory is never a location.
 
-use super::{Report, TOOL, VERSION};
+use super::{Input, Report, TOOL, VERSION};
 use crate::checks::REGISTRY;
-use crate::finding::Severity;
+use crate::finding::{Finding, Severity};
+use crate::provenance::Provenance;
 use serde_json::{Value, json};
+
+/// The `uriBaseId` of paths inside an image's filesystem.
+const IMAGE_ROOT: &str = "IMAGEROOT";
 
 const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
@@ -16,11 +29,12 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-/// Percent-encode a relative path for a SARIF `uri` (RFC 3986 path characters kept).
+/// Percent-encode a path for a SARIF `uri` (RFC 3986 path characters kept,
+/// except `:`, so that `oci:dir` or `C:x` never reads as a URI scheme).
 fn uri(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=:@".contains(&b) {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -52,24 +66,9 @@ pub fn render(report: &Report) -> String {
     let results: Vec<Value> = report
         .findings()
         .map(|(_, f)| {
-            let mut locations: Vec<Value> = f
-                .evidence
-                .iter()
-                .map(|e| {
-                    let mut region = serde_json::Map::new();
-                    if let Some(line) = e.line {
-                        region.insert("startLine".into(), json!(line));
-                    }
-                    region.insert("snippet".into(), json!({ "text": e.text }));
-                    json!({ "physicalLocation": {
-                        "artifactLocation": { "uri": uri(&report.location(f, e)) },
-                        "region": region,
-                    }})
-                })
-                .collect();
+            let mut locations: Vec<Value> = f.evidence.iter().map(|e| location(report, f, e)).collect();
             if locations.is_empty() {
-                let input = report.inputs.first().map(|i| i.label()).unwrap_or(".");
-                locations.push(json!({ "physicalLocation": { "artifactLocation": { "uri": uri(input) } } }));
+                locations.push(unplaced(report, f));
             }
             let mut result = json!({
                 "ruleId": f.rule,
@@ -87,7 +86,7 @@ pub fn render(report: &Report) -> String {
             result
         })
         .collect();
-    let sarif = json!({
+    let mut sarif = json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
@@ -107,9 +106,101 @@ pub fn render(report: &Report) -> String {
             "results": results,
         }],
     });
+    if let Some(bases) = original_uri_base_ids(report) {
+        sarif["runs"][0]["originalUriBaseIds"] = bases;
+    }
     let mut out = serde_json::to_string_pretty(&sarif).unwrap_or_default();
     out.push('\n');
     out
+}
+
+/// Where one piece of evidence is, as a SARIF location.
+fn location(report: &Report, finding: &Finding, evidence: &Provenance) -> Value {
+    let message = (!evidence.text.is_empty()).then(|| json!({ "text": evidence.text }));
+    let with_message = |mut loc: Value| {
+        if let Some(m) = &message {
+            loc["message"] = m.clone();
+        }
+        loc
+    };
+    // Evidence about an image as a whole (its config, a blob): no file.
+    if let Some(image) = image_named(report, &evidence.file) {
+        return with_message(json!({ "logicalLocations": [image_logical(&image.reference, evidence.layer.as_deref())] }));
+    }
+    // A file inside an image: its path from the image's root, and the image
+    // and layer that wrote it.
+    if finding.kind.is_some() && evidence.file.starts_with('/') {
+        let mut loc = json!({ "physicalLocation": {
+            "artifactLocation": { "uri": uri(evidence.file.trim_start_matches('/')), "uriBaseId": IMAGE_ROOT },
+        }});
+        if let Some(image) = evidence.layer.as_deref().and_then(|l| image_with_layer(report, l)) {
+            loc["logicalLocations"] = json!([image_logical(&image.reference, evidence.layer.as_deref())]);
+        }
+        return with_message(loc);
+    }
+    let path = report.location(finding, evidence);
+    if !is_file(report, &evidence.file, &path) {
+        return with_message(json!({ "logicalLocations": [{ "fullyQualifiedName": evidence.file, "kind": "resource" }] }));
+    }
+    let mut physical = json!({ "artifactLocation": { "uri": uri(&path) } });
+    match evidence.line.filter(|l| *l >= 1) {
+        Some(line) => physical["region"] = json!({ "startLine": line, "snippet": { "text": evidence.text } }),
+        None => return with_message(json!({ "physicalLocation": physical })),
+    }
+    json!({ "physicalLocation": physical })
+}
+
+/// A finding with no evidence (a job whose files show nothing, an input
+/// as a whole): the job or the input, as a logical location.
+fn unplaced(report: &Report, finding: &Finding) -> Value {
+    let input = report.inputs.first().map(Input::label).unwrap_or(".");
+    let logical = match &finding.job {
+        Some(job) => json!({ "name": job, "fullyQualifiedName": format!("{input}::{job}"), "kind": "module" }),
+        None => json!({ "fullyQualifiedName": input, "kind": "module" }),
+    };
+    json!({ "logicalLocations": [logical] })
+}
+
+/// Whether the evidence names a file a reviewer can open: a file the
+/// report read from a bundle, else a regular file on disk (reference data,
+/// `auditor scan` paths). A directory or a name (`policy X`) is not.
+fn is_file(report: &Report, file: &str, path: &str) -> bool {
+    report.files.iter().any(|f| f.record.path == file) || std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+fn image_named<'a>(report: &'a Report, reference: &str) -> Option<&'a super::ImageInput> {
+    report.inputs.iter().find_map(|i| match i {
+        Input::Image(image) if image.reference == reference => Some(image),
+        _ => None,
+    })
+}
+
+fn image_with_layer<'a>(report: &'a Report, layer: &str) -> Option<&'a super::ImageInput> {
+    report.inputs.iter().find_map(|i| match i {
+        Input::Image(image) if image.layers.iter().any(|l| l == layer) => Some(image),
+        _ => None,
+    })
+}
+
+/// An image, or one of its layer blobs, as a logical location.
+fn image_logical(reference: &str, layer: Option<&str>) -> Value {
+    match layer {
+        Some(layer) => json!({ "name": layer, "fullyQualifiedName": format!("{reference}@{layer}"), "kind": "resource" }),
+        None => json!({ "name": reference, "fullyQualifiedName": reference, "kind": "resource" }),
+    }
+}
+
+/// `IMAGEROOT` described (it has no URI: an image's filesystem is not on disk).
+fn original_uri_base_ids(report: &Report) -> Option<Value> {
+    let images: Vec<&str> = report
+        .inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::Image(image) => Some(image.reference.as_str()),
+            _ => None,
+        })
+        .collect();
+    (!images.is_empty()).then(|| json!({ IMAGE_ROOT: { "description": { "text": format!("the root of the filesystem of image {}", images.join(" / ")) } } }))
 }
 
 #[cfg(test)]
@@ -117,5 +208,6 @@ mod tests {
     #[test]
     fn uri_encoding() {
         assert_eq!(super::uri("a b/c%d.log"), "a%20b/c%25d.log");
+        assert_eq!(super::uri("oci:img/x"), "oci%3Aimg/x", "no scheme");
     }
 }

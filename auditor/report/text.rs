@@ -1,49 +1,77 @@
 //! `--format text`: the report for people at a terminal.
 
-use super::{Input, Report, Verdict};
+use super::{Input, LayerCounts, Report, Verdict};
 use crate::checks::Status;
 use crate::finding::Severity;
 use crate::jobs::JobKind;
+use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
 
 /// Lines of a finding's unified diff shown at a terminal.
 const DIFF_LINES: usize = 40;
 
+/// Colour for a terminal (the caller decides when: `color`), as anstyle
+/// writes it.
 struct Paint(bool);
 
+fn fg(color: AnsiColor) -> Style {
+    Style::new().fg_color(Some(color.into()))
+}
+
 impl Paint {
-    fn code(&self, code: &str, text: &str) -> String {
-        if self.0 { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+    fn style(&self, style: Style, text: &str) -> String {
+        if self.0 { format!("{style}{text}{style:#}") } else { text.to_string() }
+    }
+    fn verdict(&self, verdict: Verdict) -> String {
+        let color = match verdict {
+            Verdict::Pass => AnsiColor::Green,
+            Verdict::Fail => AnsiColor::Red,
+            Verdict::Incomplete => AnsiColor::Yellow,
+        };
+        self.style(fg(color).bold(), verdict.as_upper())
     }
     fn status(&self, status: Status) -> String {
-        let (code, word) = match status {
-            Status::Pass => ("32", "PASS"),
-            Status::Fail => ("1;31", "FAIL"),
-            Status::Na => ("2", "N/A "),
-            Status::Error => ("33", "ERR "),
+        let (style, word) = match status {
+            Status::Pass => (fg(AnsiColor::Green), "PASS"),
+            Status::Fail => (fg(AnsiColor::Red).bold(), "FAIL"),
+            Status::Na => (Style::new().dimmed(), "N/A "),
+            Status::Error => (fg(AnsiColor::Yellow), "ERR "),
         };
-        self.code(code, word)
+        self.style(style, word)
     }
     fn severity(&self, severity: Severity) -> String {
-        let code = match severity {
-            Severity::Error => "31",
-            Severity::Warning => "33",
-            Severity::Info => "36",
+        let color = match severity {
+            Severity::Error => AnsiColor::Red,
+            Severity::Warning => AnsiColor::Yellow,
+            Severity::Info => AnsiColor::Cyan,
         };
-        self.code(code, severity.as_str())
+        self.style(fg(color), severity.as_str())
     }
+}
+
+/// How an image's layers were obtained, saying what this run verified:
+/// a layer taken from the cache had its blob checked against its digest
+/// when it was cached, not now.
+fn layer_counts(c: &LayerCounts) -> String {
+    let mut parts = Vec::new();
+    if c.read > 0 {
+        parts.push(format!("{} read and verified now", c.read));
+    }
+    if c.cached > 0 {
+        parts.push(format!("{} from the cache, verified on first read (--verify-cached reads them again)", c.cached));
+    }
+    if c.shared > 0 {
+        parts.push(format!("{} shared with the other image, read once", c.shared));
+    }
+    let layers = if c.layers == 1 { "layer" } else { "layers" };
+    if parts.is_empty() { format!("{} {layers}", c.layers) } else { format!("{} {layers}: {}", c.layers, parts.join(", ")) }
 }
 
 pub fn render(report: &Report, color: bool) -> String {
     let paint = Paint(color);
     let mut out = String::new();
-    let verdict_code = match report.verdict {
-        Verdict::Pass => "1;32",
-        Verdict::Fail => "1;31",
-        Verdict::Incomplete => "1;33",
-    };
     let _ = writeln!(out, "auditor {} · policy {}", report.tool.version, report.policy);
-    let _ = writeln!(out, "verdict: {}", paint.code(verdict_code, report.verdict.as_upper()));
+    let _ = writeln!(out, "verdict: {}", paint.verdict(report.verdict));
     for input in &report.inputs {
         let _ = match input {
             Input::Bundle { sha256: None, .. } => writeln!(out, "input:   {}", input.label()),
@@ -51,7 +79,7 @@ pub fn render(report: &Report, color: bool) -> String {
         };
     }
     for c in report.layer_cache.iter().flatten() {
-        let _ = writeln!(out, "layers:  {} {}: {} ({} read, {} from cache, {} shared)", c.role, c.reference, c.layers, c.read, c.cached, c.shared);
+        let _ = writeln!(out, "layers:  {} {}: {}", c.role, c.reference, layer_counts(c));
     }
     let (read, skipped, incomplete) = report.file_counts();
     let mut kinds: Vec<String> = Vec::new();

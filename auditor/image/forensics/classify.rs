@@ -12,6 +12,7 @@ use super::dist::{Distribution, Owners, TextSource};
 use super::file_index::{FsIndex, Node};
 use super::noise::is_pyc;
 use super::paths::split;
+use super::severity::{self, Hook, Origin};
 use super::tree_diff::{Change, ChangeKind, same_content};
 use super::unified_diff;
 use crate::finding::{Finding, Severity};
@@ -230,7 +231,7 @@ impl<'a> Finder<'a> {
         if writes && is_customize(path) {
             let mut f = self.finding(
                 "engine-patch/hook",
-                Severity::Error,
+                severity::hook(Hook::Customize, Origin::Changed),
                 "hook",
                 change,
                 format!("{path}: a Python start-up hook {what} (runs in every interpreter, before the engine){origin}"),
@@ -240,12 +241,13 @@ impl<'a> Finder<'a> {
         }
         if writes && path.ends_with(".pth") {
             let text = change.new.and_then(|n| self.pinned.texts.text(n)).unwrap_or_default();
-            let (severity, does) = if pth_imports(&text) {
-                (Severity::Error, "with an `import` line: code that runs at every interpreter start")
+            let (hook, does) = if pth_imports(&text) {
+                (Hook::PthImport, "with an `import` line: code that runs at every interpreter start")
             } else {
-                (Severity::Warning, "adding sys.path entries (import shadowing)")
+                (Hook::PthPath, "adding sys.path entries (import shadowing)")
             };
-            let mut f = self.finding("engine-patch/hook", severity, "hook", change, format!("{path}: a .pth file {what} {does}{origin}"));
+            let mut f =
+                self.finding("engine-patch/hook", severity::hook(hook, Origin::Changed), "hook", change, format!("{path}: a .pth file {what} {does}{origin}"));
             f.diff = self.text_diff(change);
             return Some(f);
         }

@@ -6,6 +6,7 @@
 //! reported. Forbidden engine variables are the `forbidden-env` check's.
 
 use super::classify::Rules;
+use super::severity::{self, Origin};
 use crate::finding::{Finding, Severity};
 use crate::image::ImageConfig;
 use crate::provenance::{Provenance, clip, is_secret_name, redact};
@@ -34,7 +35,7 @@ pub(super) fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, ups
             out.push(finding(
                 reference,
                 "engine-patch/injection-env",
-                Severity::Warning,
+                severity::injection_env(Origin::Unattributed),
                 format!("the image config sets {name}={value}: it loads code or packages from outside the shipped engine"),
                 format!("Env {name}={value}"),
             ));
@@ -60,7 +61,7 @@ pub(super) fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, ups
             out.push(finding(
                 reference,
                 "engine-patch/injection-env",
-                Severity::Error,
+                severity::injection_env(Origin::Changed),
                 format!("the pinned image's config: {change} — it loads code or packages from outside the shipped engine"),
                 text,
             ));

@@ -42,6 +42,10 @@ pub struct Options {
     pub limits: LayerLimits,
     /// Suppression expiry is judged at this date (`YYYY-MM-DD`).
     pub today: String,
+    /// Read again the layers the cache holds (verified when they were
+    /// cached, by an earlier run): their blobs are streamed, checked against
+    /// their digests and indexed anew.
+    pub verify_cached: bool,
 }
 
 /// Captured texts, read back from the layer cache.
@@ -108,7 +112,8 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
         } else {
             let config = config_diff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
             let cache = open_cache(options, &pinned.reference)?;
-            let (indexed, trouble) = index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits);
+            let (indexed, trouble) =
+                index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits, options.verify_cached);
             counts = indexed.iter().map(|i| i.counts.clone()).collect();
             let [p, u] = <[Indexed; 2]>::try_from(indexed)
                 .map_err(|_| ImageError::Transport { reference: pinned.reference.clone(), detail: "indexing lost an image".into() })?;
@@ -134,7 +139,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
     if let Some(settings) = policy.checks.engine_patch() {
         let rules = Rules::new(settings);
         let cache = open_cache(options, &image.reference)?;
-        let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs, &options.limits);
+        let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs, &options.limits, options.verify_cached);
         counts = indexed.iter().map(|i| i.counts.clone()).collect();
         let Some(indexed) = indexed.into_iter().next() else {
             return Err(ImageError::Transport { reference: image.reference.clone(), detail: "indexing lost the image".into() });

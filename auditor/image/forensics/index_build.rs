@@ -6,7 +6,9 @@
 //! index into the cache. Each image's layers are then applied in order,
 //! streamed back out of the cache.
 //! The counts of what was read, cached and shared go into the report, so
-//! a warm run can show it read no upstream layer. A layer that goes over
+//! a warm run can show it read no upstream layer, and says that a cached
+//! layer's blob was verified when it was cached, not in this run
+//! (`--verify-cached` reads them again). A layer that goes over
 //! a limit of the walk is not examined (a decompression bomb is also a
 //! hostile entry), and an image whose merged index passes the entry limit
 //! is not applied further, so memory stays bounded.
@@ -40,8 +42,9 @@ pub(super) struct Trouble {
 }
 
 /// Index every image (in order, with its role), walking at most `jobs`
-/// layers at once.
-pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits) -> (Vec<Indexed>, Trouble) {
+/// layers at once; with `verify_cached`, layers the cache holds are walked
+/// (and so verified) again rather than taken from it.
+pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize, limits: &LayerLimits, verify_cached: bool) -> (Vec<Indexed>, Trouble) {
     let mut counts: Vec<LayerCounts> = images
         .iter()
         .map(|(img, role)| LayerCounts { reference: img.reference.clone(), role: role.to_string(), layers: img.layers.len(), ..LayerCounts::default() })
@@ -51,7 +54,7 @@ pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize
     let mut owner: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, (img, _)) in images.iter().enumerate() {
         for (l, layer) in img.layers.iter().enumerate() {
-            if cache.has(&layer.digest) {
+            if !verify_cached && cache.has(&layer.digest) {
                 counts[i].cached += 1;
             } else if let Some(&first) = owner.get(layer.digest.as_str()) {
                 if first != i {

@@ -26,6 +26,7 @@ mod links;
 pub(crate) mod noise;
 mod paths;
 mod record;
+mod severity;
 mod tarstream;
 mod tree_diff;
 mod unified_diff;

@@ -9,6 +9,7 @@
 use super::classify::{Rules, Side, describe, is_customize, is_patch_file, pth_imports};
 use super::file_index::{Kind, Node};
 use super::paths::split;
+use super::severity::{self, Hook, Origin};
 use crate::finding::{Finding, Severity};
 use std::collections::BTreeSet;
 
@@ -154,14 +155,19 @@ fn hooks(side: &Side, out: &mut Verified) {
         }
         let shipped = side.owners.recorded(path).filter(|(_, row)| row.sha256.is_some() && row.sha256 == node.digest);
         let text = side.texts.text(node).unwrap_or_default();
-        let (severity, what) = match (shipped, pth, pth_imports(&text)) {
-            (Some((d, _)), _, _) => (Severity::Info, format!("shipped by {} (its RECORD lists this content)", d.label())),
-            (None, true, true) => {
-                (Severity::Warning, "a .pth file with an `import` line, listed in no RECORD: code that runs at every interpreter start".to_string())
-            }
-            (None, true, false) => (Severity::Info, "a .pth file adding sys.path entries, listed in no RECORD".to_string()),
-            (None, false, _) => (Severity::Warning, "a Python start-up hook listed in no RECORD: it runs in every interpreter, before the engine".to_string()),
+        let hook = match (pth, pth_imports(&text)) {
+            (true, true) => Hook::PthImport,
+            (true, false) => Hook::PthPath,
+            (false, _) => Hook::Customize,
         };
+        let origin = if shipped.is_some() { Origin::Shipped } else { Origin::Unattributed };
+        let what = match (shipped, hook) {
+            (Some((d, _)), _) => format!("shipped by {} (its RECORD lists this content)", d.label()),
+            (None, Hook::PthImport) => "a .pth file with an `import` line, listed in no RECORD: code that runs at every interpreter start".to_string(),
+            (None, Hook::PthPath) => "a .pth file adding sys.path entries, listed in no RECORD".to_string(),
+            (None, Hook::Customize) => "a Python start-up hook listed in no RECORD: it runs in every interpreter, before the engine".to_string(),
+        };
+        let severity = severity::hook(hook, origin);
         let f = Finding::new("engine-patch/hook", severity, format!("{path}: {what}"), None, vec![side.evidence(path, Some(node), describe(node))]);
         out.findings.push(f.in_image("hook", Some(path)));
     }

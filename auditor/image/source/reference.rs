@@ -108,6 +108,12 @@ impl std::str::FromStr for ImageRef {
             let (file, name) = path_and_suffix(rest, |p| p.is_file(), false);
             return non_empty(&file, text).map(|file| ImageRef::DockerArchive { file, name });
         }
+        // A path on disk with no transport: the user meant a local image,
+        // not a registry repository of that name (which would be retried
+        // against docker.io and fail on something else).
+        if let Some(meant) = local_transport(Path::new(text)) {
+            return Err(bad(&format!("{text} is a path on disk, not a registry reference: did you mean `{meant}:{text}`?")));
+        }
         // `transport:...` that is not `host:port/...` nor `name:tag`
         if let Some((transport, rest)) = text.split_once(':') {
             if transport.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') && rest.contains('/') && !rest.starts_with(|c: char| c.is_ascii_digit()) {
@@ -116,6 +122,20 @@ impl std::str::FromStr for ImageRef {
         }
         parse_registry(text, text).map(ImageRef::Registry)
     }
+}
+
+/// The transport a path on disk would be read with: `oci` for a directory,
+/// `docker-archive` for a `.tar` (`docker save`), `oci-archive` for another
+/// file; `None` when nothing is there.
+fn local_transport(path: &Path) -> Option<&'static str> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some(if meta.is_dir() {
+        "oci"
+    } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("tar")) {
+        "docker-archive"
+    } else {
+        "oci-archive"
+    })
 }
 
 fn non_empty(path: &Path, text: &str) -> Result<PathBuf, ImageError> {
@@ -202,6 +222,19 @@ mod tests {
         for text in ["", "docker-daemon:", "oci:", "docker://", "UPPER/Case:x", "a:b:c:d", "foo://bar/baz", "docker://a/b@sha256:zz", "[::1]:5000/a:b", "\u{0}"]
         {
             assert!(text.parse::<ImageRef>().is_err(), "{text:?} should not parse");
+        }
+    }
+
+    #[test]
+    fn a_path_on_disk_is_not_a_registry_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let tar = dir.path().join("image.tar");
+        std::fs::write(&tar, b"").unwrap();
+        for (path, meant) in [(dir.path().to_path_buf(), "oci"), (tar, "docker-archive")] {
+            let text = path.to_str().unwrap();
+            let err = text.parse::<ImageRef>().unwrap_err().to_string();
+            assert!(err.contains(&format!("did you mean `{meant}:{text}`?")), "{err}");
+            assert!(format!("{meant}:{text}").parse::<ImageRef>().is_ok());
         }
     }
 }
