@@ -2,9 +2,7 @@
 //! reading them accept, and inputs refused where they enter with an error
 //! that says what to do.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::sync::OnceLock;
 
