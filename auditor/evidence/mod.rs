@@ -36,7 +36,7 @@ pub mod view;
 pub mod waiver;
 pub mod yaml_env;
 
-use crate::bundle::{Disposition, MemberVisitor, layout};
+use crate::bundle::{Disposition, Examine, Examined, MemberVisitor, layout};
 use crate::signatures::{Engine, Stream};
 use command::Command;
 use engine_log::{EngineRecord, RecordScanner};
@@ -423,18 +423,38 @@ impl Extractor<'_> {
     }
 }
 
-impl MemberVisitor for Extractor<'_> {
-    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
+/// Reading a file needs nothing from other files: a bundle's files can be
+/// read on several threads, their evidence kept in walk order.
+impl Examine for Extractor<'_> {
+    fn examine(&self, path: &str, reader: &mut dyn Read) -> (io::Result<Disposition>, Examined) {
         let kind = match classify(path) {
             Ok(kind) => kind,
-            Err(reason) => return Ok(Disposition::Skipped(reason.to_string())),
+            Err(reason) => return (Ok(Disposition::Skipped(reason.to_string())), Box::new(None::<FileEvidence>)),
         };
         let (evidence, incomplete) = self.extract(path, kind, reader);
-        self.files.push(evidence);
-        Ok(match incomplete {
+        let disposition = match incomplete {
             Some(reason) => Disposition::Partial(reason),
             None => Disposition::Read,
-        })
+        };
+        (Ok(disposition), Box::new(Some(evidence)))
+    }
+}
+
+impl MemberVisitor for Extractor<'_> {
+    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
+        let (disposition, examined) = self.examine(path, reader);
+        self.accept(examined);
+        disposition
+    }
+
+    fn examiner(&self) -> Option<&dyn Examine> {
+        Some(self)
+    }
+
+    fn accept(&mut self, examined: Examined) {
+        if let Ok(evidence) = examined.downcast::<Option<FileEvidence>>() {
+            self.files.extend(*evidence);
+        }
     }
 }
 
