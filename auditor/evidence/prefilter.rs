@@ -20,45 +20,45 @@
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::sync::LazyLock;
 
-/// The literals, each with the parser condition that needs it.
+/// The literals, each with the parser condition that needs it. A word is
+/// given by its least common part (`ython` for `python`): what the line
+/// must hold is then still in it, and fewer ordinary lines look like a hit.
 pub const LITERALS: &[(&str, &str)] = &[
     // Colour codes: stripping them may join text into a marker.
     ("\x1b", "ANSI escape (logline::strip_ansi)"),
     // Assignments: `env` listings and dump lines, `NAME=v cmd`, a prompt
     // glued to an assignment, `server_args=`, call-style fragments.
     ("=", "NAME=value (env listing, dump block, command prefix, $NAME= prompt), server_args=, k=v fragments"),
+    ("\\", "a line of assignments continued with `\\`"),
     ("': ", "dict-style fragments ('key': value)"),
-    ("args: ", "vLLM `non-default args: {` and `args: Namespace(`"),
-    ("with config: ", "vLLM `Initializing a V1 LLM engine ... with config:`"),
     ("+ ", "set -x trace (`+ cmd`)"),
     ("$ ", "shell prompt (`$ cmd`, `user@host:~$ cmd`)"),
     ("# ", "root prompt (`# cmd`, `root@host:/# cmd`)"),
-    ("\\", "a line of assignments continued with `\\`"),
-    ("export", "export statement"),
-    ("unset", "unset statement"),
-    ("declare", "declare statement"),
-    ("typeset", "typeset statement"),
-    ("python", "bare launch: python, python3, python3.12"),
-    ("env", "bare launch: env; the `=== X env vars at launch ===` dump header"),
-    ("vllm", "bare launch: vllm serve"),
-    ("sglang", "bare launch: sglang serve"),
-    ("trtllm-serve", "bare launch: trtllm-serve"),
-    ("docker", "bare launch: docker run"),
-    ("podman", "bare launch: podman run"),
-    ("nerdctl", "bare launch: nerdctl run"),
-    ("nohup", "launch wrapper"),
-    ("numactl", "launch wrapper"),
-    ("taskset", "launch wrapper"),
-    ("time", "launch wrapper: time, timeout"),
-    ("exec", "launch wrapper"),
-    ("sudo", "launch wrapper"),
-    ("stdbuf", "launch wrapper"),
-    ("srun", "launch wrapper"),
-    ("mpirun", "launch wrapper"),
-    ("chrt", "launch wrapper"),
-    ("nice", "launch wrapper"),
-    ("environment:", "a pasted docker compose `environment:` block"),
     ("<<", "a heredoc `cat > x.yaml <<EOF` that shows a TensorRT-LLM config"),
+    ("gs: ", "vLLM `non-default args: {` and `args: Namespace(`"),
+    ("h config: ", "vLLM `Initializing a V1 LLM engine ... with config:`"),
+    ("xport", "export statement"),
+    ("nset", "unset statement"),
+    ("eclar", "declare statement"),
+    ("ypeset", "typeset statement"),
+    ("ython", "bare launch: python, python3, python3.12"),
+    ("env", "bare launch: env; the `=== X env vars at launch ===` dump header; a compose `environment:` block"),
+    ("llm", "bare launch: vllm serve, trtllm-serve"),
+    ("glang", "bare launch: sglang serve"),
+    ("ocker", "bare launch: docker run"),
+    ("odman", "bare launch: podman run"),
+    ("erdctl", "bare launch: nerdctl run"),
+    ("ohup", "launch wrapper: nohup"),
+    ("umactl", "launch wrapper: numactl"),
+    ("askset", "launch wrapper: taskset"),
+    ("time", "launch wrapper: time, timeout"),
+    ("xec", "launch wrapper: exec"),
+    ("sudo", "launch wrapper: sudo"),
+    ("tdbuf", "launch wrapper: stdbuf"),
+    ("srun", "launch wrapper: srun"),
+    ("pirun", "launch wrapper: mpirun"),
+    ("hrt", "launch wrapper: chrt"),
+    ("nice", "launch wrapper: nice"),
     (".yaml", "`cat x.yaml` that shows a TensorRT-LLM config"),
     (".yml", "`cat x.yml` that shows a TensorRT-LLM config"),
 ];
@@ -68,16 +68,21 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     LITERALS.iter().map(|(literal, _)| *literal)
 }
 
-/// The compiled literal set.
+/// The compiled literal set: one automaton per literal length class (single
+/// bytes, pairs, longer words), since one automaton over all of them would
+/// have to take every common letter pair for a possible hit (measured: 0.2
+/// GB/s together, 1.5 to 4 GB/s apart).
 pub struct Prefilter {
-    automaton: AhoCorasick,
+    automata: [AhoCorasick; 3],
 }
 
 static PREFILTER: LazyLock<Prefilter> = LazyLock::new(|| {
-    // Leftmost-first: only whether a line holds one matters, and this
-    // semantics lets the automaton use its SIMD (Teddy) search.
-    let automaton = AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostFirst).build(literals()).expect("the literals compile");
-    Prefilter { automaton }
+    let class = |keep: fn(usize) -> bool| {
+        // Leftmost-first: only where the first hit is matters, and this
+        // semantics lets the automaton use its SIMD (Teddy, memchr) search.
+        AhoCorasickBuilder::new().match_kind(MatchKind::LeftmostFirst).build(literals().filter(|l| keep(l.len()))).expect("the literals compile")
+    };
+    Prefilter { automata: [class(|n| n == 1), class(|n| n == 2), class(|n| n > 2)] }
 });
 
 impl Prefilter {
@@ -87,12 +92,21 @@ impl Prefilter {
 
     /// Whether `bytes` (a line, or several) hold a literal.
     pub fn hits(&self, bytes: &[u8]) -> bool {
-        self.automaton.is_match(bytes)
+        self.automata.iter().any(|a| a.is_match(bytes))
     }
 
     /// Where the first literal in `bytes` starts.
     pub fn first_hit(&self, bytes: &[u8]) -> Option<usize> {
-        self.automaton.find(bytes).map(|m| m.start())
+        let longest = literals().map(str::len).max().unwrap_or(0);
+        let mut first: Option<usize> = None;
+        for automaton in &self.automata {
+            // Each looks only for a hit starting before the first found so far.
+            let end = first.map_or(bytes.len(), |at| (at + longest).min(bytes.len()));
+            if let Some(m) = automaton.find(&bytes[..end]).filter(|m| first.is_none_or(|at| m.start() < at)) {
+                first = Some(m.start());
+            }
+        }
+        first
     }
 }
 
@@ -316,5 +330,7 @@ mod tests {
             assert!(p.hits(read.as_bytes()), "{read}");
         }
         assert_eq!(p.first_hit(b"abc\nx=1"), Some(5));
+        assert_eq!(p.first_hit(b"a vllm b = c"), Some(3), "the first of hits in several classes");
+        assert_eq!(p.first_hit(b"a $ b = nohup"), Some(2));
     }
 }
