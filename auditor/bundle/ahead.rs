@@ -131,6 +131,20 @@ mod tests {
     }
 
     #[test]
+    fn a_file_other_than_the_next_listed_is_not_taken() {
+        let dir = std::env::temp_dir().join(format!("auditor-ahead-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("b")).unwrap();
+        std::fs::write(dir.join("a.log"), "x=1\n").unwrap();
+        std::fs::write(dir.join("b/c.log"), "y=2\n").unwrap();
+        let read =
+            |p: &super::Planned| Some(super::Outcome { count: p.len, size: None, sha256: None, status: super::FileStatus::Read, examined: Box::new(()) });
+        let mut ahead = super::Ahead::new(&dir, &Limits::default());
+        assert_eq!(ahead.take("a.log", 4, read).map(|o| o.map(|o| o.count)), Ok(Some(4)));
+        assert!(ahead.take("b/other.log", 4, read).is_err(), "the walk met a file the listing did not hold");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_directory_reads_the_same_on_one_thread_or_four() {
         // Directories, plain files, zips and tarballs side by side.
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/bundles");
