@@ -3,6 +3,7 @@
 //! Grouping the files into jobs comes after the evidence parsers
 //! ([`crate::jobs`]).
 
+mod ahead;
 mod hashing;
 pub mod kind;
 pub mod layout;
@@ -14,6 +15,7 @@ pub use limits::Limits;
 pub use read::{BundleError, read_bundle, read_bundle_with};
 
 use serde::Serialize;
+use std::any::Any;
 use std::io::{self, Read};
 
 /// What happened to one file of a bundle. Every file ends in exactly one state.
@@ -65,6 +67,27 @@ pub enum Disposition {
 /// directories and archive order for archives.
 pub trait MemberVisitor {
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition>;
+
+    /// The visitor's reading of one member as a function of that member
+    /// alone, so that the walk may read several files of a directory at
+    /// once (on other threads, ahead of the walk). What it returns is handed
+    /// to [`MemberVisitor::accept`] in walk order, so the result is the one
+    /// [`MemberVisitor::visit`] would give. `None`: one member at a time.
+    fn examiner(&self) -> Option<&dyn Examine> {
+        None
+    }
+
+    /// Take what [`Examine::examine`] made of the member being walked.
+    fn accept(&mut self, _examined: Examined) {}
+}
+
+/// What an [`Examine`] made of one member, for its visitor's `accept`.
+pub type Examined = Box<dyn Any + Send>;
+
+/// The part of a visitor that reads a member without touching anything
+/// shared, so that members can be read on several threads.
+pub trait Examine: Sync {
+    fn examine(&self, path: &str, reader: &mut dyn Read) -> (io::Result<Disposition>, Examined);
 }
 
 /// A bundle after reading: every file accounted for, and the bundle-level

@@ -4,9 +4,10 @@
 //! the logs, a zip in a tarball) are walked in place, so that what they hold
 //! is judged like any other file: a member is named `outer.zip/inner/path`.
 
+use super::ahead::{Ahead, Outcome, Planned};
 use super::hashing::{Cap, HashingReader, hex};
 use super::zip_count;
-use super::{Bundle, Disposition, FileRecord, FileStatus, Limits, MemberVisitor};
+use super::{Bundle, Disposition, Examine, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};
@@ -56,6 +57,11 @@ fn format_by_name(name: &str) -> Format {
     }
 }
 
+/// Whether a member of this name is read as it is (not an archive, not gzip).
+pub(super) fn is_plain(name: &str) -> bool {
+    format_by_name(name) == Format::Plain
+}
+
 /// Sniff the format from the first bytes, falling back to the name.
 fn format_of(head: &[u8], name: &str) -> Format {
     let by_name = format_by_name(name);
@@ -85,7 +91,10 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         io::ErrorKind::NotFound => BundleError::Missing { path: label.clone() },
         _ => io_err(e),
     })?;
-    let mut walker = Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX, held: 0 };
+    // A directory's plain files are read on all threads when the visitor can be split.
+    let ahead = (meta.is_dir() && visitor.examiner().is_some() && rayon::current_num_threads() > 1).then(|| Ahead::new(path, limits));
+    let mut walker =
+        Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX, held: 0, ahead };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
         hash.then(|| manifest_digest(&walker.files))
@@ -95,7 +104,8 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
         (&mut file).take(512).read_to_end(&mut head).map_err(io_err)?;
         file.rewind().map_err(io_err)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        match format_of(&head, &name) {
+        let format = format_of(&head, &name);
+        match format {
             Format::Zip => {
                 walker.within_ratio(meta.len(), |w| w.walk_zip_file(path, &label, "", 0));
             }
@@ -106,7 +116,13 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
             Format::Tar => walker.walk_tar(BufReader::new(file), &label, "", 0),
             Format::Gz | Format::Plain => walker.member(&name, Some(meta.len()), &mut BufReader::new(file), None, 0),
         }
-        if hash { Some(file_digest(path).map_err(io_err)?) } else { None }
+        // A plain or gzip file read whole as one member was hashed on that pass.
+        let member = walker.files.first().filter(|f| matches!(format, Format::Gz | Format::Plain) && f.size == Some(meta.len()));
+        match member.and_then(|f| f.sha256.clone()) {
+            Some(digest) if hash => Some(digest),
+            _ if hash => Some(file_digest(path).map_err(io_err)?),
+            _ => None,
+        }
     };
     if walker.files.is_empty() {
         let reason = match walker.not_examined.first() {
@@ -154,9 +170,11 @@ struct Walker<'v> {
     ratio_end: u64,
     /// Bytes of nested zips held in memory now (at most [`ZIP_IN_MEMORY`]).
     held: u64,
+    /// A directory's plain files, read ahead of the walk on several threads.
+    ahead: Option<Ahead>,
 }
 
-fn join(prefix: &str, name: &str) -> String {
+pub(super) fn join(prefix: &str, name: &str) -> String {
     let name = name.trim_start_matches("./").trim_start_matches('/');
     if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
 }
@@ -192,17 +210,45 @@ impl Walker<'_> {
     /// `on_disk` is the file it streams from, when it is one (a zip is then
     /// read through its central directory there, not held in memory).
     fn member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, on_disk: Option<&Path>, depth: u32) {
-        if !self.admit() {
+        if self.admitted(path, declared) {
+            self.read_member(path, declared, reader, on_disk, depth);
+        }
+    }
+
+    /// [`Self::member`] for a plain file of a directory that was read ahead
+    /// of the walk: what that gave is taken when the walk would have read
+    /// the file under the same cap, else the file is read now.
+    fn member_read_ahead(&mut self, path: &str, declared: Option<u64>, outcome: Outcome, reader: &mut dyn Read, on_disk: Option<&Path>, depth: u32) {
+        if !self.admitted(path, declared) {
             return;
+        }
+        if self.cap() != self.member_cap() {
+            return self.read_member(path, declared, reader, on_disk, depth);
+        }
+        self.total += outcome.count;
+        self.record(path, outcome.size, outcome.sha256, outcome.status);
+        self.visitor.accept(outcome.examined);
+    }
+
+    /// Count the member, or record why it is not examined at all.
+    fn admitted(&mut self, path: &str, declared: Option<u64>) -> bool {
+        if !self.admit() {
+            return false;
         }
         if self.total >= self.limits.max_total_size {
             let reason = format!("total size limit of {} bytes reached (raise --max-total-size)", self.limits.max_total_size);
-            return self.record(path, declared, None, FileStatus::NotExamined(reason));
+            self.record(path, declared, None, FileStatus::NotExamined(reason));
+            return false;
         }
         if let Some(size) = declared.filter(|&s| s > self.limits.max_member_size) {
             let reason = format!("{size} bytes, over the member size limit of {} bytes (raise --max-member-size)", self.limits.max_member_size);
-            return self.record(path, declared, None, FileStatus::NotExamined(reason));
+            self.record(path, declared, None, FileStatus::NotExamined(reason));
+            return false;
         }
+        true
+    }
+
+    fn read_member(&mut self, path: &str, declared: Option<u64>, reader: &mut dyn Read, on_disk: Option<&Path>, depth: u32) {
         let format = format_by_name(path);
         let compressed = declared.unwrap_or(self.limits.max_member_size);
         let mut hashing = HashingReader::new(reader, self.cap(), self.hash);
@@ -245,6 +291,11 @@ impl Walker<'_> {
             let why = format!("over the total size limit of {} bytes for the bundle (raise --max-total-size)", self.limits.max_total_size);
             return Cap { bytes: total_left, why };
         }
+        self.member_cap()
+    }
+
+    /// The cap of a member when only the member size limit binds.
+    fn member_cap(&self) -> Cap {
         let bytes = self.limits.max_member_size;
         Cap { bytes, why: format!("larger than the member size limit of {bytes} bytes (raise --max-member-size)") }
     }
@@ -273,12 +324,23 @@ impl Walker<'_> {
     }
 
     fn visit(&mut self, path: &str, reader: &mut dyn Read) -> FileStatus {
-        match self.visitor.visit(path, reader) {
-            Ok(Disposition::Read) => FileStatus::Read,
-            Ok(Disposition::Partial(reason)) => FileStatus::Partial(reason),
-            Ok(Disposition::Skipped(reason)) => FileStatus::Skipped(reason),
-            Err(e) => FileStatus::NotExamined(format!("read error: {e}")),
+        status_of(self.visitor.visit(path, reader))
+    }
+
+    /// What reading the next plain file of a directory ahead of the walk
+    /// gave, when it was (`None`: read it now).
+    fn read_ahead(&mut self, path: &str, len: u64) -> Option<Outcome> {
+        if !Ahead::lists(&self.limits, path, len) {
+            return None;
         }
+        let (cap, hash) = (self.member_cap(), self.hash);
+        let examiner = self.visitor.examiner()?;
+        let taken = self.ahead.as_mut()?.take(path, len, |planned| examine_file(examiner, planned, &cap, hash));
+        // A tree that changed under the walk is read one file at a time from here.
+        taken.unwrap_or_else(|()| {
+            self.ahead = None;
+            None
+        })
     }
 
     fn walk_nested<R: Read>(&mut self, reader: R, path: &str, depth: u32) -> FileStatus {
@@ -325,8 +387,12 @@ impl Walker<'_> {
             } else if kind.is_dir() {
                 self.walk_dir(&entry.path(), &path, depth + 1);
             } else if kind.is_file() {
+                let ahead = self.read_ahead(&path, meta.len());
                 match File::open(entry.path()) {
-                    Ok(file) => self.member(&path, Some(meta.len()), &mut BufReader::new(file), Some(&entry.path()), depth),
+                    Ok(file) => match ahead {
+                        Some(outcome) => self.member_read_ahead(&path, Some(meta.len()), outcome, &mut BufReader::new(file), Some(&entry.path()), depth),
+                        None => self.member(&path, Some(meta.len()), &mut BufReader::new(file), Some(&entry.path()), depth),
+                    },
                     Err(e) => {
                         self.admit();
                         self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}")));
@@ -529,6 +595,27 @@ fn escapes(name: &str) -> bool {
 
 fn display_rel(rel: &str) -> &str {
     if rel.is_empty() { "." } else { rel }
+}
+
+fn status_of(visited: io::Result<Disposition>) -> FileStatus {
+    match visited {
+        Ok(Disposition::Read) => FileStatus::Read,
+        Ok(Disposition::Partial(reason)) => FileStatus::Partial(reason),
+        Ok(Disposition::Skipped(reason)) => FileStatus::Skipped(reason),
+        Err(e) => FileStatus::NotExamined(format!("read error: {e}")),
+    }
+}
+
+/// Read a plain file of a directory as [`Walker::read_member`] does, on
+/// any thread: under `cap`, hashed in the same pass when `hash` is set.
+fn examine_file(examiner: &dyn Examine, planned: &Planned, cap: &Cap, hash: bool) -> Option<Outcome> {
+    let mut reader = BufReader::new(File::open(&planned.file).ok()?);
+    let mut hashing = HashingReader::new(&mut reader as &mut dyn Read, cap.clone(), hash);
+    let (visited, examined) = examiner.examine(&planned.path, &mut hashing);
+    let status = status_of(visited);
+    let count = hashing.count();
+    let (size, sha256, status) = finish(hashing, Some(planned.len), status);
+    Some(Outcome { count, size, sha256, status, examined })
 }
 
 /// Turn the hashing reader's end state into the file's size, digest and status.

@@ -59,6 +59,11 @@ impl ComposeBlocks {
         true
     }
 
+    /// Whether a block is open: the next line may belong to it.
+    pub fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
     /// End of input or of the block.
     pub fn close(&mut self, out: &mut Vec<EnvAssignment>) {
         let Some(block) = self.open.take() else { return };

@@ -113,6 +113,11 @@ impl RecordScanner {
         }
     }
 
+    /// Whether a record (or a shown config) is open: the next line may continue it.
+    pub fn is_open(&self) -> bool {
+        self.pending.is_some() || self.shown.is_open()
+    }
+
     /// End of input: a record still open was cut short.
     pub fn finish(&mut self) {
         if let Some(pending) = self.pending.take() {

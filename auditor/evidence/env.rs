@@ -182,6 +182,11 @@ impl ListingScanner {
         }
     }
 
+    /// Whether a dump block or compose block is open: the next line may belong to it.
+    pub fn is_open(&self) -> bool {
+        self.open_dump.is_some() || self.compose.is_open()
+    }
+
     /// End of input: a dump block still open was cut short.
     pub fn finish(&mut self) {
         self.close_dump();

@@ -36,6 +36,36 @@ impl<R: BufRead> LineReader<R> {
         self.number
     }
 
+    /// Pass over whole lines that `keep` finds nothing in, counting them,
+    /// so that the next [`Self::next_line`] is the first line that may
+    /// matter (or one this cannot judge without reading it: a line that
+    /// runs past the buffered bytes). `keep` gives where its first hit in
+    /// some bytes starts; it must never match across a line break. Lines
+    /// are never passed when they might be longer than the cap, so a
+    /// passed line is one `next_line` would have returned whole.
+    pub fn skip_lines(&mut self, keep: impl Fn(&[u8]) -> Option<usize>) -> io::Result<()> {
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            // The whole lines in the buffer, if none of them can be over the cap.
+            let Some(last) = memchr::memrchr(b'\n', chunk).filter(|&i| i < self.max_len) else { return Ok(()) };
+            let whole = &chunk[..=last];
+            let (passed, done) = match keep(whole) {
+                Some(hit) => (memchr::memrchr(b'\n', &whole[..hit]).map_or(0, |i| i + 1), true),
+                None => (whole.len(), false),
+            };
+            self.number += memchr::memchr_iter(b'\n', &whole[..passed]).count() as u64;
+            self.offset += passed as u64;
+            self.inner.consume(passed);
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
     /// The next line, `Ok(None)` at end of input.
     pub fn next_line(&mut self) -> io::Result<Option<Line>> {
         self.buf.clear();
@@ -110,6 +140,30 @@ mod tests {
         assert_eq!(got[0].text.len(), 16);
         assert!(got[0].truncated);
         assert_eq!((got[1].text.as_str(), got[1].offset, got[1].truncated), ("next", 10_001, false));
+    }
+
+    #[test]
+    fn skipped_lines_are_counted_and_the_next_line_is_the_hit() {
+        let input = b"a\nb\nxx hit\nc\nhit\r\nlast";
+        let mut reader = LineReader::new(std::io::BufReader::with_capacity(8, &input[..]), 100);
+        let find = |b: &[u8]| b.windows(3).position(|w| w == b"hit");
+        let (mut got, mut returned) = (Vec::new(), 0);
+        loop {
+            reader.skip_lines(find).unwrap();
+            let Some(line) = reader.next_line().unwrap() else { break };
+            returned += 1;
+            // A line the skip could not judge (past the buffer) is judged whole.
+            if find(line.text.as_bytes()).is_some() {
+                got.push((line.number, line.offset, line.text));
+            }
+        }
+        assert!(returned < 6, "whole lines in the buffer were passed");
+        let want = [(3, 4, "xx hit"), (5, 13, "hit")];
+        assert_eq!(got, want.map(|(n, o, t)| (n, o, t.to_string())));
+        // Lines that may be over the cap are left to `next_line`, which cuts them.
+        let mut reader = LineReader::new(&b"0123456789\nhit\n"[..], 4);
+        reader.skip_lines(find).unwrap();
+        assert!(reader.next_line().unwrap().unwrap().truncated);
     }
 
     #[test]

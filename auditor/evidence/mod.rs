@@ -21,6 +21,7 @@ pub mod logcmd;
 pub mod logline;
 pub mod master;
 pub mod metadata;
+pub mod prefilter;
 pub mod prompt;
 pub use crate::provenance;
 pub mod pyrepr;
@@ -38,13 +39,14 @@ pub mod yaml_env;
 pub mod yaml_nodes;
 
 pub use crate::bundle::kind::{FileKind, classify};
-use crate::bundle::{Disposition, MemberVisitor, layout};
+use crate::bundle::{Disposition, Examine, Examined, MemberVisitor, layout};
 use crate::signatures::{Engine, Stream};
 use command::Command;
 use engine_log::{EngineRecord, RecordScanner};
 use env::{EnvAssignment, EnvDump, ListingScanner};
 use lines::LineReader;
 use metadata::Metadata;
+use prefilter::Prefilter;
 use provenance::FileRef;
 use serde::Serialize;
 use shellscan::ShellScanner;
@@ -166,6 +168,9 @@ pub struct Extractor<'e> {
     max_line: usize,
     /// Signature rules run over the same bytes the parsers read, when given.
     signatures: Option<&'e Engine>,
+    /// Lines of program output that no parser can use are passed unread
+    /// ([`prefilter`]); off only in tests that check the filter is exact.
+    prefilter: bool,
     pub files: Vec<FileEvidence>,
 }
 
@@ -194,12 +199,12 @@ impl Read for Tee<'_, '_, '_> {
 
 impl<'e> Extractor<'e> {
     pub fn new(max_line: usize) -> Self {
-        Extractor { max_line, signatures: None, files: Vec::new() }
+        Extractor { max_line, signatures: None, prefilter: true, files: Vec::new() }
     }
 
     /// An extractor that also runs the signature rules of `engine`.
     pub fn with_signatures(max_line: usize, engine: &'e Engine) -> Self {
-        Extractor { max_line, signatures: Some(engine), files: Vec::new() }
+        Extractor { max_line, signatures: Some(engine), prefilter: true, files: Vec::new() }
     }
 
     /// Parse one stream as a file at `path`; returns the evidence and what
@@ -253,7 +258,8 @@ impl<'e> Extractor<'e> {
         (evidence, incomplete)
     }
 
-    /// Run the line parsers the file's kind calls for over every line.
+    /// Run the line parsers the file's kind calls for over every line
+    /// (of program output: every line one of them may use, see [`prefilter`]).
     fn scan_lines(&self, file: &FileRef, reader: &mut dyn Read, evidence: &mut FileEvidence) -> Option<String> {
         let mut lines = LineReader::new(BufReader::with_capacity(64 << 10, reader), self.max_line);
         let mut listing = ListingScanner::new(file.clone());
@@ -262,7 +268,17 @@ impl<'e> Extractor<'e> {
         let mut long_lines = 0u64;
         let mut first_long = 0u64;
         let mut error = None;
+        let output = matches!(evidence.kind, FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc);
+        let prefilter = Prefilter::get();
         loop {
+            // Lines only matter to a parser that has nothing open if they hold a literal.
+            let filtered = self.prefilter && output && !records.is_open() && !listing.is_open() && !shell.log_open();
+            if filtered {
+                if let Err(e) = lines.skip_lines(|bytes| prefilter.first_hit(bytes)) {
+                    error = Some(e);
+                    break;
+                }
+            }
             let line = match lines.next_line() {
                 Ok(Some(line)) => line,
                 Ok(None) => break,
@@ -276,6 +292,9 @@ impl<'e> Extractor<'e> {
                 if first_long == 0 {
                     first_long = line.number;
                 }
+            }
+            if filtered && !prefilter.hits(line.text.as_bytes()) {
+                continue;
             }
             match evidence.kind {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
@@ -350,18 +369,38 @@ impl Extractor<'_> {
     }
 }
 
-impl MemberVisitor for Extractor<'_> {
-    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
+/// Reading a file needs nothing from other files: a bundle's files can be
+/// read on several threads, their evidence kept in walk order.
+impl Examine for Extractor<'_> {
+    fn examine(&self, path: &str, reader: &mut dyn Read) -> (io::Result<Disposition>, Examined) {
         let kind = match classify(path) {
             Ok(kind) => kind,
-            Err(reason) => return Ok(Disposition::Skipped(reason.to_string())),
+            Err(reason) => return (Ok(Disposition::Skipped(reason.to_string())), Box::new(None::<FileEvidence>)),
         };
         let (evidence, incomplete) = self.extract(path, kind, reader);
-        self.files.push(evidence);
-        Ok(match incomplete {
+        let disposition = match incomplete {
             Some(reason) => Disposition::Partial(reason),
             None => Disposition::Read,
-        })
+        };
+        (Ok(disposition), Box::new(Some(evidence)))
+    }
+}
+
+impl MemberVisitor for Extractor<'_> {
+    fn visit(&mut self, path: &str, reader: &mut dyn Read) -> io::Result<Disposition> {
+        let (disposition, examined) = self.examine(path, reader);
+        self.accept(examined);
+        disposition
+    }
+
+    fn examiner(&self) -> Option<&dyn Examine> {
+        Some(self)
+    }
+
+    fn accept(&mut self, examined: Examined) {
+        if let Ok(evidence) = examined.downcast::<Option<FileEvidence>>() {
+            self.files.extend(*evidence);
+        }
     }
 }
 

@@ -87,6 +87,12 @@ impl ShownYaml {
         }
     }
 
+    /// Whether the next line may continue what was seen: a block, a
+    /// heredoc, or the window after a `cat`.
+    pub fn is_open(&self) -> bool {
+        self.block.is_some() || self.terminator.is_some() || self.window > 0
+    }
+
     pub fn finish(&mut self) {
         self.finish_block();
     }
