@@ -62,7 +62,7 @@ impl Ahead {
 
     /// Whether the walk would read `path` as a plain file the listing holds.
     pub(super) fn lists(limits: &Limits, path: &str, len: u64) -> bool {
-        super::read::is_plain(path) && len <= limits.max_member_size
+        super::kind::is_plain(path) && len <= limits.max_member_size
     }
 
     fn enter(&mut self, dir: &std::path::Path, rel: String, depth: u32) {
@@ -85,7 +85,7 @@ impl Ahead {
             };
             *i += 1;
             let name = entry.file_name().to_string_lossy().into_owned();
-            let path = super::read::join(rel, &name);
+            let path = super::join(rel, &name);
             let (file, depth) = (entry.path(), *depth);
             let Ok(meta) = fs::symlink_metadata(&file) else { continue };
             if meta.is_dir() && name != ".git" {

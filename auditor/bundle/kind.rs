@@ -66,3 +66,34 @@ pub fn classify(path: &str) -> Result<FileKind, &'static str> {
 pub fn is_command_file(name: &str) -> bool {
     name.ends_with("_command.txt") && name != "benchmark_command.txt"
 }
+
+/// The container format of a bundle or nested member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Zip,
+    TarGz,
+    Tar,
+    /// A single gzip-compressed file (e.g. `server.log.gz`).
+    Gz,
+    Plain,
+}
+
+pub(crate) fn format_by_name(name: &str) -> Format {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with(".zip") {
+        Format::Zip
+    } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
+        Format::TarGz
+    } else if lower.ends_with(".tar") {
+        Format::Tar
+    } else if lower.ends_with(".gz") {
+        Format::Gz
+    } else {
+        Format::Plain
+    }
+}
+
+/// Whether a member of this name is read as it is (not an archive, not gzip).
+pub(crate) fn is_plain(name: &str) -> bool {
+    format_by_name(name) == Format::Plain
+}

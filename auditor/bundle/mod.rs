@@ -111,3 +111,10 @@ impl Bundle {
         !self.not_examined.is_empty() || self.files.iter().any(|f| f.status.is_incomplete())
     }
 }
+
+/// A member's path in the bundle: `name` under `prefix` (an archive or
+/// directory path), without a leading `./` or `/`.
+pub(crate) fn join(prefix: &str, name: &str) -> String {
+    let name = name.trim_start_matches("./").trim_start_matches('/');
+    if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
+}

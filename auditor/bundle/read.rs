@@ -6,6 +6,8 @@
 
 use super::ahead::{Ahead, Outcome, Planned};
 use super::hashing::{Cap, HashingReader, hex};
+use super::join;
+use super::kind::{Format, format_by_name};
 use super::zip_count;
 use super::{Bundle, Disposition, Examine, FileRecord, FileStatus, Limits, MemberVisitor};
 use flate2::read::MultiGzDecoder;
@@ -29,37 +31,6 @@ pub enum BundleError {
     Io { path: String, source: io::Error },
     #[error("{path}: nothing could be read: {reason}")]
     Unreadable { path: String, reason: String },
-}
-
-/// The container format of a bundle or nested member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    Zip,
-    TarGz,
-    Tar,
-    /// A single gzip-compressed file (e.g. `server.log.gz`).
-    Gz,
-    Plain,
-}
-
-fn format_by_name(name: &str) -> Format {
-    let lower = name.to_ascii_lowercase();
-    if lower.ends_with(".zip") {
-        Format::Zip
-    } else if lower.ends_with(".tar.gz") || lower.ends_with(".tgz") {
-        Format::TarGz
-    } else if lower.ends_with(".tar") {
-        Format::Tar
-    } else if lower.ends_with(".gz") {
-        Format::Gz
-    } else {
-        Format::Plain
-    }
-}
-
-/// Whether a member of this name is read as it is (not an archive, not gzip).
-pub(super) fn is_plain(name: &str) -> bool {
-    format_by_name(name) == Format::Plain
 }
 
 /// Sniff the format from the first bytes, falling back to the name.
@@ -172,11 +143,6 @@ struct Walker<'v> {
     held: u64,
     /// A directory's plain files, read ahead of the walk on several threads.
     ahead: Option<Ahead>,
-}
-
-pub(super) fn join(prefix: &str, name: &str) -> String {
-    let name = name.trim_start_matches("./").trim_start_matches('/');
-    if prefix.is_empty() { name.to_string() } else { format!("{prefix}/{name}") }
 }
 
 impl Walker<'_> {

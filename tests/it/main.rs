@@ -20,6 +20,7 @@ mod hostile_layers;
 mod image_forensics;
 mod image_sources;
 mod log_shapes;
+mod module_graph;
 mod policy_checks;
 mod scan_cli;
 mod sim_checks;
