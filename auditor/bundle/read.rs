@@ -381,14 +381,14 @@ impl Walker<'_> {
         let mut archive = tar::Archive::new(reader);
         let entries = match archive.entries() {
             Ok(entries) => entries,
-            Err(e) => return self.not_examined.push(format!("{label}: not a readable tar archive: {e}")),
+            Err(e) => return self.not_examined.push(format!("{label}: not a readable tar archive: {}", tar_error(&e))),
         };
         for (seen, entry) in entries.enumerate() {
             let mut entry = match entry {
                 Ok(entry) => entry,
                 Err(e) => {
                     let at = if seen == 0 { "at its start".to_string() } else { format!("after {seen} members") };
-                    self.not_examined.push(format!("{label}: archive unreadable {at}, the rest was not examined: {e}"));
+                    self.not_examined.push(format!("{label}: archive unreadable {at}, the rest was not examined: {}", tar_error(&e)));
                     return;
                 }
             };
@@ -609,9 +609,33 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
     }
 }
 
+/// A tar reading error as a reader can use it. The tar crate quotes the
+/// bytes of a corrupt header field and the header's name in its messages
+/// (`numeric field was not a number: <bytes> when getting cksum for
+/// <bytes>`): the field it could not read is kept, the bytes are not.
+fn tar_error(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.split_once(" when getting ") {
+        Some((what, rest)) => {
+            let field = rest.split_whitespace().next().unwrap_or("a field");
+            let what = what.split_once(':').map_or(what, |(w, _)| w);
+            format!("corrupt tar header: its {field} field is unreadable ({what})")
+        }
+        None => text.chars().map(|c| if c.is_control() { '?' } else { c }).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::escapes;
+    use super::{escapes, tar_error};
+    use std::io;
+
+    #[test]
+    fn a_corrupt_tar_header_is_described_without_its_bytes() {
+        let e = io::Error::other("numeric field was not a number: eader at when getting cksum for \u{1}\u{2}junk");
+        assert_eq!(tar_error(&e), "corrupt tar header: its cksum field is unreadable (numeric field was not a number)");
+        assert_eq!(tar_error(&io::Error::other("bad\u{0}x")), "bad?x");
+    }
 
     #[test]
     fn names_that_climb_out_of_an_archive() {
