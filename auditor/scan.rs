@@ -9,14 +9,13 @@
 //! judged on its own, and simulated-acceptance knobs are information.
 
 use crate::audit::account;
-use crate::bundle::{self, Bundle, Disposition, FileStatus, Limits, MemberVisitor, layout};
+use crate::bundle::{self, Bundle, Disposition, FileStatus, Limits, MemberVisitor};
 use crate::checks::{self, AuditedJob, CheckResult, ForbiddenEnvPerFile, Status};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
-use crate::evidence::{Extractor, FileEvidence, Tee, classify};
+use crate::evidence::{Extractor, FileEvidence, classify, file_ref};
 use crate::finding::{Finding, Severity};
 use crate::policy::Policy;
-use crate::provenance::FileRef;
 use crate::report::Report;
 use crate::signatures::Engine;
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,9 +66,9 @@ impl MemberVisitor for Scanner<'_, '_> {
             Ok(kind) => kind,
             Err(reason) => return Ok(Disposition::Skipped(reason.to_string())),
         };
-        let file = FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) };
-        let mut stream = self.engine.stream(file, kind, self.max_line);
-        let (evidence, cut) = self.extractor.extract(path, kind, &mut Tee::new(reader, &mut stream));
+        let file = file_ref(path);
+        let mut stream = self.engine.stream(file.clone(), kind, self.max_line);
+        let (evidence, cut) = self.extractor.extract_teed(&file, kind, reader, Some(&mut stream));
         let scan = stream.finish();
         if scan.binary {
             return Ok(Disposition::Skipped("binary file (a NUL byte in its first 8 KiB)".to_string()));

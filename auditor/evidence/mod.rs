@@ -57,6 +57,11 @@ use std::io::{self, BufReader, Read};
 /// Largest JSON or YAML document parsed as a whole; larger ones are scanned as text.
 pub const MAX_DOCUMENT: u64 = 32 << 20;
 
+/// The file at bundle path `path`, with the artifact folder it lies in.
+pub fn file_ref(path: &str) -> FileRef {
+    FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) }
+}
+
 /// A problem met while parsing a file that did not stop the file being read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Note {
@@ -178,15 +183,9 @@ pub struct Extractor<'e> {
 
 /// A reader that hands every byte it reads to a signature stream too, so
 /// parsers and signatures share one pass over each file.
-pub struct Tee<'r, 's, 'e> {
+struct Tee<'r, 's, 'e> {
     inner: &'r mut dyn Read,
     stream: Option<&'s mut Stream<'e>>,
-}
-
-impl<'r, 's, 'e> Tee<'r, 's, 'e> {
-    pub fn new(inner: &'r mut dyn Read, stream: &'s mut Stream<'e>) -> Self {
-        Tee { inner, stream: Some(stream) }
-    }
 }
 
 impl Read for Tee<'_, '_, '_> {
@@ -212,10 +211,9 @@ impl<'e> Extractor<'e> {
     /// Parse one stream as a file at `path`; returns the evidence and what
     /// part of it, if any, could not be examined.
     pub fn extract(&self, path: &str, kind: FileKind, reader: &mut dyn Read) -> (FileEvidence, Option<String>) {
-        let file = FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) };
+        let file = file_ref(path);
         let mut stream = self.signatures.filter(|_| kind != FileKind::Doc).map(|engine| engine.stream(file.clone(), kind, self.max_line));
-        let mut tee = Tee { inner: reader, stream: stream.as_mut() };
-        let (mut evidence, incomplete) = self.parse(&file, kind, &mut tee);
+        let (mut evidence, incomplete) = self.extract_teed(&file, kind, reader, stream.as_mut());
         if let Some(stream) = stream {
             let scan = stream.finish();
             evidence.signatures = scan.findings;
@@ -224,6 +222,13 @@ impl<'e> Extractor<'e> {
             }
         }
         (evidence, incomplete)
+    }
+
+    /// Parse one stream as `file` while `stream`, when given, scans the same
+    /// bytes: one read serves the parsers and a signature scan the caller
+    /// finishes (as `auditor scan` does, to see what the scan says of the file).
+    pub fn extract_teed(&self, file: &FileRef, kind: FileKind, reader: &mut dyn Read, stream: Option<&mut Stream<'_>>) -> (FileEvidence, Option<String>) {
+        self.parse(file, kind, &mut Tee { inner: reader, stream })
     }
 
     fn parse(&self, file: &FileRef, kind: FileKind, reader: &mut dyn Read) -> (FileEvidence, Option<String>) {
