@@ -18,3 +18,4 @@ pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod signatures;
+mod tarstream;

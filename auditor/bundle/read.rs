@@ -10,6 +10,7 @@ use super::join;
 use super::kind::{Format, format_by_name};
 use super::zip_count;
 use super::{Bundle, Disposition, Examine, FileRecord, FileStatus, Limits, MemberVisitor};
+use crate::tarstream::{EntryType, TarReader};
 use flate2::read::MultiGzDecoder;
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};
@@ -376,42 +377,43 @@ impl Walker<'_> {
     }
 
     /// Walk a tar stream; `label` names the archive in notes, `prefix` is
-    /// prepended to member paths.
+    /// prepended to member paths. The crate's bounded reader is used, so an
+    /// extension header claiming gigabytes costs no memory: its member is
+    /// recorded as not examined and the walk goes on.
     fn walk_tar<R: Read>(&mut self, reader: R, label: &str, prefix: &str, depth: u32) {
-        let mut archive = tar::Archive::new(reader);
-        let entries = match archive.entries() {
-            Ok(entries) => entries,
-            Err(e) => return self.not_examined.push(format!("{label}: not a readable tar archive: {}", tar_error(&e))),
-        };
-        for (seen, entry) in entries.enumerate() {
-            let mut entry = match entry {
-                Ok(entry) => entry,
+        let mut archive = TarReader::new(reader);
+        for seen in 0u64.. {
+            let header = match archive.next_header() {
+                Ok(Some(header)) => header,
+                Ok(None) => return,
+                Err(e) if seen == 0 && e.kind() == io::ErrorKind::InvalidData => {
+                    return self.not_examined.push(format!("{label}: not a readable tar archive: {}", printable(&e)));
+                }
                 Err(e) => {
-                    let at = if seen == 0 { "at its start".to_string() } else { format!("after {seen} members") };
-                    self.not_examined.push(format!("{label}: archive unreadable {at}, the rest was not examined: {}", tar_error(&e)));
-                    return;
+                    let e = printable(&e);
+                    return self.not_examined.push(format!("{label}: archive unreadable after {seen} members, the rest was not examined: {e}"));
                 }
             };
-            let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let name = String::from_utf8_lossy(&header.path).into_owned();
             let path = join(prefix, &name);
-            let kind = entry.header().entry_type();
-            if kind.is_dir() {
+            if header.kind == EntryType::Dir && header.unread.is_none() {
                 continue;
             }
-            let metadata_only = kind.is_pax_global_extensions() || kind.is_pax_local_extensions() || kind.is_gnu_longname() || kind.is_gnu_longlink();
-            if kind.is_file() || kind == tar::EntryType::Continuous {
-                let size = entry.size();
-                self.member(&path, Some(size), &mut entry, None, depth);
+            if let Some(unread) = header.unread {
+                if !self.admit() {
+                    return;
+                }
+                self.record(&path, None, None, FileStatus::NotExamined(format!("{unread}; the member was not read")));
+            } else if header.kind == EntryType::File {
+                self.member(&path, Some(header.size), &mut archive.data(), None, depth);
                 self.mark_escape(&name, &path);
-            } else if metadata_only {
-                continue;
             } else if !self.admit() {
                 return;
-            } else if kind.is_symlink() || kind.is_hard_link() {
-                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
+            } else if matches!(header.kind, EntryType::Symlink | EntryType::Hardlink) {
+                let target = String::from_utf8_lossy(&header.link);
                 self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
             } else {
-                self.record(&path, None, None, FileStatus::Skipped(format!("tar entry of type {kind:?}, not a regular file")));
+                self.record(&path, None, None, FileStatus::Skipped(format!("tar entry of type {:?}, not a regular file", header.kind)));
             }
             if self.member_limit_reached() {
                 return;
@@ -613,28 +615,20 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
 /// bytes of a corrupt header field and the header's name in its messages
 /// (`numeric field was not a number: <bytes> when getting cksum for
 /// <bytes>`): the field it could not read is kept, the bytes are not.
-fn tar_error(e: &io::Error) -> String {
-    let text = e.to_string();
-    match text.split_once(" when getting ") {
-        Some((what, rest)) => {
-            let field = rest.split_whitespace().next().unwrap_or("a field");
-            let what = what.split_once(':').map_or(what, |(w, _)| w);
-            format!("corrupt tar header: its {field} field is unreadable ({what})")
-        }
-        None => text.chars().map(|c| if c.is_control() { '?' } else { c }).collect(),
-    }
+/// An error's text with control characters shown as `?` (a corrupt
+/// archive's bytes must not reach a terminal).
+fn printable(e: &io::Error) -> String {
+    e.to_string().chars().map(|c| if c.is_control() { '?' } else { c }).collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{escapes, tar_error};
+    use super::{escapes, printable};
     use std::io;
 
     #[test]
-    fn a_corrupt_tar_header_is_described_without_its_bytes() {
-        let e = io::Error::other("numeric field was not a number: eader at when getting cksum for \u{1}\u{2}junk");
-        assert_eq!(tar_error(&e), "corrupt tar header: its cksum field is unreadable (numeric field was not a number)");
-        assert_eq!(tar_error(&io::Error::other("bad\u{0}x")), "bad?x");
+    fn an_error_is_shown_without_control_bytes() {
+        assert_eq!(printable(&io::Error::other("bad\u{0}x\u{1b}[31m")), "bad?x?[31m");
     }
 
     #[test]

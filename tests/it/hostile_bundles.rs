@@ -409,3 +409,91 @@ fn auditing_a_bundle_needs_no_network() {
     assert_eq!(code(&here), 1);
     assert_eq!((code(&unshared), unshared.stdout), (code(&here), here.stdout));
 }
+
+/// A `.tar.gz` of `entries`: each an extension header (type flag, claimed
+/// size) streamed as zeros, then a regular member `(name, content)`; the
+/// zeros are one 64 MiB gzip member written many times, so hundreds of
+/// MiB take a moment to make and under a megabyte on disk.
+fn long_header_tar_gz(out: &Path, entries: &[(Option<(u8, u64)>, &str, &str)]) {
+    const BLOCK: u64 = 64 << 20;
+    let gz = |bytes: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let header = |path: &str, flag: u8, size: u64| {
+        let mut h = tar::Header::new_gnu();
+        h.set_path(path).unwrap();
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::new(flag));
+        h.set_cksum();
+        h.as_bytes().to_vec()
+    };
+    let zeros = gz(&vec![0; BLOCK as usize]);
+    let mut file = std::io::BufWriter::new(std::fs::File::create(out).unwrap());
+    for &(extension, name, content) in entries {
+        if let Some((flag, size)) = extension {
+            assert_eq!(size % BLOCK, 0);
+            file.write_all(&gz(&header("././@LongLink", flag, size))).unwrap();
+            for _ in 0..size / BLOCK {
+                file.write_all(&zeros).unwrap();
+            }
+        }
+        let mut member = header(name, b'0', content.len() as u64);
+        member.extend(content.as_bytes());
+        member.resize(member.len().next_multiple_of(512), 0);
+        file.write_all(&gz(&member)).unwrap();
+    }
+    file.write_all(&gz(&[0; 1024])).unwrap();
+    file.flush().unwrap();
+}
+
+#[test]
+fn long_names_long_link_names_and_pax_records_of_hundreds_of_mib_cost_no_memory() {
+    let sb = Sandbox::new();
+    let dir = sb.path("input/bundle");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("server.log"), SLIP).unwrap();
+    // one long name of 640 MiB: the 0.6 MB archive
+    let one = dir.join("logs.tar.gz");
+    long_header_tar_gz(&one, &[(Some((b'L', 640 << 20)), "logs/cut.log", "ok\n")]);
+    let compressed = std::fs::metadata(&one).unwrap().len();
+    assert!(compressed < 1 << 20, "{compressed} bytes");
+
+    let m = sb.run("long-name-640MiB", &["audit", str_of(&dir), "--format", "json"]);
+    let report = m.json();
+    assert_eq!(m.code, 1, "the rest of the bundle is audited: {}", m.stdout);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    assert!(check.to_string().contains("server.log"), "{check}");
+    let notes = report["not_examined"].to_string();
+    assert!(notes.contains("logs.tar.gz"), "the archive is not examined (in part): {notes}");
+
+    // with the ratio limit lifted each header is streamed past, its member
+    // is not examined, and the members after it are read
+    let many = dir.join("logs.tar.gz");
+    long_header_tar_gz(
+        &many,
+        &[
+            (Some((b'L', 640 << 20)), "logs/a.log", "ok\n"),
+            (Some((b'K', 320 << 20)), "logs/b.log", "ok\n"),
+            (Some((b'x', 320 << 20)), "logs/c.log", "ok\n"),
+            (None, "logs/d.log", SLIP),
+        ],
+    );
+    let m = sb.run("long-headers-1280MiB", &["audit", str_of(&dir), "--format", "json", "--max-ratio", "100000"]);
+    let report = m.json();
+    assert_eq!(m.code, 1, "{}", m.stdout);
+    for (name, what) in [
+        ("logs.tar.gz/logs/a.log", "a GNU long name of 671088640 bytes"),
+        ("logs.tar.gz/logs/b.log", "a GNU long link name of 335544320 bytes"),
+        ("logs.tar.gz/logs/c.log", "PAX records of 335544320 bytes"),
+    ] {
+        let entry = file_entry(&report, name);
+        assert_eq!(entry["status"], "not-examined", "{entry}");
+        assert!(entry["reason"].as_str().unwrap().contains(what), "{entry}");
+    }
+    assert_eq!(file_entry(&report, "logs.tar.gz/logs/d.log")["status"], "read");
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    assert!(check.to_string().contains("logs.tar.gz/logs/d.log"), "the member after the long headers is audited: {check}");
+}

@@ -27,7 +27,6 @@ pub(crate) mod noise;
 mod paths;
 mod record;
 mod severity;
-mod tarstream;
 mod tree_diff;
 mod unified_diff;
 mod walk;

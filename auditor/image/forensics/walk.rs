@@ -23,10 +23,10 @@ use super::cache::LayerWriter;
 use super::file_index::{Kind, MAX_LISTED, Node, Op};
 use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
-use super::tarstream::{EntryType, Header, TarReader};
 use crate::image::limits::{LayerLimits, Overrun};
 use crate::image::source::decompress::Compression;
 use crate::image::{Image, ImageError};
+use crate::tarstream::{EntryType, Header, TarReader};
 use sha2::{Digest as _, Sha256};
 use std::io::{self, BufReader, Read};
 
@@ -118,6 +118,10 @@ impl Found<'_> {
     /// The index key and kind of an entry, or `None` when it is not
     /// applied (and reported).
     fn admit(&mut self, h: &Header) -> Option<(String, Kind)> {
+        if let Some(unread) = h.unread {
+            self.hostile(|| (shown(&h.path), format!("{unread} (no image builder writes one that long): not applied")));
+            return None;
+        }
         let named = match normalise(&h.path) {
             Ok(named) => named,
             Err(why) => {

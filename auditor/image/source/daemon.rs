@@ -12,6 +12,7 @@ use super::bridge::{self, ChunkSender};
 use super::config::History;
 use super::manifest::DOCKER_LAYER_TAR;
 use super::{Image, ImageConfig, ImageError, ImageRef, LayerInfo, LayerSource, OpenOptions, Platform, Transport, progress};
+use crate::tarstream::{EntryType, TarReader};
 use bollard::Docker;
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -134,13 +135,12 @@ impl LayerSource for ExportLayers {
 fn send_layer(export: impl Read, hex: &str, index: usize, tx: &ChunkSender) -> io::Result<()> {
     let by_name = [format!("{hex}.tar"), format!("blobs/sha256/{hex}"), format!("{hex}/layer.tar")];
     let mut legacy = 0usize;
-    let mut archive = tar::Archive::new(export);
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        if !entry.header().entry_type().is_file() {
+    let mut archive = TarReader::new(export);
+    while let Some(header) = archive.next_header()? {
+        if header.kind != EntryType::File {
             continue;
         }
-        let path = String::from_utf8_lossy(&entry.path_bytes()).trim_start_matches("./").to_string();
+        let path = String::from_utf8_lossy(&header.path).trim_start_matches("./").to_string();
         let named = by_name.contains(&path);
         let positional = path.ends_with("/layer.tar") && {
             legacy += 1;
@@ -149,7 +149,7 @@ fn send_layer(export: impl Read, hex: &str, index: usize, tx: &ChunkSender) -> i
         if named || positional {
             let mut buf = vec![0u8; CHUNK];
             loop {
-                let n = entry.read(&mut buf)?;
+                let n = archive.read_data(&mut buf)?;
                 if n == 0 {
                     return Ok(());
                 }

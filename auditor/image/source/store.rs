@@ -4,9 +4,10 @@
 //! hard links resolved — and every member is then read in place by seeking,
 //! so nothing is extracted and any member can be opened again.
 
+use crate::tarstream::{EntryType, TarReader};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// Most members indexed in one tarball; the index is the only per-member
@@ -69,23 +70,28 @@ impl Store {
 impl TarIndex {
     /// Index an uncompressed tarball.
     pub(super) fn build(file: &Path) -> io::Result<TarIndex> {
-        let mut archive = tar::Archive::new(File::open(file)?);
+        let mut archive = TarReader::new(BufReader::new(File::open(file)?));
         let mut members = BTreeMap::new();
         let mut links: Vec<(String, String)> = Vec::new();
-        for entry in archive.entries()? {
-            let entry = entry?;
+        while let Some(header) = archive.next_header()? {
             if members.len() + links.len() >= MAX_MEMBERS {
                 return Err(io::Error::new(io::ErrorKind::InvalidData, format!("more than {MAX_MEMBERS} members")));
             }
-            let name = normalise(&String::from_utf8_lossy(&entry.path_bytes()));
-            let kind = entry.header().entry_type();
-            if kind.is_file() {
-                members.insert(name, (entry.raw_file_position(), entry.size()));
-            } else if kind.is_symlink() || kind.is_hard_link() {
-                let target = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned()).unwrap_or_default();
-                // symlinks are relative to the link's directory, hard links to the root
-                let target = if kind.is_symlink() { join(parent(&name), &target) } else { normalise(&target) };
-                links.push((name, target));
+            if let Some(unread) = header.unread {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("member {}: {unread}", String::from_utf8_lossy(&header.path))));
+            }
+            let name = normalise(&String::from_utf8_lossy(&header.path));
+            match header.kind {
+                EntryType::File => {
+                    members.insert(name, (archive.position(), header.size));
+                }
+                EntryType::Symlink | EntryType::Hardlink => {
+                    let target = String::from_utf8_lossy(&header.link).into_owned();
+                    // symlinks are relative to the link's directory, hard links to the root
+                    let target = if header.kind == EntryType::Symlink { join(parent(&name), &target) } else { normalise(&target) };
+                    links.push((name, target));
+                }
+                _ => {}
             }
         }
         // a link to a link is followed (at most MAX_LINK_DEPTH steps); a

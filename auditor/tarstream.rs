@@ -1,9 +1,11 @@
-//! A streaming reader of layer tars that never allocates by what the
-//! archive claims. The `tar` crate reads PAX and GNU long-name headers
-//! whole into memory, so one crafted header can ask for gigabytes; here
-//! extension headers are capped ([`MAX_EXTENSION`]) and file data is only
-//! ever handed out through a caller-sized buffer. It knows what layer tars
-//! use: ustar/GNU/PAX headers, base-256 numbers, `L`/`K` long names and
+//! The crate's one tar reader — for image layers, bundle archives and
+//! engine exports — which never allocates by what the archive claims.
+//! The `tar` crate reads PAX and GNU long-name headers whole into memory,
+//! so one crafted header can ask for gigabytes; here an extension header
+//! over [`MAX_EXTENSION`] is streamed past unread and the entry it belongs
+//! to says so ([`Header::unread`]), so the caller reports that entry and
+//! the walk goes on; file data is only ever handed out through a
+//! caller-sized buffer. It knows what tars use: ustar/GNU/PAX headers, base-256 numbers, `L`/`K` long names and
 //! `x` records for path, linkpath, size, uid and gid. GNU sparse files are
 //! refused (no image builder writes them). PAX times are checked the way
 //! Go's `archive/tar` (what Docker and containerd extract with) checks
@@ -19,7 +21,7 @@ const MAX_EXTENSION: u64 = 1 << 20;
 
 /// The type of an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum EntryType {
+pub(crate) enum EntryType {
     File,
     Hardlink,
     Symlink,
@@ -34,7 +36,7 @@ pub(super) enum EntryType {
 
 /// One entry's header, with PAX and GNU extensions applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Header {
+pub(crate) struct Header {
     pub path: Vec<u8>,
     pub link: Vec<u8>,
     pub kind: EntryType,
@@ -43,11 +45,34 @@ pub(super) struct Header {
     pub gid: u64,
     /// Bytes of data that follow (0 for anything but a file).
     pub size: u64,
+    /// An extension header of this entry too large to read: its name,
+    /// link name or PAX records may be missing from `path` and `link`.
+    pub unread: Option<Unread>,
+}
+
+/// An extension header streamed past without being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unread {
+    /// Its type flag: `L` long name, `K` long link name, `x`/`g` PAX records.
+    pub flag: u8,
+    pub size: u64,
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.flag {
+            b'L' => "a GNU long name",
+            b'K' => "a GNU long link name",
+            b'g' => "global PAX records",
+            _ => "PAX records",
+        };
+        write!(f, "its tar header carries {what} of {} bytes, over the {MAX_EXTENSION} read: its real name is not known", self.size)
+    }
 }
 
 /// Reads entries one after the other; the data of an entry must be read
 /// (or is skipped) before the next header.
-pub(super) struct TarReader<R> {
+pub(crate) struct TarReader<R> {
     inner: R,
     /// Data bytes of the current entry not yet read.
     remaining: u64,
@@ -62,17 +87,18 @@ fn invalid(msg: String) -> io::Error {
 }
 
 impl<R: Read> TarReader<R> {
-    pub(super) fn new(inner: R) -> Self {
+    pub(crate) fn new(inner: R) -> Self {
         TarReader { inner, remaining: 0, padding: 0, position: 0 }
     }
 
     /// The next entry's header; `None` at the end-of-archive marker (or a
     /// clean end of stream where a header would start).
-    pub(super) fn next_header(&mut self) -> io::Result<Option<Header>> {
+    pub(crate) fn next_header(&mut self) -> io::Result<Option<Header>> {
         self.skip_rest()?;
         let mut long_path: Option<Vec<u8>> = None;
         let mut long_link: Option<Vec<u8>> = None;
         let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut unread = None;
         // where the entry starts: its first extension header, if any
         let start = self.position;
         loop {
@@ -88,7 +114,12 @@ impl<R: Read> TarReader<R> {
             match flag {
                 b'x' | b'g' | b'L' | b'K' => {
                     if size > MAX_EXTENSION {
-                        return Err(invalid(format!("extension header of {size} bytes (at most {MAX_EXTENSION} accepted)")));
+                        // streamed past, never held: the entry it belongs to says so
+                        self.remaining = size;
+                        self.padding = (512 - size % 512) % 512;
+                        self.skip_rest()?;
+                        unread = Some(Unread { flag, size });
+                        continue;
                     }
                     let data = self.read_exact_vec(size)?;
                     match flag {
@@ -120,6 +151,7 @@ impl<R: Read> TarReader<R> {
                 uid: number(&block[108..116]).unwrap_or(0),
                 gid: number(&block[116..124]).unwrap_or(0),
                 size,
+                unread,
             };
             if let Some(p) = long_path {
                 header.path = p;
@@ -153,7 +185,7 @@ impl<R: Read> TarReader<R> {
     }
 
     /// Read the current entry's data into `buf`; `Ok(0)` at its end.
-    pub(super) fn read_data(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read_data(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.remaining == 0 || buf.is_empty() {
             return Ok(0);
         }
@@ -167,20 +199,25 @@ impl<R: Read> TarReader<R> {
         Ok(n)
     }
 
+    /// The current entry's data as a reader (its end is the entry's end).
+    pub(crate) fn data(&mut self) -> Data<'_, R> {
+        Data(self)
+    }
+
     /// Bytes read from the stream so far.
-    pub(super) fn position(&self) -> u64 {
+    pub(crate) fn position(&self) -> u64 {
         self.position
     }
 
     /// Where the current entry's data (and its padding) ends in the
     /// stream: reading or skipping it consumes the stream up to here.
-    pub(super) fn entry_end(&self) -> u64 {
+    pub(crate) fn entry_end(&self) -> u64 {
         self.position.saturating_add(self.remaining).saturating_add(self.padding)
     }
 
     /// The underlying stream, once the end marker was read: drain it so a
     /// verifying reader below sees EOF.
-    pub(super) fn into_inner(self) -> R {
+    pub(crate) fn into_inner(self) -> R {
         self.inner
     }
 
@@ -224,6 +261,15 @@ impl<R: Read> TarReader<R> {
         self.padding = (512 - size % 512) % 512;
         self.skip_rest()?;
         Ok(data)
+    }
+}
+
+/// The data of the current entry of a [`TarReader`].
+pub(crate) struct Data<'a, R>(&'a mut TarReader<R>);
+
+impl<R: Read> Read for Data<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read_data(buf)
     }
 }
 
@@ -385,14 +431,33 @@ mod tests {
     }
 
     #[test]
-    fn huge_extension_headers_and_truncation_are_errors() {
-        let mut h = header(tar::EntryType::XHeader, MAX_EXTENSION + 1, 0o644);
-        h.set_path("pax").unwrap();
-        h.set_cksum();
-        let mut archive = h.as_bytes().to_vec();
-        archive.extend_from_slice(&[0u8; 1024]);
-        let err = entries(&archive).unwrap_err();
-        assert!(err.to_string().contains("extension header"), "{err}");
+    fn huge_extension_headers_are_streamed_past_and_the_entry_says_so() {
+        let ext = |flag: tar::EntryType, size: u64| {
+            let mut h = header(flag, size, 0o644);
+            h.set_path("././@LongLink").unwrap();
+            h.set_cksum();
+            let mut out = h.as_bytes().to_vec();
+            out.resize(out.len() + size.div_ceil(512) as usize * 512, b'a');
+            out
+        };
+        let mut archive = ext(tar::EntryType::GNULongName, MAX_EXTENSION + 1);
+        archive.extend(build(|b| b.append_data(&mut header(tar::EntryType::Regular, 2, 0o644), "cut-name", &b"hi"[..]).unwrap()));
+        let got = entries(&archive).unwrap();
+        assert_eq!(got.len(), 1);
+        let (h, data) = &got[0];
+        assert_eq!((h.path.as_slice(), data.as_slice()), (&b"cut-name"[..], &b"hi"[..]));
+        assert_eq!(h.unread, Some(Unread { flag: b'L', size: MAX_EXTENSION + 1 }));
+        assert!(h.unread.unwrap().to_string().starts_with("its tar header carries a GNU long name of 1048577 bytes"));
+        // a small one is read, and the entry has nothing unread
+        let mut small = ext(tar::EntryType::GNULongName, 0);
+        small.extend(build(|b| b.append_data(&mut header(tar::EntryType::Regular, 0, 0o644), "x", &[][..]).unwrap()));
+        assert_eq!(entries(&small).unwrap()[0].0.unread, None);
+        // one cut short is an error
+        assert!(entries(&archive[..4096]).is_err());
+    }
+
+    #[test]
+    fn truncation_is_an_error() {
         let full = build(|b| b.append_data(&mut header(tar::EntryType::Regular, 2000, 0o644), "f", &[7u8; 2000][..]).unwrap());
         assert!(entries(&full[..1200]).is_err());
         assert_eq!(entries(&[]).unwrap().len(), 0);
