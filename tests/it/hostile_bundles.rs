@@ -410,11 +410,14 @@ fn auditing_a_bundle_needs_no_network() {
     assert_eq!((code(&unshared), unshared.stdout), (code(&here), here.stdout));
 }
 
+/// An optional extension header (type flag, claimed size), then a member's name and content.
+type LongEntry<'a> = (Option<(u8, u64)>, &'a str, &'a str);
+
 /// A `.tar.gz` of `entries`: each an extension header (type flag, claimed
 /// size) streamed as zeros, then a regular member `(name, content)`; the
 /// zeros are one 64 MiB gzip member written many times, so hundreds of
 /// MiB take a moment to make and under a megabyte on disk.
-fn long_header_tar_gz(out: &Path, entries: &[(Option<(u8, u64)>, &str, &str)]) {
+fn long_header_tar_gz(out: &Path, entries: &[LongEntry]) {
     const BLOCK: u64 = 64 << 20;
     let gz = |bytes: &[u8]| {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
