@@ -338,6 +338,10 @@ struct ForensicArgs {
     /// Most directory levels of a path in a layer; a deeper entry is a hostile entry, not applied.
     #[arg(long, value_name = "N", default_value_t = limits::DEFAULT_MAX_DEPTH)]
     max_path_depth: usize,
+    /// Once a limit stops a layer's walk, for at most this many seconds its remaining tar headers are still read
+    /// (data skipped, nothing held) to list hostile entries after the limit; 0: stop at the limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = limits::DEFAULT_SCAN_SECONDS)]
+    max_scan_seconds: u64,
     /// Read again the layers the cache holds: by default a cached layer's blob was verified
     /// against its digest when it was first read, not in this run.
     #[arg(long)]
@@ -409,6 +413,7 @@ impl ForensicArgs {
             max_ratio: self.max_layer_ratio,
             max_entries: self.max_layer_entries,
             max_depth: self.max_path_depth,
+            scan_seconds: self.max_scan_seconds,
         };
         Ok(forensics::Options {
             open,

@@ -6,10 +6,12 @@
 //! entry instead of being decompressed, and memory stays bounded by the
 //! entry count; the merge refuses paths deeper than the depth limit.
 //!
-//! Going over the size or entry limit leaves the layer not examined (the
-//! report says which limit and how to raise it); going over the expansion
-//! ratio is also a hostile entry, since no image builder writes a layer
-//! that expands that much.
+//! Going over the size or entry limit leaves the layer not examined from
+//! that entry on (the report says which limit and how to raise it); what
+//! was found before it stays, and for up to `--max-scan-seconds` the walk
+//! goes on reading headers only, listing hostile entries after the limit.
+//! Going over the expansion ratio is also a hostile entry, since no image
+//! builder writes a layer that expands that much.
 
 use std::fmt;
 
@@ -29,6 +31,9 @@ const RATIO_FLOOR: u64 = 256 << 20;
 pub const DEFAULT_MAX_ENTRIES: u64 = 500_000;
 /// Default `--max-path-depth`: most directory levels of a path.
 pub const DEFAULT_MAX_DEPTH: usize = 256;
+/// Default `--max-scan-seconds`: how long the headers of a layer are
+/// still read, for hostile entries, after a limit stopped its walk.
+pub const DEFAULT_SCAN_SECONDS: u64 = 60;
 /// Longest path applied, in bytes (Linux's `PATH_MAX`; no file at a
 /// longer path can be opened by its name).
 pub(crate) const MAX_PATH: usize = 4096;
@@ -41,15 +46,30 @@ pub struct LayerLimits {
     pub max_ratio: u64,
     pub max_entries: u64,
     pub max_depth: usize,
+    /// Seconds the walk goes on reading headers only once a limit tripped.
+    pub scan_seconds: u64,
 }
 
 impl Default for LayerLimits {
     fn default() -> Self {
-        LayerLimits { max_size: DEFAULT_MAX_SIZE, max_ratio: DEFAULT_MAX_RATIO, max_entries: DEFAULT_MAX_ENTRIES, max_depth: DEFAULT_MAX_DEPTH }
+        LayerLimits {
+            max_size: DEFAULT_MAX_SIZE,
+            max_ratio: DEFAULT_MAX_RATIO,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            max_depth: DEFAULT_MAX_DEPTH,
+            scan_seconds: DEFAULT_SCAN_SECONDS,
+        }
     }
 }
 
 impl LayerLimits {
+    /// The limits a layer's walk depends on (the path depth is the
+    /// merge's): a cached index of a walk they stopped is reused only
+    /// under the same ones.
+    pub(crate) fn walk_key(&self) -> [u64; 4] {
+        [self.max_size, self.max_ratio, self.max_entries, self.scan_seconds]
+    }
+
     /// How far the uncompressed stream of a layer may reach; `compressed`
     /// is the blob size of a compressed blob (`None` for a plain tar or
     /// an unknown size: only the size limit applies).

@@ -16,7 +16,7 @@
 //! command is done with the layers it uses.
 
 use super::file_index::{FsIndex, Op, TextRef};
-use super::layerfile::{IndexReader, IndexWriter};
+use super::layerfile::{IndexReader, IndexWriter, Stopped};
 use crate::image::source::digest::is_valid_digest;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -88,9 +88,12 @@ impl Drop for LayerWriter {
 }
 
 /// What [`Cache::apply`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Applied {
     Done,
+    /// Applied up to where a limit stopped the layer's walk: what the
+    /// report says of the rest.
+    Stopped(String),
     /// Not cached, or damaged or foreign: nothing applied (walk it again).
     Missing,
     /// Stopped part way: the merged index passed its entry limit.
@@ -132,12 +135,13 @@ impl Cache {
     /// Apply the cached index of layer blob `digest` to `fs` as its layer
     /// `layer`, stopping once `fs` holds more than `max_entries` paths.
     /// The file is read twice through one handle: whole first, for its
-    /// checksum and its whiteouts, then for its entries, moved into `fs`
-    /// one at a time.
-    pub(super) fn apply(&self, digest: &str, layer: u16, fs: &mut FsIndex, max_entries: u64) -> io::Result<Applied> {
+    /// checksum, its whiteouts and whether a limit stopped its walk (then
+    /// it is used only under the same limits, `walk_key`), then for its
+    /// entries, moved into `fs` one at a time.
+    pub(super) fn apply(&self, digest: &str, layer: u16, fs: &mut FsIndex, max_entries: u64, walk_key: [u64; 4]) -> io::Result<Applied> {
         let Some(path) = self.path(digest, "idx") else { return Ok(Applied::Missing) };
         let Ok(mut file) = File::open(&path) else { return Ok(Applied::Missing) };
-        let checked = (|| -> io::Result<Option<Vec<Op>>> {
+        let checked = (|| -> io::Result<Option<(Vec<Op>, Option<Stopped>)>> {
             let mut r = index_reader(&file)?;
             if r.digest != digest {
                 return Ok(None);
@@ -148,9 +152,12 @@ impl Cache {
                     hides.push(op);
                 }
             }
-            Ok(Some(hides))
+            Ok(Some((hides, r.stopped)))
         })();
-        let Ok(Some(hides)) = checked else { return Ok(Applied::Missing) };
+        let Ok(Some((hides, stopped))) = checked else { return Ok(Applied::Missing) };
+        if stopped.as_ref().is_some_and(|s| s.limits != walk_key) {
+            return Ok(Applied::Missing);
+        }
         for op in &hides {
             fs.hide(layer, op);
         }
@@ -165,7 +172,7 @@ impl Cache {
         fs.unlisted += r.unlisted;
         // a use counts as recent, for eviction
         let _ = file.set_modified(SystemTime::now());
-        Ok(Applied::Done)
+        Ok(stopped.map_or(Applied::Done, |s| Applied::Stopped(s.text)))
     }
 
     /// Start walking layer blob `digest` (whose diff-id is `diff_id`) into the cache.
@@ -193,15 +200,16 @@ impl Cache {
     }
 
     /// Store a walked layer (`unlisted` hostile entries beyond those
-    /// written): its pack, then its index, each renamed into place.
-    pub(super) fn store(&self, mut layer: LayerWriter, unlisted: u64) -> io::Result<()> {
+    /// written; where a limit stopped it): its pack, then its index, each
+    /// renamed into place.
+    pub(super) fn store(&self, mut layer: LayerWriter, unlisted: u64, stopped: Option<&Stopped>) -> io::Result<()> {
         layer.check()?;
         let (Some(idx_path), Some(pack_path), Some(index)) = (self.path(&layer.digest, "idx"), self.path(&layer.digest, "pack"), layer.index.take()) else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("not a digest: {}", layer.digest)));
         };
         layer.pack.flush()?;
         layer.pack.get_ref().sync_data()?;
-        let mut file = index.finish(unlisted)?.finish()?;
+        let mut file = index.finish(unlisted, stopped)?.finish()?;
         file.flush()?;
         file.get_ref().sync_data()?;
         fs::rename(&layer.pack_tmp, &pack_path)?;
@@ -255,20 +263,21 @@ mod tests {
 
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
     const D2: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";
+    const KEY: [u64; 4] = [1, 2, 3, 4];
 
     fn stored(cache: &Cache, digest: &str, text: &[u8]) -> TextRef {
         let mut layer = cache.begin(digest, "sha256:00").unwrap();
         let at = layer.text(text).unwrap();
         layer.op(&Op::Put("/a.py".into(), Node { text: Some(at), ..file(text) }));
         layer.op(&Op::Whiteout("/gone".into()));
-        cache.store(layer, 3).unwrap();
+        cache.store(layer, 3, None).unwrap();
         at
     }
 
     fn applied(cache: &Cache, digest: &str) -> Option<FsIndex> {
         let mut fs = FsIndex::default();
         apply(&mut fs, 0, vec![Op::Put("/gone".into(), file(b"old"))]);
-        (cache.apply(digest, 1, &mut fs, 10).unwrap() == Applied::Done).then_some(fs)
+        (cache.apply(digest, 1, &mut fs, 10, KEY).unwrap() == Applied::Done).then_some(fs)
     }
 
     #[test]
@@ -283,7 +292,7 @@ mod tests {
         // an index that would pass the entry limit is applied only up to it
         let mut full = FsIndex::default();
         apply(&mut full, 0, vec![Op::Put("/x".into(), file(b""))]);
-        assert_eq!(cache.apply(D1, 1, &mut full, 1).unwrap(), Applied::Full);
+        assert_eq!(cache.apply(D1, 1, &mut full, 1, KEY).unwrap(), Applied::Full);
         // no temporary files remain
         assert_eq!(fs::read_dir(cache.dir()).unwrap().count(), 2);
         // damage reads as a miss, with nothing applied; a non-digest is never a path
@@ -293,7 +302,7 @@ mod tests {
         bytes.truncate(mid);
         fs::write(&idx, bytes).unwrap();
         assert!(applied(&cache, D1).is_none());
-        assert_eq!(cache.apply("sha256:../../etc/passwd", 0, &mut FsIndex::default(), 10).unwrap(), Applied::Missing);
+        assert_eq!(cache.apply("sha256:../../etc/passwd", 0, &mut FsIndex::default(), 10, KEY).unwrap(), Applied::Missing);
         assert!(cache.begin("x", "").is_err());
         // a walk that is dropped (failed) leaves nothing behind
         drop(cache.begin(D2, "").unwrap());

@@ -197,11 +197,17 @@ impl FsIndex {
         }
         let (parent, name) = split(&raw);
         // where a symlink among its directories takes it, if one does
-        let moved = match self.resolve(parent) {
-            Ok(Cow::Borrowed(_)) => None,
-            Ok(Cow::Owned(dir)) => Some(join(&dir, name)),
+        let (moved, absolute) = match self.links.resolve_noting(&self.entries, parent, MAX_PATH) {
+            Ok((Cow::Borrowed(_), _)) => (None, None),
+            Ok((Cow::Owned(dir), absolute)) => (Some(join(&dir, name)), absolute.map(|(l, t)| format!("{l} -> {t}"))),
             Err(why) => return self.report(layer, &raw, format!("its directory {why}: not applied")),
         };
+        if let (Some(link), Some(at)) = (absolute, moved.as_deref()) {
+            let reason = format!(
+                "its directory goes through the symlink {link}, an absolute target: applied at {at} inside the root, as a runtime does (an extractor that follows it writes outside the image)"
+            );
+            self.report(layer, &raw, reason);
+        }
         let landed = moved.as_ref().map_or(String::new(), |path| format!(" (at {path}, through a symlink)"));
         let (path, moved_from): (Box<str>, Option<Box<str>>) = match moved {
             Some(path) => (path.into(), Some(raw)),

@@ -8,13 +8,15 @@
 //! The counts of what was read, cached and shared go into the report, so
 //! a warm run can show it read no upstream layer, and says that a cached
 //! layer's blob was verified when it was cached, not in this run
-//! (`--verify-cached` reads them again). A layer that goes over
-//! a limit of the walk is not examined (a decompression bomb is also a
-//! hostile entry), and an image whose merged index passes the entry limit
-//! is not applied further, so memory stays bounded.
+//! (`--verify-cached` reads them again). A layer that goes over a limit
+//! of the walk is applied up to the entry where it did and not examined
+//! from there (its hostile entries, a decompression bomb among them, are
+//! listed), and an image whose merged index passes the entry limit is not
+//! applied further, so memory stays bounded.
 
 use super::cache::{Applied, Cache};
 use super::file_index::FsIndex;
+use super::layerfile::Stopped;
 use super::{integrity, walk};
 use crate::finding::Finding;
 use crate::image::limits::LayerLimits;
@@ -105,18 +107,17 @@ pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize
                     missing.extend(l..=last);
                     break;
                 }
+                Ok(Applied::Stopped(why)) => {
+                    // applied up to the limit, its hostile entries (and a bomb) listed
+                    missing.push(l);
+                    trouble.not_examined.push(format!("{}: layer {l} ({digest}): {why}", img.reference));
+                }
                 Ok(_) => {}
                 Err(e) => {
                     missing.push(l);
                     unreadable.insert(digest.to_string());
                     match e {
                         Some(ImageError::Tamper { reference, tamper }) => trouble.findings.push(integrity::finding(&reference, &tamper)),
-                        Some(ImageError::Overrun { reference, overrun, .. }) => {
-                            if let Some(path) = overrun.bomb() {
-                                fs.report(l as u16, path, format!("{overrun}; the layer is not examined"));
-                            }
-                            trouble.not_examined.push(format!("{reference}: layer {l} ({digest}): {overrun}"));
-                        }
                         Some(e) => trouble.not_examined.push(format!("{}: layer {l} ({digest}): {e}", img.reference)),
                         None => trouble.not_examined.push(format!("{}: layer {l} ({digest}) could not be read (see above)", img.reference)),
                     }
@@ -133,7 +134,7 @@ pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize
 fn apply_layer(img: &Image, l: usize, cache: &Cache, limits: &LayerLimits, fs: &mut FsIndex, counts: &mut LayerCounts) -> Result<Applied, ImageError> {
     let digest = &img.layers[l].digest;
     let cache_err = |source| ImageError::Io { reference: img.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source };
-    let mut apply = || cache.apply(digest, l as u16, fs, limits.max_entries).map_err(cache_err);
+    let mut apply = || cache.apply(digest, l as u16, fs, limits.max_entries, limits.walk_key()).map_err(cache_err);
     match apply()? {
         Applied::Missing => {
             counts.read += 1;
@@ -151,11 +152,9 @@ fn apply_layer(img: &Image, l: usize, cache: &Cache, limits: &LayerLimits, fs: &
 /// A layer that fails to decompress or parse may be a corrupted blob: the
 /// decoder stops before the digest check at EOF could. Read the raw blob
 /// once more to tell tampering (an `image-integrity` finding) from a layer
-/// that is intact but unreadable (not examined). A layer stopped at a
-/// limit is not re-read: it decoded fine, and re-reading a layer over
-/// `--max-layer-size` would cost what the limit saves.
+/// that is intact but unreadable (not examined).
 fn tampered_instead(image: &Image, l: usize, error: ImageError) -> ImageError {
-    if matches!(error, ImageError::Tamper { .. } | ImageError::Overrun { .. }) {
+    if matches!(error, ImageError::Tamper { .. }) {
         return error;
     }
     let raw = image
@@ -172,6 +171,7 @@ fn walk_and_store(image: &Image, l: usize, cache: &Cache, limits: &LayerLimits) 
     let layer = &image.layers[l];
     let cache_err = |e| ImageError::Io { reference: image.reference.clone(), context: format!("layer {l}: cache {}", cache.dir().display()), source: e };
     let mut out = cache.begin(&layer.digest, layer.diff_id.as_deref().unwrap_or_default()).map_err(cache_err)?;
-    let unlisted = walk::walk(image, l, &mut out, limits).map_err(|e| tampered_instead(image, l, e))?;
-    cache.store(out, unlisted).map_err(cache_err)
+    let walked = walk::walk(image, l, &mut out, limits).map_err(|e| tampered_instead(image, l, e))?;
+    let stopped = walked.stopped.map(|text| Stopped { limits: limits.walk_key(), text });
+    cache.store(out, walked.unlisted, stopped.as_ref()).map_err(cache_err)
 }

@@ -15,11 +15,22 @@ use std::io::{self, Read, Write};
 const MAGIC: &[u8; 8] = b"AUDITIDX";
 /// 2: ops streamed with an end record; hostile entries of the walk's name
 /// checks, and the count of those not listed. 3: sources captured up to
-/// 1 MiB (torch's `nn/functional.py` is 280 KiB).
-const VERSION: u32 = 3;
+/// 1 MiB (torch's `nn/functional.py` is 280 KiB). 4: the end record says
+/// whether a limit stopped the walk ([`Stopped`]).
+const VERSION: u32 = 4;
 /// Longest path or link target read back.
 const MAX_STR: u32 = 1 << 20;
 const END: u8 = 0xff;
+
+/// A walk that a limit stopped, as its index records it: the limits it
+/// ran under ([`crate::image::limits::LayerLimits::walk_key`]; a partial
+/// index is used only under the same ones) and what the report says of
+/// the part not examined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Stopped {
+    pub limits: [u64; 4],
+    pub text: String,
+}
 
 /// Writes a layer index, one op at a time.
 pub(super) struct IndexWriter<W: Write> {
@@ -79,11 +90,22 @@ impl<W: Write> IndexWriter<W> {
         Ok(())
     }
 
-    /// The end record (`unlisted` hostile entries beyond those written)
-    /// and the checksum; the inner writer, flushed.
-    pub(super) fn finish(mut self, unlisted: u64) -> io::Result<W> {
+    /// The end record (`unlisted` hostile entries beyond those written,
+    /// and where a limit stopped the walk) and the checksum; the inner
+    /// writer, flushed.
+    pub(super) fn finish(mut self, unlisted: u64, stopped: Option<&Stopped>) -> io::Result<W> {
         self.w.write_all(&[END])?;
         self.w.write_all(&unlisted.to_le_bytes())?;
+        match stopped {
+            None => self.w.write_all(&[0])?,
+            Some(stop) => {
+                self.w.write_all(&[1])?;
+                for v in stop.limits {
+                    self.w.write_all(&v.to_le_bytes())?;
+                }
+                put_str(&mut self.w, &stop.text)?;
+            }
+        }
         let sum = self.w.hash.clone().finalize();
         self.w.inner.write_all(&sum)?;
         self.w.flush()?;
@@ -98,6 +120,8 @@ pub(super) struct IndexReader<R: Read> {
     pub digest: String,
     /// Hostile entries not listed; known once [`IndexReader::next_op`] returned `None`.
     pub unlisted: u64,
+    /// Where a limit stopped the walk; known then too.
+    pub stopped: Option<Stopped>,
 }
 
 impl<R: Read> IndexReader<R> {
@@ -108,7 +132,7 @@ impl<R: Read> IndexReader<R> {
         }
         let digest = get_str(&mut r)?.into();
         get_str(&mut r)?; // the diff-id: a record for people reading the cache
-        Ok(IndexReader { r, digest, unlisted: 0 })
+        Ok(IndexReader { r, digest, unlisted: 0, stopped: None })
     }
 
     /// The next op; `None` after the last, once the checksum matched. Any
@@ -133,6 +157,11 @@ impl<R: Read> IndexReader<R> {
             3 => Op::Hostile { path: get_str(r)?, reason: get_str(r)? },
             END => {
                 self.unlisted = get_u64(r)?;
+                self.stopped = match get::<1>(r)? {
+                    [0] => None,
+                    [1] => Some(Stopped { limits: [get_u64(r)?, get_u64(r)?, get_u64(r)?, get_u64(r)?], text: get_str(r)?.into() }),
+                    _ => return Err(bad("unknown end record")),
+                };
                 let expected = r.hash.clone().finalize();
                 if get::<32>(&mut r.inner)?[..] != expected[..] {
                     return Err(bad("checksum mismatch"));
@@ -218,7 +247,7 @@ mod tests {
         for op in ops {
             w.op(op).unwrap();
         }
-        w.finish(unlisted).unwrap()
+        w.finish(unlisted, None).unwrap()
     }
 
     fn read(bytes: &[u8]) -> io::Result<(String, Vec<Op>, u64)> {

@@ -30,6 +30,9 @@ pub(super) struct Links {
     counts: HashMap<u64, u32>,
 }
 
+/// A directory resolved, with the first absolute symlink on the way.
+pub(super) type Resolution<'a> = Result<(Cow<'a, str>, Option<(&'a str, &'a str)>), Unresolved>;
+
 /// Why a directory could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Unresolved {
@@ -86,8 +89,15 @@ impl Links {
     /// components followed, as a runtime resolves it inside the root;
     /// borrowed when no symlink is on the way.
     pub(super) fn resolve<'a>(&self, entries: &'a BTreeMap<Box<str>, Node>, dir: &'a str, max_len: usize) -> Result<Cow<'a, str>, Unresolved> {
+        self.resolve_noting(entries, dir, max_len).map(|(resolved, _)| resolved)
+    }
+
+    /// [`Links::resolve`], with the first symlink on the way whose target
+    /// is absolute (path, target): a runtime keeps it inside the root, an
+    /// extractor that follows it writes on the host.
+    pub(super) fn resolve_noting<'a>(&self, entries: &'a BTreeMap<Box<str>, Node>, dir: &'a str, max_len: usize) -> Resolution<'a> {
         if self.counts.is_empty() {
-            return Ok(Cow::Borrowed(dir));
+            return Ok((Cow::Borrowed(dir), None));
         }
         // components still to walk, the next one last
         let mut pending: Vec<&'a str> = dir.rsplit('/').filter(|p| !p.is_empty()).collect();
@@ -96,6 +106,7 @@ impl Links {
         let mut states = vec![self.root()];
         let mut hops = 0;
         let mut via: Option<(&'a str, &'a str)> = None;
+        let mut absolute: Option<(&'a str, &'a str)> = None;
         while let Some(part) = pending.pop() {
             match part {
                 "." => continue,
@@ -132,18 +143,19 @@ impl Links {
             via = Some((path, target));
             out.truncate(before);
             if target.starts_with('/') {
+                absolute = absolute.or(via);
                 out.clear();
                 states.truncate(1);
             }
             pending.extend(target.rsplit('/').filter(|p| !p.is_empty()));
         }
         if via.is_none() {
-            return Ok(Cow::Borrowed(dir));
+            return Ok((Cow::Borrowed(dir), None));
         }
         if out.is_empty() {
             out.push('/');
         }
-        Ok(Cow::Owned(out))
+        Ok((Cow::Owned(out), absolute))
     }
 }
 
@@ -191,6 +203,11 @@ mod tests {
         assert_eq!(r("/etc/alt/cron.d").unwrap(), "/etc/cron.d");
         assert_eq!(r("/a/z").unwrap(), "/usr/lib/z");
         assert_eq!(r("/").unwrap(), "/");
+        // the first link with an absolute target is noted: relative ones are not
+        let noted = |d| links.resolve_noting(&map, d, 4096).unwrap().1;
+        assert_eq!(noted("/a/z"), Some(("/b", "/usr/./lib/../lib")));
+        assert_eq!(noted("/etc/alt/cron.d"), Some(("/etc/alt", "/etc")));
+        assert_eq!((noted("/lib/x86_64"), noted("/usr/lib/python3")), (None, None));
         // climbing above the root through a link
         assert_eq!(r("/usr/lib/up/cron.d").unwrap_err(), Unresolved::Escapes { link: "/usr/lib/up".into(), target: "../../../../../etc".into() });
         assert_eq!(

@@ -25,23 +25,35 @@ use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
 use crate::image::limits::{LayerLimits, Overrun};
 use crate::image::source::decompress::Compression;
+use crate::image::source::tamper_of;
 use crate::image::{Image, ImageError};
 use crate::tarstream::{EntryType, Header, TarReader};
 use sha2::{Digest as _, Sha256};
 use std::io::{self, BufReader, Read};
+use std::time::{Duration, Instant};
 
 /// Largest source or hook file captured for quoting.
 const MAX_CAPTURE: u64 = 1 << 20;
 /// Largest dist-info `RECORD` captured (a torch RECORD is a few MiB).
 const MAX_RECORD: u64 = 16 << 20;
 
-/// Walk layer `index` of `image` into `out`; the count of hostile entries
-/// not listed. The layer stream is read to its end, so its digest and
-/// diff-id are verified before the walk succeeds (and the cache stores it).
-pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLimits) -> Result<u64, ImageError> {
+/// How a walk ended: the count of hostile entries not listed, and, when
+/// a limit stopped it, what the report says of the part not examined.
+#[derive(Debug, Default)]
+pub(super) struct Walked {
+    pub unlisted: u64,
+    pub stopped: Option<String>,
+}
+
+/// Walk layer `index` of `image` into `out`. The layer stream is read to
+/// its end, so its digest and diff-id are verified before the walk
+/// succeeds (and the cache stores it). A limit stops the walk at an
+/// entry: what was written before it stays (and is applied), a bomb is a
+/// hostile entry, and the headers after it are still read for
+/// `--max-scan-seconds`, listing hostile names without applying anything.
+pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &LayerLimits) -> Result<Walked, ImageError> {
     let context = format!("layer {index}");
     let io_err = |e: io::Error| ImageError::from_io(&image.reference, &context, e);
-    let overrun = |overrun: Overrun| ImageError::Overrun { reference: image.reference.clone(), layer: index, overrun };
     let layer = &image.layers[index];
     let compressed = matches!(Compression::of_media_type(&layer.media_type), Some(Compression::Gzip | Compression::Zstd)).then_some(layer.size).flatten();
     let budget = limits.budget(compressed);
@@ -52,15 +64,22 @@ pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &
     let mut buf = vec![0u8; 1 << 16];
     while let Some(h) = tar.next_header().map_err(io_err)? {
         entries += 1;
-        if entries > limits.max_entries {
-            return Err(overrun(Overrun::Entries { max: limits.max_entries }));
+        let within = match entries > limits.max_entries {
+            true => Err(Overrun::Entries { max: limits.max_entries }),
+            false => budget.check(tar.entry_end(), || shown(&h.path)),
+        };
+        if let Err(overrun) = within {
+            found.bomb(&overrun);
+            found.admit(&h);
+            let deadline = Instant::now() + Duration::from_secs(limits.scan_seconds);
+            let scan = match limits.scan_seconds {
+                0 => None,
+                _ => Some(scan_rest(&mut tar, &mut found, &mut buf, deadline).map_err(io_err)?),
+            };
+            let stopped = format!("{overrun}; entries from #{entries} on not examined{}", scan.map_or(String::new(), |s| s.to_string()));
+            return found.finish(Some(stopped)).map_err(|e| cache_err(image, &context, e));
         }
-        budget.check(tar.entry_end(), || shown(&h.path)).map_err(overrun)?;
-        found.out.check().map_err(|e| ImageError::Io {
-            reference: image.reference.clone(),
-            context: format!("{context}: writing its index to the cache"),
-            source: e,
-        })?;
+        found.out.check().map_err(|e| cache_err(image, &context, e))?;
         let Some((path, kind)) = found.admit(&h) else { continue };
         let (parent, name) = split(&path);
         if let Some(hidden) = name.strip_prefix(".wh.") {
@@ -90,8 +109,79 @@ pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &
     let end = tar.position();
     let allowed = budget.bytes.saturating_sub(end);
     let drained = io::copy(&mut tar.into_inner().take(allowed.saturating_add(1)), &mut io::sink()).map_err(io_err)?;
-    budget.check(end + drained, || "(data after the end-of-archive marker)".into()).map_err(overrun)?;
-    Ok(found.unlisted)
+    let stopped = budget.check(end + drained, || "(data after the end-of-archive marker)".into()).err().map(|overrun| {
+        found.bomb(&overrun);
+        format!("{overrun}; every entry before the end-of-archive marker was examined, the blob's digest was not verified")
+    });
+    found.finish(stopped).map_err(|e| cache_err(image, &context, e))
+}
+
+fn cache_err(image: &Image, context: &str, source: io::Error) -> ImageError {
+    ImageError::Io { reference: image.reference.clone(), context: format!("{context}: writing its index to the cache"), source }
+}
+
+/// How reading headers after a limit ended.
+enum Scan {
+    /// The end-of-archive marker was reached after `headers` headers.
+    Finished { headers: u64 },
+    /// The time budget ran out after `headers` headers.
+    OutOfTime { headers: u64, seconds: u64 },
+    /// The stream could not be read further.
+    Unreadable { headers: u64, error: String },
+}
+
+impl std::fmt::Display for Scan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scan::Finished { headers } => write!(f, "; the {headers} tar header(s) after it were read to the layer's end for hostile entries only"),
+            Scan::OutOfTime { headers, seconds } => {
+                write!(f, "; {headers} tar header(s) after it were read for hostile entries in {seconds} s (--max-scan-seconds), the rest of the layer was not")
+            }
+            Scan::Unreadable { headers, error } => write!(f, "; {headers} tar header(s) after it were read for hostile entries, then: {error}"),
+        }
+    }
+}
+
+/// Read the headers after a limit until the end marker or `deadline`,
+/// skipping data in chunks (so the deadline holds inside a huge entry),
+/// and report hostile names and link targets; nothing is applied. A
+/// tampered blob is still an error.
+fn scan_rest<R: Read>(tar: &mut TarReader<R>, found: &mut Found, buf: &mut [u8], deadline: Instant) -> io::Result<Scan> {
+    let mut headers = 0u64;
+    // a tampered blob is the layer's finding; any other error only ends the scan
+    let unreadable = |headers, e: io::Error| match tamper_of(&e) {
+        Some(_) => Err(e),
+        None => Ok(Scan::Unreadable { headers, error: e.to_string() }),
+    };
+    let seconds = deadline.saturating_duration_since(Instant::now()).as_secs().max(1);
+    loop {
+        let mut chunks = 0u32;
+        loop {
+            match tar.read_data(buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => return unreadable(headers, e),
+            }
+            chunks = chunks.wrapping_add(1);
+            if chunks % 64 == 0 && Instant::now() >= deadline {
+                return Ok(Scan::OutOfTime { headers, seconds });
+            }
+        }
+        if Instant::now() >= deadline {
+            return Ok(Scan::OutOfTime { headers, seconds });
+        }
+        let h = match tar.next_header() {
+            Ok(Some(h)) => h,
+            Ok(None) => return Ok(Scan::Finished { headers }),
+            Err(e) => return unreadable(headers, e),
+        };
+        headers += 1;
+        if let Some((path, kind)) = found.admit(&h) {
+            if matches!(kind, Kind::Symlink | Kind::Hardlink) {
+                found.link(&h, &path);
+            }
+        }
+    }
 }
 
 /// Where the walk writes what it finds, and the count of hostile entries
@@ -103,6 +193,18 @@ struct Found<'a> {
 }
 
 impl Found<'_> {
+    /// A limit that is a decompression bomb is a hostile entry.
+    fn bomb(&mut self, overrun: &Overrun) {
+        if let Some(path) = overrun.bomb() {
+            self.hostile(|| (path.to_string(), format!("{overrun}; the layer is not examined from this entry on")));
+        }
+    }
+
+    fn finish(self, stopped: Option<String>) -> io::Result<Walked> {
+        self.out.check()?;
+        Ok(Walked { unlisted: self.unlisted, stopped })
+    }
+
     /// A hostile entry: `report` gives its path and reason, asked for
     /// only while fewer than [`MAX_LISTED`] are listed.
     fn hostile(&mut self, report: impl FnOnce() -> (String, String)) {

@@ -92,9 +92,6 @@ pub enum ImageError {
     Malformed { reference: String, what: String, detail: String },
     #[error("{reference}: unsupported: {what}")]
     Unsupported { reference: String, what: String },
-    /// A layer went over a limit of the walk and was not read further.
-    #[error("{reference}: layer {layer}: {overrun}")]
-    Overrun { reference: String, layer: usize, overrun: crate::image::limits::Overrun },
 }
 
 impl ImageError {
