@@ -69,10 +69,19 @@ impl Waiver {
         dir == "waiver" && name.strip_suffix(".md").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
     }
 
-    /// Whether the waiver names the script (its path or file name).
+    /// Whether the waiver names the script (its path or file name): the
+    /// name as a whole word, so a waiver of `qwen_fix.sh` does not cover
+    /// `fix.sh`.
     pub fn names(&self, script: &str) -> bool {
         let name = script.rsplit('/').next().unwrap_or(script).to_ascii_lowercase();
-        !name.is_empty() && self.text.contains(&name)
+        // Characters that continue a file name: before it, `.` too (`x.fix.sh`).
+        let joins = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+        !name.is_empty()
+            && self.text.match_indices(&name).any(|(at, _)| {
+                let before = self.text[..at].chars().next_back().is_some_and(|c| joins(c) || c == '.');
+                let after = self.text[at + name.len()..].chars().next().is_some_and(joins);
+                !before && !after
+            })
     }
 
     /// The parts it lacks.
@@ -127,6 +136,7 @@ mod tests {
         assert!(w.missing().is_empty(), "{:?}", w.missing());
         assert!(w.names("benchmarks/patches/apply_fix.sh"));
         assert!(!w.names("other.sh"));
+        assert!(!w.names("fix.sh") && !w.names("apply_fix.s"), "a part of the named script is not named");
     }
 
     #[test]

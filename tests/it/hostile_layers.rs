@@ -15,6 +15,8 @@
 //! `*.pack`); and that its peak RSS is under [`CEILING_KIB`]. Each run
 //! prints `hostile-layers peak-rss CASE KIB` (BENCHMARKS.md collects them
 //! with `--nocapture`). No services are needed.
+//!
+//! The layer writer and the sandbox are shared with `image_diff_changes`.
 
 use crate::common::{auditor_measured, check, findings, sandbox_root, snapshot};
 use flate2::write::GzEncoder;
@@ -27,7 +29,7 @@ use std::time::Duration;
 /// Peak RSS allowed to any run at the default limits (README, "Hostile image layers").
 const CEILING_KIB: u64 = 512 << 10;
 
-const GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
+pub(crate) const GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 const ZSTD: &str = "application/vnd.oci.image.layer.v1.tar+zstd";
 const PLAIN: &str = "application/vnd.oci.image.layer.v1.tar";
 const MIB: usize = 1 << 20;
@@ -105,7 +107,7 @@ fn entry_header(path: &[u8], kind: u8, size: u64, link: &[u8], pax: &[(&str, &[u
 }
 
 /// Writes tar entries into any sink.
-struct Tar<W: Write>(W);
+pub(crate) struct Tar<W: Write>(W);
 
 impl<W: Write> Tar<W> {
     fn entry(&mut self, path: &[u8], kind: u8, link: &[u8], data: &[u8], pax: &[(&str, &[u8])]) -> &mut Self {
@@ -115,10 +117,10 @@ impl<W: Write> Tar<W> {
         self.0.write_all(&bytes).unwrap();
         self
     }
-    fn file(&mut self, path: &str, data: &[u8]) -> &mut Self {
+    pub(crate) fn file(&mut self, path: &str, data: &[u8]) -> &mut Self {
         self.entry(path.as_bytes(), b'0', b"", data, &[])
     }
-    fn dir(&mut self, path: &str) -> &mut Self {
+    pub(crate) fn dir(&mut self, path: &str) -> &mut Self {
         self.entry(path.as_bytes(), b'5', b"", b"", &[])
     }
     fn symlink(&mut self, path: &str, target: &str) -> &mut Self {
@@ -140,7 +142,7 @@ impl<W: Write> Tar<W> {
 // ------------------------------------------------------------ layer blobs
 
 /// A layer blob, its media type and its diff-id.
-struct Layer {
+pub(crate) struct Layer {
     blob: Vec<u8>,
     media_type: &'static str,
     diff_id: String,
@@ -156,7 +158,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// A layer being written: its tar is hashed (the diff-id) and compressed
 /// as it streams in.
-struct Sink {
+pub(crate) struct Sink {
     tar: Sha256,
     encoder: Encoder,
 }
@@ -203,7 +205,7 @@ impl Write for Sink {
 }
 
 /// A layer of `media_type` holding what `build` writes.
-fn layer(media_type: &str, build: impl FnOnce(&mut Tar<Sink>)) -> Layer {
+pub(crate) fn layer(media_type: &str, build: impl FnOnce(&mut Tar<Sink>)) -> Layer {
     let mut tar = Tar(Sink::new(media_type));
     build(&mut tar);
     tar.end().finish()
@@ -271,20 +273,20 @@ fn base() -> Layer {
 
 /// A temporary directory holding the OCI layout, the cache, `HOME` and
 /// the sentinel directory hostile names and links aim at.
-struct Sandbox {
+pub(crate) struct Sandbox {
     root: tempfile::TempDir,
 }
 
 /// One measured run.
-struct Run {
-    code: i32,
-    report: Value,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) report: Value,
     rss_kib: u64,
     elapsed: Duration,
 }
 
 impl Sandbox {
-    fn new() -> Sandbox {
+    pub(crate) fn new() -> Sandbox {
         let root = sandbox_root(&["layout/blobs/sha256", "cache", "home"], "keep.txt");
         std::fs::write(root.path().join("layout/oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
         std::fs::write(root.path().join("layout/index.json"), r#"{"schemaVersion":2,"manifests":[]}"#).unwrap();
@@ -307,7 +309,7 @@ impl Sandbox {
     }
 
     /// Write image `tag` of `layers` into the layout; its layer digests.
-    fn image(&self, tag: &str, layers: &[&Layer]) -> Vec<String> {
+    pub(crate) fn image(&self, tag: &str, layers: &[&Layer]) -> Vec<String> {
         let descriptors: Vec<Value> = layers.iter().map(|l| self.blob(&l.blob, l.media_type)).collect();
         let history: Vec<Value> = layers.iter().enumerate().map(|(i, _)| json!({ "created_by": format!("layer {i}") })).collect();
         let config = json!({
@@ -368,7 +370,7 @@ impl Sandbox {
     }
 
     /// `image diff TAG --upstream base FLAGS`.
-    fn diff(&self, case: &str, tag: &str, flags: &[&str]) -> Run {
+    pub(crate) fn diff(&self, case: &str, tag: &str, flags: &[&str]) -> Run {
         let (pinned, upstream) = (self.reference(tag), self.reference("base"));
         let mut args = vec!["diff", pinned.as_str(), "--upstream", upstream.as_str()];
         args.extend_from_slice(flags);
@@ -401,7 +403,7 @@ fn reason(f: &Value) -> &str {
 }
 
 /// The engine-patch finding (a file-level change) at `path`, if any.
-fn change<'a>(report: &'a Value, path: &str) -> Option<&'a Value> {
+pub(crate) fn change<'a>(report: &'a Value, path: &str) -> Option<&'a Value> {
     findings(report).find(|f| f["path"] == path && f["rule"].as_str().unwrap().starts_with("engine-patch/"))
 }
 

@@ -17,6 +17,7 @@ mod gate;
 mod honest;
 mod hostile_bundles;
 mod hostile_layers;
+mod image_diff_changes;
 mod image_forensics;
 mod image_sources;
 mod log_shapes;

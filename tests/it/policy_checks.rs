@@ -197,3 +197,54 @@ fn a_waiver_inside_the_input_counts_too() {
     assert_eq!(check["status"], "pass", "{check}");
     assert_eq!(check["findings"][0]["rule"], "engine-patch/waived");
 }
+
+/// A waiver covers the script it names and no other: a complete waiver in
+/// the input that names another script (even one whose name ends in the
+/// patching script's name) leaves an in-place edit of an installed SGLang
+/// file an error; the same waiver naming the patching script waives it.
+#[test]
+fn a_waiver_waives_only_the_script_it_names() {
+    const SCRIPT: &str = "benchmarks/single_node/agentic/tokenizer_fix.sh";
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "TOK=/usr/local/lib/python3.12/dist-packages/sglang/srt/managers/multi_tokenizer_mixin.py\n",
+        "if ! grep -q 'cached_tokens_details=' \"$TOK\"; then\n",
+        "    sed -i 's/cached_tokens=_extract_field_by_index(output, \"cached_tokens\", i),/&\\n            cached_tokens_details=None,/' \"$TOK\"\n",
+        "fi\n",
+    );
+    let waiver = |names: &str| {
+        format!(
+            "# Inference-engine patch waiver — PR #2700\n## Config covered\n`qwen3.5-fp8-h200-sglang-mtp`, patch entrypoint `bash benchmarks/single_node/agentic/{names}`\n## What is patched\nThe multi-tokenizer mixin copies cached_tokens_details.\n## Why the unmodified upstream image cannot run this benchmark\nThe router drops the field and the client crashes.\n## Upstream PR / issue links\n- https://github.com/sgl-project/sglang/pull/99101\n## Removal plan\nDrop when an lmsysorg/sglang release includes the PR.\n"
+        )
+    };
+    let run = |names: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(SCRIPT, script), ("docs/waiver/2700.md", &waiver(names))]);
+        let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json"]);
+        let report = json(&out);
+        let check = check(&report, "engine-patch").clone();
+        let found: Vec<(String, String, String, u64)> = check["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let e = &f["evidence"][0];
+                (f["rule"].as_str().unwrap().into(), f["severity"].as_str().unwrap().into(), e["file"].as_str().unwrap().into(), e["line"].as_u64().unwrap())
+            })
+            .collect();
+        (code(&out), check, found)
+    };
+    for other in ["apply_k3_container_patches.sh", "qwen_tokenizer_fix.sh"] {
+        let (code, check, found) = run(other);
+        assert_eq!(code, 1, "a waiver naming {other} does not cover {SCRIPT}: {check:#}");
+        assert_eq!(check["status"], "fail");
+        assert_eq!(found, [("engine-patch/edit".to_string(), "error".to_string(), SCRIPT.to_string(), 4)], "{other}");
+        let message = check["findings"][0]["message"].as_str().unwrap();
+        assert!(message.contains("in tokenizer_fix.sh; none of the 1 waiver(s) names tokenizer_fix.sh"), "{other}: {message}");
+    }
+    let (code, check, found) = run("tokenizer_fix.sh");
+    assert_eq!(code, 0, "{check:#}");
+    assert_eq!(check["status"], "pass");
+    assert_eq!(found, [("engine-patch/waived".to_string(), "info".to_string(), SCRIPT.to_string(), 4)]);
+    assert!(check["findings"][0]["message"].as_str().unwrap().contains("covered by the waiver of PR #2700"), "{check:#}");
+}

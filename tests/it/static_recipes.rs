@@ -218,7 +218,9 @@ fn a_tree_is_judged_against_its_own_golden_tables() {
 /// A launch script in the shape of the agentic SGLang recipes: the server
 /// command is a bash array spanning lines (with comment lines inside),
 /// speculative flags come from a second array, and it runs as `"${CMD[@]}"`.
-fn array_launch_script(steps: u32) -> String {
+/// It simulates acceptance length `al` (the recipes' 3.39 is the golden AL
+/// of qwen3.5 MTP, thinking on, K=3).
+fn array_launch_script(steps: u32, al: &str) -> String {
     format!(
         r#"#!/usr/bin/env bash
 SPEC_ARGS=(
@@ -228,7 +230,7 @@ SPEC_ARGS=(
     --speculative-eagle-topk 1
 )
 if [ "${{EVAL_ONLY:-false}}" != "true" ]; then
-    export SGLANG_SIMULATE_ACC_LEN=3.39
+    export SGLANG_SIMULATE_ACC_LEN={al}
     export SGLANG_SIMULATE_ACC_METHOD=match-expected
     export SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token
 fi
@@ -251,7 +253,7 @@ fn golden_al_reads_bash_array_launches() {
     const PATH: &str = "benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh";
     for (steps, rule) in [(3, "golden-al/match"), (2, "golden-al/mismatch")] {
         let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(PATH, array_launch_script(steps).as_str())]);
+        write_tree(tmp.path(), &[(PATH, array_launch_script(steps, "3.39").as_str())]);
         let (_, report) = audit_json(tmp.path().to_str().unwrap());
         let judged = findings(&report, "golden-al", PATH);
         assert_eq!(judged.len(), 1, "K={steps}: {judged:?}");
@@ -309,6 +311,26 @@ fn engine_patches_in_scripts_are_judged_on_parsed_commands() {
     let expected: Vec<(String, String, String, u64)> = expected.iter().map(|(r, s, f, l)| (r.to_string(), s.to_string(), f.to_string(), *l)).collect();
     assert_eq!(got, expected, "the read-only sed -n and Python read are not patches; no line-regex double report");
     assert_eq!(check(&report, "engine-patch")["status"], "fail");
+}
+
+/// The golden-AL tolerance is 0.005 either side, as the recipe writes the
+/// value: 3.395 and 3.385 match the golden 3.39 (though 3.385 - 3.39 is a
+/// hair over 0.005 in binary floating point), 3.3951 and 3.3849 do not.
+#[test]
+fn golden_al_accepts_exactly_the_tolerance_either_side_and_nothing_past_it() {
+    const PATH: &str = "benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh";
+    for (al, rule) in [("3.395", "golden-al/match"), ("3.385", "golden-al/match"), ("3.3951", "golden-al/mismatch"), ("3.3849", "golden-al/mismatch")] {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(PATH, array_launch_script(3, al).as_str())]);
+        let (_, report) = audit_json(tmp.path().to_str().unwrap());
+        let judged = findings(&report, "golden-al", PATH);
+        assert_eq!(judged.len(), 1, "{al}: {judged:?}");
+        assert_eq!(judged[0]["rule"], rule, "{al}: {}", judged[0]["message"]);
+        let status = if rule == "golden-al/match" { "pass" } else { "fail" };
+        assert_eq!(check(&report, "golden-al")["status"], status, "{al}");
+        let cited: Vec<String> = judged[0]["evidence"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap_or("").to_string()).collect();
+        assert!(cited.iter().any(|t| t.contains(&format!("SGLANG_SIMULATE_ACC_LEN={al}"))), "{al}: the recipe's value is cited: {cited:?}");
+    }
 }
 
 /// A recipe that master-config entries name but the checkout does not hold
