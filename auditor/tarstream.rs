@@ -215,6 +215,12 @@ impl<R: Read> TarReader<R> {
         self.position.saturating_add(self.remaining).saturating_add(self.padding)
     }
 
+    /// The underlying stream, borrowed: after the end marker, what follows
+    /// it can be read (a verifying reader below checks at its end).
+    pub(crate) fn inner_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     /// The underlying stream, once the end marker was read: drain it so a
     /// verifying reader below sees EOF.
     pub(crate) fn into_inner(self) -> R {

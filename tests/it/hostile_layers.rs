@@ -472,7 +472,7 @@ fn a_symlink_out_of_the_root_and_entries_written_through_it_are_refused() {
     let out = format!("{}{sentinel}", "../".repeat(12));
     let evil = layer(GZIP, |t| {
         t.symlink("usr/lib/evil", &out).file("usr/lib/evil/pwned.py", b"print('pwned')\n");
-        // an absolute link is inside the root for a runtime: followed, not reported
+        // an absolute link is inside the root for a runtime: followed, and what is written through it reported
         t.symlink("usr/lib/abs", &format!("/{sentinel}")).file("usr/lib/abs/through-abs.py", b"Z = 3\n");
     });
     let later = layer(GZIP, |t| {
@@ -490,7 +490,14 @@ fn a_symlink_out_of_the_root_and_entries_written_through_it_are_refused() {
         )
     );
     hostile(&run.report, "/usr/lib/evil/later.py", &digests[2]);
-    assert_eq!(hostile_findings(&run.report).len(), 2, "{:#}", run.report);
+    let f = hostile(&run.report, "/usr/lib/abs/through-abs.py", &digests[1]);
+    assert_eq!(
+        reason(f),
+        format!(
+            "its directory goes through the symlink /usr/lib/abs -> /{sentinel}, an absolute target: applied at /{sentinel}/through-abs.py inside the root, as a runtime does (an extractor that follows it writes outside the image)"
+        )
+    );
+    assert_eq!(hostile_findings(&run.report).len(), 3, "{:#}", run.report);
     // the link itself is indexed as a link; nothing under it, nothing at its target
     assert_eq!(change(&run.report, "/usr/lib/evil").unwrap()["kind"], "added");
     assert!(findings(&run.report).filter(|f| f["rule"] != "image-integrity/hostile-entry").all(|f| !f["path"].as_str().unwrap_or("").contains("pwned")));
@@ -575,8 +582,63 @@ fn a_decompression_bomb_of_one_huge_file_is_refused_at_its_header() {
         "{f:#}"
     );
     assert!(not_examined(&run.report).contains("layer 1"), "{:#}", run.report);
-    assert!(check(&run.report, "engine-patch")["summary"].as_str().unwrap().contains("1 layer(s) could not be read"));
+    assert!(check(&run.report, "engine-patch")["summary"].as_str().unwrap().contains("1 layer(s) not read in full"));
     assert!(run.elapsed < Duration::from_secs(30), "found at the header, before any data: {:?}", run.elapsed);
+}
+
+/// Issue 12's combined attack: every hostile entry a layer showed before
+/// a decompression bomb stays in the report with the bomb, and the headers
+/// after the bomb are still read (data skipped) for hostile names.
+#[test]
+fn a_limit_keeps_what_the_layer_showed_before_it_and_lists_what_comes_after() {
+    let sb = Sandbox::new();
+    let b = base();
+    let sentinel = sb.sentinel();
+    let up = "../".repeat(12);
+    let (climb, absolute, after) = (format!("usr/{up}{sentinel}/dotdot.py"), format!("/{sentinel}/absolute.py"), format!("opt/{up}{sentinel}/after.py"));
+    let mut head = Tar(Vec::new());
+    head.file(&climb, b"print('escaped')\n").file(&absolute, b"print('absolute')\n");
+    head.symlink("usr/lib/evil", &format!("{up}{sentinel}")).file("usr/lib/evil/pwned.py", b"print('pwned')\n");
+    head.symlink("usr/lib/abs", &format!("/{sentinel}")).file("usr/lib/abs/through-abs.py", b"Z = 3\n");
+    head.hardlink("usr/bin/out", &format!("{up}{sentinel}/keep.txt")).hardlink("usr/bin/host", &format!("/{sentinel}/keep.txt"));
+    let mut tail = Tar(Vec::new());
+    tail.file(&after, b"print('after')\n");
+    let mut bomb = Bomb::new(GZIP, true);
+    bomb.bytes(&head.0);
+    bomb.bytes(&entry_header(b"usr/share/zeros", b'0', 1 << 30, b"", &[]));
+    bomb.zero_mib(1024);
+    bomb.bytes(&tail.end());
+    let bomb = bomb.finish();
+    sb.image("base", &[&b]);
+    let digests = sb.image("combined", &[&b, &bomb]);
+    let run = sb.diff("limit-keeps-evidence", "combined", &[]);
+    assert_eq!(run.code, 1, "{:#}", run.report);
+    assert!(run.rss_kib < 300 << 10, "peak RSS {} KiB", run.rss_kib);
+    let layer = &digests[1];
+    assert!(reason(hostile(&run.report, &climb, layer)).contains("`..` component climbs out"));
+    assert!(reason(hostile(&run.report, &absolute, layer)).starts_with("an absolute path: applied inside the root"));
+    assert!(reason(hostile(&run.report, "/usr/lib/evil/pwned.py", layer)).contains("which leaves the root"));
+    assert!(reason(hostile(&run.report, "/usr/lib/abs/through-abs.py", layer)).contains("an absolute target: applied at"));
+    assert!(reason(hostile(&run.report, "/usr/bin/out", layer)).contains("a `..` component"));
+    assert!(reason(hostile(&run.report, "/usr/bin/host", layer)).contains("which no earlier entry of the image wrote"));
+    let f = hostile(&run.report, "usr/share/zeros", layer);
+    assert!(reason(f).starts_with("decompression bomb: entry usr/share/zeros takes the layer to"), "{f:#}");
+    assert!(reason(hostile(&run.report, &after, layer)).contains("`..` component climbs out"), "listed after the limit");
+    assert_eq!(hostile_findings(&run.report).len(), 8, "{:#}", run.report);
+    let why = not_examined(&run.report);
+    assert!(why.contains(&format!("layer 1 ({layer})")) && why.contains("entries from #9 on not examined"), "{why}");
+    assert!(why.contains("the 1 tar header(s) after it were read to the layer's end for hostile entries only, and its blob's digest verified"), "{why}");
+    // files are not compared while a layer is not read in full: the check cannot pass
+    let engine = check(&run.report, "engine-patch");
+    assert_eq!(engine["status"], "error", "{engine:#}");
+    assert!(engine["summary"].as_str().unwrap().starts_with("1 layer(s) not read in full (see not examined): the files were not compared"), "{engine:#}");
+    // with no time to read past the limit, what came before still stands and nothing after is claimed
+    let run = sb.diff("limit-keeps-evidence-no-scan", "combined", &["--max-scan-seconds", "0"]);
+    assert_eq!(run.code, 1, "{:#}", run.report);
+    assert_eq!(hostile_findings(&run.report).len(), 7, "{:#}", run.report);
+    assert!(hostile_findings(&run.report).iter().all(|f| f["path"] != after.as_str()));
+    assert!(!not_examined(&run.report).contains("tar header(s) after it"), "{:#}", run.report);
+    assert!(!sb.path("sentinel/after.py").exists() && !sb.path("sentinel/pwned.py").exists());
 }
 
 #[test]
@@ -796,7 +858,7 @@ fn pax_headers_with_huge_or_bogus_values_are_clear_errors_or_bombs() {
     let gz_digests = sb.image("liar-gz", &[&base(), &gz]);
     let plain_digests = sb.image("liar-plain", &[&base(), &plain]);
     sb.image("bogus-time", &[&base(), &bogus_time]);
-    sb.image("huge-record", &[&base(), &huge_record]);
+    let huge_digests = sb.image("huge-record", &[&base(), &huge_record]);
     // compressed: the claim is an expansion no blob of that size can make
     let run = sb.verify("pax-size-lie-gzip", "liar-gz", &[]);
     assert_eq!(run.code, 1, "{:#}", run.report);
@@ -814,14 +876,13 @@ fn pax_headers_with_huge_or_bogus_values_are_clear_errors_or_bombs() {
     let run = sb.verify("pax-bogus-mtime", "bogus-time", &[]);
     assert_eq!(run.code, 3, "{:#}", run.report);
     assert!(not_examined(&run.report).contains("tar entry at byte 0: PAX record mtime=\"yesterday\" is not a number"), "{:#}", run.report);
+    // an extension header over the 1 MiB read is streamed past; its entry is hostile and the walk goes on
     let run = sb.verify("pax-2MiB-record", "huge-record", &[]);
-    assert_eq!(run.code, 3, "{:#}", run.report);
+    assert_eq!(run.code, 1, "{:#}", run.report);
     let size = pax_record("comment", &vec![b'c'; 2 << 20]).len();
-    assert!(
-        not_examined(&run.report).contains(&format!("tar header at byte 0: extension header of {size} bytes (at most 1048576 accepted)")),
-        "{:#}",
-        run.report
-    );
+    let f = hostile(&run.report, "usr/big", &huge_digests[1]);
+    assert!(reason(f).starts_with(&format!("its tar header carries PAX records of {size} bytes, over the 1048576 read")), "{f:#}");
+    assert!(not_examined(&run.report).is_empty(), "{:#}", run.report);
 }
 
 #[test]

@@ -96,8 +96,9 @@ pub(super) enum Applied {
     Stopped(String),
     /// Not cached, or damaged or foreign: nothing applied (walk it again).
     Missing,
-    /// Stopped part way: the merged index passed its entry limit.
-    Full,
+    /// Stopped part way: the merged index passed its entry limit (and
+    /// what a limit of the layer's own walk left unread, if one did).
+    Full(Option<String>),
 }
 
 /// A reader of an index file, from its current position.
@@ -166,7 +167,7 @@ impl Cache {
         while let Some(op) = r.next_op()? {
             fs.add(layer, op);
             if fs.entries.len() as u64 > max_entries {
-                return Ok(Applied::Full);
+                return Ok(Applied::Full(stopped.map(|s| s.text)));
             }
         }
         fs.unlisted += r.unlisted;
@@ -292,7 +293,7 @@ mod tests {
         // an index that would pass the entry limit is applied only up to it
         let mut full = FsIndex::default();
         apply(&mut full, 0, vec![Op::Put("/x".into(), file(b""))]);
-        assert_eq!(cache.apply(D1, 1, &mut full, 1, KEY).unwrap(), Applied::Full);
+        assert_eq!(cache.apply(D1, 1, &mut full, 1, KEY).unwrap(), Applied::Full(None));
         // no temporary files remain
         assert_eq!(fs::read_dir(cache.dir()).unwrap().count(), 2);
         // damage reads as a miss, with nothing applied; a non-digest is never a path

@@ -222,7 +222,7 @@ fn with_missing(mut check: CheckResult, missing: usize, consequence: &str) -> Ch
     if check.status != Status::Fail {
         check.status = Status::Error;
     }
-    check.summary = format!("{missing} layer(s) could not be read: {consequence}; {}", check.summary);
+    check.summary = format!("{missing} layer(s) not read in full (see not examined): {consequence}; {}", check.summary);
     check
 }
 

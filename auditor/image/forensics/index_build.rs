@@ -98,8 +98,11 @@ pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize
                 apply_layer(img, l, cache, limits, &mut fs, &mut counts).map_err(Some)
             };
             match applied {
-                Ok(Applied::Full) => {
+                Ok(Applied::Full(stopped)) => {
                     let last = img.layers.len() - 1;
+                    if let Some(why) = stopped {
+                        trouble.not_examined.push(format!("{}: layer {l} ({digest}): {why}", img.reference));
+                    }
                     trouble.not_examined.push(format!(
                         "{}: layers {l} to {last} not applied: the merged index passes {} paths (--max-layer-entries)",
                         img.reference, limits.max_entries

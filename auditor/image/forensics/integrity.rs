@@ -47,11 +47,11 @@ pub(super) fn result(findings: Vec<Finding>, verified: usize, unexamined: usize,
             parts.push(format!("{hostile} hostile layer entr{}{more}", if hostile == 1 { "y" } else { "ies" }));
         }
         if unexamined > 0 {
-            parts.push(format!("{unexamined} layer(s) could not be read"));
+            parts.push(format!("{unexamined} layer(s) not read in full"));
         }
         (Status::Fail, parts.join("; "))
     } else if unexamined > 0 {
-        (Status::Error, format!("{unexamined} layer(s) could not be read; {verified} blob(s) verified"))
+        (Status::Error, format!("{unexamined} layer(s) not read in full; {verified} blob(s) verified"))
     } else {
         (Status::Pass, format!("{verified} blob(s) verified (manifest, config and layers read)"))
     };
@@ -81,7 +81,7 @@ mod tests {
         let failed = result(vec![f, hostile], 2, 1, 3);
         assert_eq!(
             (failed.status, failed.summary.as_str()),
-            (Status::Fail, "1 blob(s) do not match their digest or size; 4 hostile layer entries (3 not listed); 1 layer(s) could not be read")
+            (Status::Fail, "1 blob(s) do not match their digest or size; 4 hostile layer entries (3 not listed); 1 layer(s) not read in full")
         );
         assert_eq!(result(Vec::new(), 2, 1, 0).status, Status::Error);
         assert_eq!(result(Vec::new(), 5, 0, 0).status, Status::Pass);

@@ -133,13 +133,30 @@ enum Scan {
 impl std::fmt::Display for Scan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Scan::Finished { headers } => write!(f, "; the {headers} tar header(s) after it were read to the layer's end for hostile entries only"),
-            Scan::OutOfTime { headers, seconds } => {
-                write!(f, "; {headers} tar header(s) after it were read for hostile entries in {seconds} s (--max-scan-seconds), the rest of the layer was not")
+            Scan::Finished { headers } => {
+                write!(f, "; the {headers} tar header(s) after it were read to the layer's end for hostile entries only, and its blob's digest verified")
             }
+            Scan::OutOfTime { headers, seconds } => write!(
+                f,
+                "; {headers} tar header(s) after it were read for hostile entries in {seconds} s (--max-scan-seconds), the rest of the layer was not (its blob's digest was not verified)"
+            ),
             Scan::Unreadable { headers, error } => write!(f, "; {headers} tar header(s) after it were read for hostile entries, then: {error}"),
         }
     }
+}
+
+/// Read what follows the end marker to the stream's end (so the verifying
+/// readers below check the blob) in chunks until `deadline`; whether it
+/// got there.
+fn drain<R: Read>(stream: &mut R, buf: &mut [u8], deadline: Instant) -> io::Result<bool> {
+    let mut chunks = 0u32;
+    while stream.read(buf)? > 0 {
+        chunks = chunks.wrapping_add(1);
+        if chunks % 64 == 0 && Instant::now() >= deadline {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Read the headers after a limit until the end marker or `deadline`,
@@ -172,7 +189,7 @@ fn scan_rest<R: Read>(tar: &mut TarReader<R>, found: &mut Found, buf: &mut [u8],
         }
         let h = match tar.next_header() {
             Ok(Some(h)) => h,
-            Ok(None) => return Ok(Scan::Finished { headers }),
+            Ok(None) => return drain(tar.inner_mut(), buf, deadline).map(|done| if done { Scan::Finished { headers } } else { Scan::OutOfTime { headers, seconds } }),
             Err(e) => return unreadable(headers, e),
         };
         headers += 1;
