@@ -46,7 +46,7 @@ pub(super) struct Walked {
 }
 
 /// Walk layer `index` of `image` into `out`. The layer stream is read to
-/// its end, so its digest and diff-id are verified before the walk
+/// its end, so its blob digest is verified before the walk
 /// succeeds (and the cache stores it). A limit stops the walk at an
 /// entry: what was written before it stays (and is applied), a bomb is a
 /// hostile entry, and the headers after it are still read for
@@ -104,7 +104,7 @@ pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &
         found.out.op(&Op::Put(path.into(), node));
     }
     // the end marker is not the end of the stream: drain it so the
-    // verifying readers below check digest and diff-id — as far as the
+    // verifying readers below check the blob digest — as far as the
     // budget allows, or a bomb hides after the marker
     let end = tar.position();
     let allowed = budget.bytes.saturating_sub(end);
@@ -189,7 +189,9 @@ fn scan_rest<R: Read>(tar: &mut TarReader<R>, found: &mut Found, buf: &mut [u8],
         }
         let h = match tar.next_header() {
             Ok(Some(h)) => h,
-            Ok(None) => return drain(tar.inner_mut(), buf, deadline).map(|done| if done { Scan::Finished { headers } } else { Scan::OutOfTime { headers, seconds } }),
+            Ok(None) => {
+                return drain(tar.inner_mut(), buf, deadline).map(|done| if done { Scan::Finished { headers } } else { Scan::OutOfTime { headers, seconds } });
+            }
             Err(e) => return unreadable(headers, e),
         };
         headers += 1;
