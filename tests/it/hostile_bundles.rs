@@ -409,3 +409,12 @@ fn auditing_a_bundle_needs_no_network() {
     assert_eq!(code(&here), 1);
     assert_eq!((code(&unshared), unshared.stdout), (code(&here), here.stdout));
 }
+
+#[test]
+fn auditing_a_bundle_reaches_for_no_socket() {
+    // strace, not a namespace: an attempt that fails is an attempt all the same
+    let (out, peers) = auditor_traced(&["audit", PASS, "--golden", GOLDEN, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["verdict"], "pass");
+    assert!(peers.is_empty(), "auditing a bundle reached for {peers:?}");
+}

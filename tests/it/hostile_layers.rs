@@ -943,6 +943,12 @@ fn image_diff_streams_a_gigabyte_layer_of_the_pinned_image_in_bounded_memory() {
         assert_eq!(change(&run.report, path).map(|f| &f["kind"]), Some(&json!("added")), "{path}: {:#}", run.report);
     }
     assert!(run.rss_kib < STREAMED_KIB, "a 1 GiB layer took {} KiB: not streamed", run.rss_kib);
+    // `image inspect --verify-layers` streams it too, to its diff-id
+    let m = auditor_measured(&["image", "inspect", &sb.reference("big"), "--verify-layers", "--format", "json"], sb.root.path(), &sb.path("home"));
+    println!("hostile-layers peak-rss inspect-1GiB-layer {} KiB {:.2} s exit {}", m.max_rss_kib, m.elapsed.as_secs_f64(), m.code);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    assert_eq!(check(&m.json(), "image-integrity")["status"], "pass");
+    assert!(m.max_rss_kib < STREAMED_KIB, "inspect: a 1 GiB layer took {} KiB: not streamed", m.max_rss_kib);
 }
 
 #[test]
@@ -970,7 +976,10 @@ fn start_up_hooks_in_an_image_are_reported_and_never_run() {
     assert_eq!(diff.code, 1, "{:#}", diff.report);
     hook(&diff.report, &format!("/{site}/sitecustomize.py"));
     hook(&diff.report, &format!("/{site}/zz-hook.pth"));
-    assert!(findings(&diff.report).any(|f| f["rule"] == "engine-patch/config"), "the Entrypoint change: {:#}", diff.report);
+    // the Entrypoint and Cmd changes, the new executable and the profile.d script are changes shown, not run
+    assert_eq!(findings(&diff.report).filter(|f| f["rule"] == "engine-patch/config").count(), 2, "{:#}", diff.report);
+    assert_eq!(change(&diff.report, "/usr/bin/entry.sh").map(|f| &f["rule"]), Some(&json!("engine-patch/executable")), "{:#}", diff.report);
+    assert!(change(&diff.report, "/etc/profile.d/x.sh").is_some(), "{:#}", diff.report);
     let verify = sb.verify("start-up-hooks-verify", "hooks", &[]);
     // without an upstream, a hook listed in no RECORD is a warning
     assert_eq!(verify.code, 0, "{:#}", verify.report);

@@ -640,6 +640,28 @@ fn a_redirect_from_https_to_plain_http_is_refused_even_to_an_allowed_host() {
 }
 
 #[test]
+fn image_diff_reaches_nothing_but_the_loopback_registry_it_names() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let layout = format!("oci:{}:v1", env("AUDITOR_TEST_IMAGE_OCI_DIR"));
+    let diff = |pinned: &str, upstream: &str| auditor_traced(&["image", "diff", pinned, "--upstream", upstream, "--format", "json", "--cache-dir", cache]);
+    // two images on disk: no socket at all, not even the Docker socket DOCKER_HOST names
+    let (out, peers) = diff(&layout, &format!("oci-archive:{}", env("AUDITOR_TEST_IMAGE_OCI_ARCHIVE")));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(peers.is_empty(), "{peers:?}");
+    // the loopback registry: its address and nothing else
+    let registry = env("AUDITOR_TEST_REGISTRY");
+    let (out, peers) = diff(&format!("{registry}/auditor/test:v1"), &layout);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let named = Peer::Inet(registry.split(':').next().unwrap().parse().unwrap(), registry.rsplit(':').next().unwrap().parse().unwrap());
+    assert_eq!(peers, [named], "only the registry the reference names");
+    // the witness sees an attempt to leave loopback (TEST-NET-1, never routed)
+    let (out, peers) = diff("192.0.2.1:5000/auditor/test:v1", &layout);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(peers.iter().any(|p| !p.is_loopback()), "{peers:?}");
+}
+
+#[test]
 fn an_oversized_manifest_is_refused_before_it_is_read() {
     let proxy = Proxy::start("big-manifest", "manifests/v1");
     let m = inspect_sandboxed(&proxy.reference(), &[]);
