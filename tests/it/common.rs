@@ -191,3 +191,87 @@ pub fn check<'a>(report: &'a serde_json::Value, id: &str) -> &'a serde_json::Val
 pub fn findings(report: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
     report["checks"].as_array().unwrap().iter().flat_map(|c| c["findings"].as_array().unwrap())
 }
+
+/// An address a traced run connected or sent to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peer {
+    Inet(std::net::IpAddr, u16),
+    Unix(String),
+    /// Any other family (`AF_NETLINK`, ...), as strace names it.
+    Other(String),
+}
+
+impl Peer {
+    pub fn is_loopback(&self) -> bool {
+        matches!(self, Peer::Inet(ip, _) if ip.is_loopback() || matches!(ip, std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())))
+    }
+}
+
+/// Run `auditor ARGS` from the repository root under `strace -f`
+/// (tests/services/start.sh installs it) and return every address it, any
+/// of its threads or any child connected or sent to (`connect`, `sendto`,
+/// `sendmsg`, `sendmmsg`): the witness of where the auditor tried to reach,
+/// whether or not the attempt got anywhere.
+pub fn auditor_traced(args: &[&str]) -> (Output, Vec<Peer>) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let out = Command::new("strace")
+        .args(["-f", "-q", "-e", "trace=connect,sendto,sendmsg,sendmmsg", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_auditor"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("strace runs auditor (tests/services/start.sh installs it)");
+    let text = std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("strace wrote no trace ({e}): {}", stderr(&out)));
+    // the tracer followed the auditor to its end: otherwise an empty list proves nothing
+    assert!(text.contains("+++ exited with "), "strace did not trace auditor {args:?}: {text}{}", stderr(&out));
+    (out, strace_peers(&text))
+}
+
+/// The socket addresses in an strace log: `{sa_family=AF_INET, sin_port=htons(5000),
+/// sin_addr=inet_addr("127.0.0.1")}`, `{sa_family=AF_INET6, sin6_port=htons(443), ...,
+/// inet_pton(AF_INET6, "::1", &sin6_addr), ...}`, `{sa_family=AF_UNIX, sun_path="/x"}`.
+fn strace_peers(text: &str) -> Vec<Peer> {
+    let inet = regex::Regex::new(r#"^AF_INET, sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)"#).unwrap();
+    let inet6 = regex::Regex::new(r#"^AF_INET6, sin6_port=htons\((\d+)\),.*?inet_pton\(AF_INET6, "([^"]+)""#).unwrap();
+    let unix = regex::Regex::new(r#"^AF_UNIX, sun_path=(.*)$"#).unwrap();
+    let mut peers = Vec::new();
+    for line in text.lines() {
+        for rest in line.match_indices("{sa_family=").map(|(i, m)| &line[i + m.len()..]) {
+            let addr = &rest[..rest.find('}').unwrap_or(rest.len())];
+            let peer = if let Some(c) = inet.captures(addr).or_else(|| inet6.captures(addr)) {
+                Peer::Inet(c[2].parse().unwrap_or_else(|e| panic!("{addr}: {e}")), c[1].parse().unwrap())
+            } else if let Some(c) = unix.captures(addr) {
+                Peer::Unix(c[1].trim_matches('"').to_string())
+            } else {
+                Peer::Other(addr.split(',').next().unwrap_or(addr).to_string())
+            };
+            if !peers.contains(&peer) {
+                peers.push(peer);
+            }
+        }
+    }
+    peers
+}
+
+#[test]
+fn strace_addresses_are_read_in_every_family() {
+    let log = r#"12  connect(6, {sa_family=AF_INET, sin_port=htons(5000), sin_addr=inet_addr("127.0.0.1")}, 16) = -1 EINPROGRESS
+13  connect(7, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "2001:db8::1", &sin6_addr), sin6_scope_id=0}, 28 <unfinished ...>
+13  sendto(3, "x", 1, MSG_NOSIGNAL, {sa_family=AF_UNIX, sun_path="/run/docker.sock"}, 110) = 1
+14  sendto(4, [{nlmsg_len=20}], 20, 0, {sa_family=AF_NETLINK, nl_pid=0, nl_groups=00000000}, 12) = 20
+14  sendto(5, "q", 1, 0, NULL, 0) = 1"#;
+    let peers = strace_peers(log);
+    assert_eq!(
+        peers,
+        [
+            Peer::Inet("127.0.0.1".parse().unwrap(), 5000),
+            Peer::Inet("2001:db8::1".parse().unwrap(), 443),
+            Peer::Unix("/run/docker.sock".into()),
+            Peer::Other("AF_NETLINK".into())
+        ]
+    );
+    assert_eq!(peers.iter().map(Peer::is_loopback).collect::<Vec<_>>(), [true, false, false, false]);
+}

@@ -500,3 +500,12 @@ fn long_names_long_link_names_and_pax_records_of_hundreds_of_mib_cost_no_memory(
     let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
     assert!(check.to_string().contains("logs.tar.gz/logs/d.log"), "the member after the long headers is audited: {check}");
 }
+
+#[test]
+fn auditing_a_bundle_reaches_for_no_socket() {
+    // strace, not a namespace: an attempt that fails is an attempt all the same
+    let (out, peers) = auditor_traced(&["audit", PASS, "--golden", GOLDEN, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json(&out)["verdict"], "pass");
+    assert!(peers.is_empty(), "auditing a bundle reached for {peers:?}");
+}

@@ -29,6 +29,10 @@ use std::time::Duration;
 /// Peak RSS allowed to any run at the default limits (README, "Hostile image layers").
 const CEILING_KIB: u64 = 512 << 10;
 
+/// Peak RSS allowed to `image diff` over a 1 GiB layer (measured: 18 MiB):
+/// a layer, or one file of it, held whole is sixteen times this.
+const STREAMED_KIB: u64 = 64 << 10;
+
 pub(crate) const GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 const ZSTD: &str = "application/vnd.oci.image.layer.v1.tar+zstd";
 const PLAIN: &str = "application/vnd.oci.image.layer.v1.tar";
@@ -43,10 +47,14 @@ fn octal(field: &mut [u8], value: u64) {
 
 /// One ustar header block; sizes of 8 GiB and more in base-256.
 fn header(name: &[u8], kind: u8, size: u64, link: &[u8]) -> [u8; 512] {
+    header_mode(name, kind, if kind == b'5' { 0o755 } else { 0o644 }, size, link)
+}
+
+fn header_mode(name: &[u8], kind: u8, mode: u64, size: u64, link: &[u8]) -> [u8; 512] {
     let mut h = [0u8; 512];
     let n = name.len().min(100);
     h[..n].copy_from_slice(&name[..n]);
-    octal(&mut h[100..108], if kind == b'5' { 0o755 } else { 0o644 });
+    octal(&mut h[100..108], mode);
     octal(&mut h[108..116], 0);
     octal(&mut h[116..124], 0);
     if size <= 0o77777777777 {
@@ -131,6 +139,14 @@ impl<W: Write> Tar<W> {
     }
     fn special(&mut self, path: &str, kind: u8) -> &mut Self {
         self.entry(path.as_bytes(), kind, b"", b"", &[])
+    }
+    /// A file with mode 0755 (a short path: no PAX header).
+    fn executable(&mut self, path: &str, data: &[u8]) -> &mut Self {
+        let mut bytes = header_mode(path.as_bytes(), b'0', 0o755, data.len() as u64, b"").to_vec();
+        bytes.extend_from_slice(data);
+        pad(&mut bytes);
+        self.0.write_all(&bytes).unwrap();
+        self
     }
     /// The end-of-archive marker.
     fn end(mut self) -> W {
@@ -258,6 +274,52 @@ fn compress(media_type: &str, bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// A gzip layer written straight into a layout's blob directory as it is
+/// built, so a layer of gigabytes is in memory neither here nor, if the
+/// auditor streams, there: the tar is hashed for its diff-id, the blob is
+/// hashed and counted on its way to the file. A MiB of zeros is one
+/// precompressed gzip member (multi-member gzip, as pigz writes it).
+struct BlobFile {
+    file: std::io::BufWriter<std::fs::File>,
+    dir: PathBuf,
+    blob: Sha256,
+    size: u64,
+    tar: Sha256,
+    zero_member: Vec<u8>,
+}
+
+impl BlobFile {
+    fn new(sb: &Sandbox) -> BlobFile {
+        let dir = sb.path("layout/blobs/sha256");
+        let file = std::io::BufWriter::new(std::fs::File::create(dir.join("partial")).unwrap());
+        BlobFile { file, dir, blob: Sha256::new(), size: 0, tar: Sha256::new(), zero_member: compress(GZIP, &vec![0u8; MIB]) }
+    }
+    fn put(&mut self, compressed: &[u8]) {
+        self.file.write_all(compressed).unwrap();
+        self.blob.update(compressed);
+        self.size += compressed.len() as u64;
+    }
+    fn bytes(&mut self, bytes: &[u8]) {
+        self.put(&compress(GZIP, bytes));
+        self.tar.update(bytes);
+    }
+    fn zero_mib(&mut self, n: u64) {
+        let (member, zeros) = (std::mem::take(&mut self.zero_member), vec![0u8; MIB]);
+        for _ in 0..n {
+            self.put(&member);
+            self.tar.update(&zeros);
+        }
+        self.zero_member = member;
+    }
+    /// The blob, renamed to its digest: its descriptor and diff-id.
+    fn finish(self) -> (Value, String) {
+        self.file.into_inner().unwrap().sync_all().unwrap();
+        let digest = hex_digest(self.blob);
+        std::fs::rename(self.dir.join("partial"), self.dir.join(&digest[7..])).unwrap();
+        (json!({ "mediaType": GZIP, "digest": digest, "size": self.size }), hex_digest(self.tar))
+    }
+}
+
 /// The layer every image starts from: a small, ordinary root filesystem.
 fn base() -> Layer {
     layer(GZIP, |t| {
@@ -311,11 +373,19 @@ impl Sandbox {
     /// Write image `tag` of `layers` into the layout; its layer digests.
     pub(crate) fn image(&self, tag: &str, layers: &[&Layer]) -> Vec<String> {
         let descriptors: Vec<Value> = layers.iter().map(|l| self.blob(&l.blob, l.media_type)).collect();
-        let history: Vec<Value> = layers.iter().enumerate().map(|(i, _)| json!({ "created_by": format!("layer {i}") })).collect();
+        let diff_ids = layers.iter().map(|l| l.diff_id.clone()).collect();
+        self.image_of(tag, descriptors, diff_ids, json!({ "Env": ["PATH=/usr/bin:/bin"] }))
+    }
+
+    /// Write image `tag` into the layout: layer blobs already there
+    /// (`descriptors`), their diff-ids, and the config's `config` object
+    /// (Env, Entrypoint, ...); its layer digests.
+    fn image_of(&self, tag: &str, descriptors: Vec<Value>, diff_ids: Vec<String>, runtime: Value) -> Vec<String> {
+        let history: Vec<Value> = (0..descriptors.len()).map(|i| json!({ "created_by": format!("layer {i}") })).collect();
         let config = json!({
             "architecture": "amd64", "os": "linux",
-            "config": { "Env": ["PATH=/usr/bin:/bin"] },
-            "rootfs": { "type": "layers", "diff_ids": layers.iter().map(|l| l.diff_id.clone()).collect::<Vec<_>>() },
+            "config": runtime,
+            "rootfs": { "type": "layers", "diff_ids": diff_ids },
             "history": history,
         });
         let config = self.blob(&serde_json::to_vec(&config).unwrap(), "application/vnd.oci.image.config.v1+json");
@@ -906,4 +976,79 @@ fn a_config_that_lies_about_a_diff_id_fails_inspect_verify_layers_and_not_the_wa
     let run = sb.verify("diff-id-lie", "liar", &[]);
     assert_eq!(run.code, 0, "{:#}", run.report);
     assert_eq!(check(&run.report, "image-integrity")["status"], "pass");
+}
+
+#[test]
+fn image_diff_streams_a_gigabyte_layer_of_the_pinned_image_in_bounded_memory() {
+    let sb = Sandbox::new();
+    let b = base();
+    sb.image("base", &[&b]);
+    // 1 GiB of zeros in one file, then a small file after it, written to the
+    // layout as built: the auditor must read all of it (no ratio limit) and
+    // hold none of it
+    let mut big = BlobFile::new(&sb);
+    big.bytes(&entry_header(b"usr/share/model/weights.bin", b'0', 1 << 30, b"", &[]));
+    big.zero_mib(1024);
+    let after = b"read past the gigabyte\n";
+    let mut tail = entry_header(b"usr/share/model/after.txt", b'0', after.len() as u64, b"", &[]);
+    tail.extend_from_slice(after);
+    pad(&mut tail);
+    tail.extend_from_slice(&[0u8; 1024]);
+    big.bytes(&tail);
+    let (descriptor, diff_id) = big.finish();
+    let descriptors = vec![sb.blob(&b.blob, b.media_type), descriptor];
+    let digests = sb.image_of("big", descriptors, vec![b.diff_id.clone(), diff_id], json!({ "Env": ["PATH=/usr/bin:/bin"] }));
+    let run = sb.diff("diff-1GiB-layer", "big", &["--max-layer-ratio", "0"]);
+    assert!(!not_examined(&run.report).contains(&digests[1]), "{:#}", run.report);
+    assert!(hostile_findings(&run.report).is_empty(), "{:#}", run.report);
+    assert_eq!(check(&run.report, "image-integrity")["status"], "pass", "{:#}", run.report);
+    for path in ["/usr/share/model/weights.bin", "/usr/share/model/after.txt"] {
+        assert_eq!(change(&run.report, path).map(|f| &f["kind"]), Some(&json!("added")), "{path}: {:#}", run.report);
+    }
+    assert!(run.rss_kib < STREAMED_KIB, "a 1 GiB layer took {} KiB: not streamed", run.rss_kib);
+    // `image inspect --verify-layers` streams it too, to its diff-id
+    let m = auditor_measured(&["image", "inspect", &sb.reference("big"), "--verify-layers", "--format", "json"], sb.root.path(), &sb.path("home"));
+    println!("hostile-layers peak-rss inspect-1GiB-layer {} KiB {:.2} s exit {}", m.max_rss_kib, m.elapsed.as_secs_f64(), m.code);
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    assert_eq!(check(&m.json(), "image-integrity")["status"], "pass");
+    assert!(m.max_rss_kib < STREAMED_KIB, "inspect: a 1 GiB layer took {} KiB: not streamed", m.max_rss_kib);
+}
+
+#[test]
+fn start_up_hooks_in_an_image_are_reported_and_never_run() {
+    let sb = Sandbox::new();
+    let marker = sb.path("sentinel/executed");
+    let touch = format!("touch {}", marker.display());
+    let python = format!("import os; os.system({touch:?})\n");
+    let shell = format!("#!/bin/sh\n{touch}\n");
+    let site = "usr/lib/python3/dist-packages";
+    let hooks = layer(GZIP, |t| {
+        t.file(&format!("{site}/zz-hook.pth"), python.as_bytes()).file(&format!("{site}/sitecustomize.py"), python.as_bytes());
+        t.dir("etc/profile.d/").executable("etc/profile.d/x.sh", shell.as_bytes()).executable("usr/bin/entry.sh", shell.as_bytes());
+    });
+    let b = base();
+    sb.image("base", &[&b]);
+    let descriptors = vec![sb.blob(&b.blob, b.media_type), sb.blob(&hooks.blob, hooks.media_type)];
+    let runtime = json!({ "Env": ["PATH=/usr/bin:/bin"], "Entrypoint": ["/bin/sh", "-c", touch], "Cmd": ["/usr/bin/entry.sh"] });
+    let digests = sb.image_of("hooks", descriptors, vec![b.diff_id.clone(), hooks.diff_id.clone()], runtime);
+    let hook = |report: &Value, path: &str| {
+        let f = findings(report).find(|f| f["path"] == path && f["rule"] == "engine-patch/hook");
+        assert_eq!(f.map(|f| f["evidence"][0]["layer"].as_str()), Some(Some(digests[1].as_str())), "{path}: {report:#}");
+    };
+    let diff = sb.diff("start-up-hooks-diff", "hooks", &[]);
+    assert_eq!(diff.code, 1, "{:#}", diff.report);
+    hook(&diff.report, &format!("/{site}/sitecustomize.py"));
+    hook(&diff.report, &format!("/{site}/zz-hook.pth"));
+    // the Entrypoint and Cmd changes, the new executable and the profile.d script are changes shown, not run
+    assert_eq!(findings(&diff.report).filter(|f| f["rule"] == "engine-patch/config").count(), 2, "{:#}", diff.report);
+    assert_eq!(change(&diff.report, "/usr/bin/entry.sh").map(|f| &f["rule"]), Some(&json!("engine-patch/executable")), "{:#}", diff.report);
+    assert!(change(&diff.report, "/etc/profile.d/x.sh").is_some(), "{:#}", diff.report);
+    let verify = sb.verify("start-up-hooks-verify", "hooks", &[]);
+    // without an upstream, a hook listed in no RECORD is a warning
+    assert_eq!(verify.code, 0, "{:#}", verify.report);
+    hook(&verify.report, &format!("/{site}/sitecustomize.py"));
+    hook(&verify.report, &format!("/{site}/zz-hook.pth"));
+    let m = auditor_measured(&["image", "inspect", &sb.reference("hooks"), "--verify-layers", "--format", "json"], sb.root.path(), &sb.path("home"));
+    assert_eq!(m.code, 0, "{}{}", m.stdout, m.stderr);
+    assert!(!marker.exists(), "something from the image ran");
 }

@@ -536,6 +536,132 @@ fn a_redirect_to_another_host_is_refused_unless_allowed() {
 }
 
 #[test]
+fn a_redirect_chain_stops_at_the_cap() {
+    let layer = python_layer();
+    let proxy = Proxy::start("redirect-loop", &layer);
+    let m = inspect_sandboxed(&proxy.reference(), &[]);
+    assert_eq!(m.code, 3, "{}{}", m.stdout, m.stderr);
+    let why = m.json()["not_examined"][0].as_str().unwrap().to_string();
+    assert!(why.contains(&layer) && why.ends_with("more than 10 redirects"), "{why}");
+    // the request and nine redirects followed, the tenth refused; a refusal is not retried
+    let log = proxy.log();
+    let statuses: Vec<&str> = log.lines().filter(|l| l.contains(&layer)).map(|l| l.split(' ').nth(3).unwrap()).collect();
+    assert_eq!(statuses, ["307"; 10], "{log}");
+}
+
+/// A registry on loopback that the auditor talks to over HTTPS, as to any
+/// registry not on `localhost`/127.x: the fault proxy speaks TLS with a
+/// certificate for [`Tls::HOST`] signed by a throwaway CA, and the auditor
+/// runs in a user and mount namespace whose `/etc/hosts` resolves that name
+/// to 127.0.0.1, with the CA in `SSL_CERT_FILE`.
+struct Tls {
+    dir: tempfile::TempDir,
+}
+
+impl Tls {
+    const HOST: &str = "auditor-registry.test";
+
+    fn new() -> Tls {
+        let dir = tempfile::tempdir().unwrap();
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl").args(args).current_dir(dir.path()).output().expect("openssl runs (tests/services/start.sh installs it)");
+            assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+        };
+        openssl(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=auditor test CA"]);
+        openssl(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out", "leaf.csr", "-subj", &format!("/CN={}", Tls::HOST)]);
+        let ext = format!("subjectAltName=DNS:{}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n", Tls::HOST);
+        std::fs::write(dir.path().join("leaf.ext"), ext).unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "cert.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "leaf.ext",
+        ]);
+        std::fs::write(dir.path().join("hosts"), format!("127.0.0.1 localhost\n127.0.0.1 {}\n", Tls::HOST)).unwrap();
+        Tls { dir }
+    }
+
+    fn proxy(&self, fault: &str, target: &str) -> Proxy {
+        let file = |name: &str| self.dir.path().join(name).display().to_string();
+        Proxy::start_with(fault, target, &["--tls-cert", &file("cert.pem"), "--tls-key", &file("key.pem")])
+    }
+
+    /// `auditor image inspect HOST:PORT/auditor/test:v1 --verify-layers
+    /// --format json ARGS`, with its working directory, HOME and TMPDIR in
+    /// a directory that must stay empty.
+    fn inspect(&self, proxy: &Proxy, args: &[&str]) -> std::process::Output {
+        let sandbox = tempfile::tempdir().unwrap();
+        let reference = format!("{}:{}/auditor/test:v1", Tls::HOST, proxy.port);
+        let hosts = self.dir.path().join("hosts");
+        let out = Command::new("unshare")
+            .args(["-rm", "sh", "-c", &format!("mount --bind {} /etc/hosts && exec \"$0\" \"$@\"", hosts.display())])
+            .arg(env!("CARGO_BIN_EXE_auditor"))
+            .args(["image", "inspect", &reference, "--verify-layers", "--format", "json"])
+            .args(args)
+            .current_dir(sandbox.path())
+            .env("HOME", sandbox.path())
+            .env("TMPDIR", sandbox.path())
+            .env("SSL_CERT_FILE", self.dir.path().join("ca.pem"))
+            .output()
+            .expect("unshare (util-linux) runs");
+        assert!(snapshot(sandbox.path()).is_empty(), "the auditor wrote {:?}", snapshot(sandbox.path()));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+        out
+    }
+}
+
+#[test]
+fn a_redirect_from_https_to_plain_http_is_refused_even_to_an_allowed_host() {
+    let tls = Tls::new();
+    let layer = python_layer();
+    // over HTTPS, untouched, the image reads: what is refused below is the redirect
+    let proxy = tls.proxy("none", &layer);
+    let out = tls.inspect(&proxy, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(proxy.requests(&layer).iter().map(|r| r.1).collect::<Vec<_>>(), [200]);
+
+    let proxy = tls.proxy("redirect-http", &layer);
+    let out = tls.inspect(&proxy, &["--allow-redirect", Tls::HOST]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let why = json(&out)["not_examined"][0].as_str().unwrap().to_string();
+    assert!(why.contains(&layer) && why.ends_with("refusing a redirect from HTTPS to plain HTTP"), "{why}");
+    assert_eq!(proxy.requests(&layer).iter().map(|r| r.1).collect::<Vec<_>>(), [307], "not followed, not retried: {}", proxy.log());
+}
+
+#[test]
+fn image_diff_reaches_nothing_but_the_loopback_registry_it_names() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let layout = format!("oci:{}:v1", env("AUDITOR_TEST_IMAGE_OCI_DIR"));
+    let diff = |pinned: &str, upstream: &str| auditor_traced(&["image", "diff", pinned, "--upstream", upstream, "--format", "json", "--cache-dir", cache]);
+    // two images on disk: no socket at all, not even the Docker socket DOCKER_HOST names
+    let (out, peers) = diff(&layout, &format!("oci-archive:{}", env("AUDITOR_TEST_IMAGE_OCI_ARCHIVE")));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(peers.is_empty(), "{peers:?}");
+    // the loopback registry: its address and nothing else
+    let registry = env("AUDITOR_TEST_REGISTRY");
+    let (out, peers) = diff(&format!("{registry}/auditor/test:v1"), &layout);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let named = Peer::Inet(registry.split(':').next().unwrap().parse().unwrap(), registry.rsplit(':').next().unwrap().parse().unwrap());
+    assert_eq!(peers, [named], "only the registry the reference names");
+    // the witness sees an attempt to leave loopback (TEST-NET-1, never routed)
+    let (out, peers) = diff("192.0.2.1:5000/auditor/test:v1", &layout);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(peers.iter().any(|p| !p.is_loopback()), "{peers:?}");
+}
+
+#[test]
 fn an_oversized_manifest_is_refused_before_it_is_read() {
     let proxy = Proxy::start("big-manifest", "manifests/v1");
     let m = inspect_sandboxed(&proxy.reference(), &[]);

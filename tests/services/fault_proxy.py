@@ -20,6 +20,10 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
   redirect     answer matching requests with a 307 to the same path on another host name
                (http://localhost:<this port>), which this proxy then serves
   redirect-same  the same, to this very host (127.0.0.1:<this port>)
+  redirect-http  answer matching requests with a 307 to the same URL in plain http:// (the
+               host the request named), which this proxy serves when it is the HTTP proxy
+  redirect-loop  answer matching requests with a 307 to the same path with `?hop=<n+1>`,
+               forever (a redirect chain longer than any cap)
   big-manifest answer matching manifest requests with a --size byte document
   index-self   answer the --target tag with an index whose one entry names a digest that this
                proxy answers with the index itself (a manifest that references itself)
@@ -30,6 +34,10 @@ Faults (--fault), applied to requests whose path ends with --target (default: an
                proxy's /token, which hands out a token (logged with its scope and whether
                Basic credentials came with it); requests with the token pass through
   none         pass everything through
+
+With --tls-cert/--tls-key it speaks HTTPS with that certificate instead of plain HTTP: a
+registry on loopback that a client reaches by a host name (not `localhost` or 127.x, which
+clients talk to in plain HTTP) and trusts through SSL_CERT_FILE.
 
 Usage: fault_proxy.py --upstream 127.0.0.1:5000 --fault corrupt --target sha256:<hex> [--log FILE]
 (for the manifest faults, --target names the tag, e.g. `manifests/v1`)
@@ -42,6 +50,7 @@ import http.client
 import http.server
 import json
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -58,7 +67,7 @@ def main():
     ap.add_argument("--fault", default="none", choices=[
         "none", "corrupt", "size", "500-once", "500-always", "429-once", "cut-once", "auth", "bearer",
         "reset-once", "reset-always", "drip", "drip-once", "redirect", "redirect-same", "big-manifest",
-        "index-self", "index-nested"])
+        "index-self", "index-nested", "redirect-http", "redirect-loop"])
     ap.add_argument("--drip-interval", type=float, default=2.0)
     ap.add_argument("--size", type=int, default=5 << 20, help="body size for big-manifest")
     ap.add_argument("--nested", default="v1-multi", help="upstream tag of the index for index-nested")
@@ -67,7 +76,13 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log", default=None)
     ap.add_argument("--lifetime", type=float, default=600)
+    ap.add_argument("--tls-cert", default=None, help="PEM certificate: serve HTTPS")
+    ap.add_argument("--tls-key", default=None)
     a = ap.parse_args()
+    tls = None
+    if a.tls_cert:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(a.tls_cert, a.tls_key)
     host, port = a.upstream.rsplit(":", 1)
     state = {"fired": False}
     lock = threading.Lock()
@@ -171,6 +186,16 @@ def main():
                 location = f"http://{to}:{self.server.server_address[1]}{self.path}{sep}redirected"
                 self.note(307, f"{a.fault}:{location}")
                 return self.send_plain(307, b"", [("Location", location)])
+            if hit and a.fault == "redirect-http" and "redirected" not in self.path:
+                sep = "&" if "?" in self.path else "?"
+                location = f"http://{self.headers.get('Host')}{self.path}{sep}redirected"
+                self.note(307, f"{a.fault}:{location}")
+                return self.send_plain(307, b"", [("Location", location)])
+            if hit and a.fault == "redirect-loop":
+                path, _, query = self.path.partition("?")
+                hop = int(urllib.parse.parse_qs(query).get("hop", ["0"])[0])
+                self.note(307, f"{a.fault}:{hop + 1}")
+                return self.send_plain(307, b"", [("Location", f"{path}?hop={hop + 1}")])
             if hit and (a.fault == "500-always" or (a.fault == "500-once" and self.once())):
                 self.note(500, a.fault)
                 return self.send_plain(500, b'{"errors":[{"code":"UNKNOWN","message":"injected"}]}')
@@ -237,6 +262,8 @@ def main():
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     server.daemon_threads = True
+    if tls:  # a failed handshake is an OSError of that one accept; the server goes on
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     timer = threading.Timer(a.lifetime, server.shutdown)
     timer.daemon = True

@@ -52,6 +52,8 @@ ensure_packages() {
       /usr/bin/python3:python3 \
       /usr/bin/zstd:zstd \
       /usr/bin/time:time \
+      /usr/bin/strace:strace \
+      /usr/bin/openssl:openssl \
       ; do
     bin=${pair%%:*}; pkg=${pair##*:}
     if [ ! -x "$bin" ] || ! dpkg -s "$pkg" >/dev/null 2>&1; then
