@@ -135,7 +135,7 @@ fn owner(settings: &Section<EnginePatch>, action: &ScriptAction) -> Owner {
         }
     }
     if let Some(target) = &action.target {
-        if let Some(tree) = settings.engine_trees.iter().find(|p| pattern::matches(p, target)) {
+        if let Some(tree) = settings.engine_trees.first_match(target) {
             return Owner::Engine(tree.trim_end_matches("/**").to_string());
         }
         for marker in ["site-packages/", "dist-packages/"] {

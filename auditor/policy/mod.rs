@@ -9,6 +9,7 @@ pub mod sections;
 pub mod suppressions;
 pub mod thresholds;
 
+use pattern::PathPatterns;
 use serde::Deserialize;
 use std::path::Path;
 use thiserror::Error;
@@ -51,14 +52,14 @@ pub struct Policy {
 #[serde(deny_unknown_fields)]
 pub struct Outside {
     /// Patterns: an exact path, `DIR/**`, or `*` within one component.
-    pub paths: Vec<String>,
+    pub paths: PathPatterns,
     pub reason: String,
 }
 
 impl Outside {
     /// Whether `path` (relative to the checkout) is one of these paths.
     pub fn covers(&self, path: &str) -> bool {
-        self.paths.iter().any(|p| pattern::matches(p, path))
+        self.paths.is_match(path)
     }
 }
 

@@ -3,6 +3,7 @@
 //! A key a check does not use is rejected with the section's name, so a
 //! typo or a setting put under the wrong check cannot pass silently.
 
+use super::pattern::PathPatterns;
 use super::{CurveRule, ForbiddenVar, ImageException, UpstreamOrgs};
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
@@ -132,13 +133,13 @@ pub struct EnginePatch {
     pub engine_packages: Vec<String>,
     /// Images: engine source trees outside site-packages (path patterns, `DIR/**`).
     #[serde(default)]
-    pub engine_paths: Vec<String>,
+    pub engine_paths: PathPatterns,
     /// Scripts: engine source trees a script may name (path patterns,
     /// `DIR/**`); a script's write or patch there is an engine patch.
     /// Narrower than `engine_paths`: scripts write their own results under
     /// `/workspace`.
     #[serde(default)]
-    pub engine_trees: Vec<String>,
+    pub engine_trees: PathPatterns,
     /// Scripts: the benchmark harness — orchestrator, evaluation client,
     /// load generator — as package or repository names (PEP 503
     /// normalised, `*` wildcards). Changes to it are reviewed apart from
@@ -151,7 +152,7 @@ pub struct EnginePatch {
     pub injection_env: Vec<String>,
     /// Images: files every build rewrites (path patterns): their changes are info only.
     #[serde(default)]
-    pub volatile_paths: Vec<String>,
+    pub volatile_paths: PathPatterns,
 }
 
 /// What every section has, whatever its settings: for listing and explaining checks by id.

@@ -38,11 +38,11 @@ impl<'a> Rules<'a> {
     }
 
     fn engine_tree(&self, path: &str) -> bool {
-        self.policy.engine_paths.iter().any(|p| pattern::matches(p, path))
+        self.policy.engine_paths.is_match(path)
     }
 
     fn volatile(&self, path: &str) -> bool {
-        self.policy.volatile_paths.iter().any(|p| pattern::matches(p, path))
+        self.policy.volatile_paths.is_match(path)
     }
 
     pub(super) fn injection(&self, name: &str) -> bool {
