@@ -401,14 +401,14 @@ impl Walker<'_> {
             }
             if let Some(unread) = header.unread {
                 if !self.admit() {
-                    return;
+                    return self.names_after_limit(&mut archive, label, Some(&name));
                 }
                 self.record(&path, None, None, FileStatus::NotExamined(format!("{unread}; the member was not read")));
             } else if header.kind == EntryType::File {
                 self.member(&path, Some(header.size), &mut archive.data(), None, depth);
                 self.mark_escape(&name, &path);
             } else if !self.admit() {
-                return;
+                return self.names_after_limit(&mut archive, label, Some(&name));
             } else if matches!(header.kind, EntryType::Symlink | EntryType::Hardlink) {
                 let target = String::from_utf8_lossy(&header.link);
                 self.record(&path, None, None, FileStatus::Skipped(format!("link to {target}, not followed")));
@@ -416,9 +416,32 @@ impl Walker<'_> {
                 self.record(&path, None, None, FileStatus::Skipped(format!("tar entry of type {:?}, not a regular file", header.kind)));
             }
             if self.member_limit_reached() {
-                return;
+                return self.names_after_limit(&mut archive, label, None);
             }
         }
+    }
+
+    /// Past the member limit, a tar's remaining headers are still read
+    /// (data skipped, nothing recorded) for [`AFTER_LIMIT`] at most, and
+    /// the names that point outside the archive are noted: a limit stops
+    /// reading members, not looking for hostile ones. `first` is the
+    /// header already read when the limit stopped the walk.
+    fn names_after_limit<R: Read>(&mut self, archive: &mut TarReader<R>, label: &str, first: Option<&str>) {
+        let mut past = PastLimit::new();
+        if let Some(name) = first {
+            past.name(name);
+        }
+        let end = loop {
+            if past.out_of_time() {
+                break past.stopped();
+            }
+            match archive.next_header() {
+                Ok(Some(h)) => past.name(&String::from_utf8_lossy(&h.path)),
+                Ok(None) => break "to the archive's end".to_string(),
+                Err(e) => break format!("until: {}", printable(&e)),
+            }
+        };
+        self.not_examined.push(past.note(label, &end));
     }
 
     /// Walk a zip inside the bundle (`path`, at `depth`): from its file when
@@ -483,7 +506,17 @@ impl Walker<'_> {
             Ok(mut archive) => {
                 for index in 0..archive.len() {
                     if self.member_limit_reached() {
-                        return;
+                        // the central directory names the rest: noted, not read
+                        let mut past = PastLimit::new();
+                        let mut end = "to the archive's end".to_string();
+                        for rest in index..archive.len() {
+                            if past.out_of_time() {
+                                end = past.stopped();
+                                break;
+                            }
+                            past.name(&archive.name_for_index(rest).and_then(Result::ok).unwrap_or_default());
+                        }
+                        return self.not_examined.push(past.note(label, &end));
                     }
                     let name = archive.name_for_index(index).and_then(Result::ok).map(|n| n.into_owned());
                     match archive.by_index(index) {
@@ -509,7 +542,19 @@ impl Walker<'_> {
         let mut members = 0u64;
         loop {
             if self.member_limit_reached() {
-                return;
+                // the rest is read for names only (each member's data skipped as it is dropped)
+                let mut past = PastLimit::new();
+                let end = loop {
+                    if past.out_of_time() {
+                        break past.stopped();
+                    }
+                    match zip::read::read_zipfile_from_stream(&mut reader) {
+                        Ok(Some(file)) => past.name(&String::from_utf8_lossy(file.name_raw())),
+                        Ok(None) => break "to the archive's end".to_string(),
+                        Err(e) => break format!("until: {e}"),
+                    }
+                };
+                return self.not_examined.push(past.note(label, &end));
             }
             match zip::read::read_zipfile_from_stream(&mut reader) {
                 Ok(Some(mut file)) => self.zip_member(&mut file, prefix, depth),
@@ -554,6 +599,59 @@ impl Walker<'_> {
         }
     }
 }
+
+/// Member names read past the member limit: how many, and those that
+/// point outside the archive (never extracted, but a reviewer wants them).
+struct PastLimit {
+    names: u64,
+    escaping: u64,
+    /// The first [`MAX_NAMED`] of them.
+    named: Vec<String>,
+    deadline: std::time::Instant,
+}
+
+impl PastLimit {
+    fn new() -> Self {
+        PastLimit { names: 0, escaping: 0, named: Vec::new(), deadline: std::time::Instant::now() + AFTER_LIMIT }
+    }
+
+    fn name(&mut self, name: &str) {
+        self.names += 1;
+        if escapes(name) {
+            self.escaping += 1;
+            if self.named.len() < MAX_NAMED {
+                self.named.push(name.to_string());
+            }
+        }
+    }
+
+    fn out_of_time(&self) -> bool {
+        std::time::Instant::now() >= self.deadline
+    }
+
+    fn stopped(&self) -> String {
+        format!("stopped after {} s", AFTER_LIMIT.as_secs())
+    }
+
+    /// The note for the report; `end` says how far the names were read.
+    fn note(self, label: &str, end: &str) -> String {
+        let count = self.escaping;
+        let named = match count {
+            0 => "none points outside the archive".to_string(),
+            _ => format!(
+                "{count} point outside the archive (absolute, or with ..), never extracted: {}{}",
+                self.named.join(", "),
+                if count > self.named.len() as u64 { ", …" } else { "" }
+            ),
+        };
+        format!("{label}: past the member limit, {} more member name(s) were read ({end}), not their content: {named}", self.names)
+    }
+}
+
+/// How long names are still read past the member limit.
+const AFTER_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+/// Most names a note lists.
+const MAX_NAMED: usize = 10;
 
 /// Whether an archive member's name is absolute (`/x`, `\\x`, `C:x`) or climbs with `..`.
 fn escapes(name: &str) -> bool {

@@ -134,8 +134,18 @@ fn a_million_member_tar_gz_stops_at_the_member_limit() {
         header.set_mode(0o644);
         tar.append_data(&mut header, name, &b"x\n"[..]).unwrap();
     }
+    // past the limit: a name that climbs out is still noted, never extracted
+    tar.append(&raw_tar_header("../../sentinel/late.sh", SLIP.len() as u64), SLIP.as_bytes()).unwrap();
     tar.into_inner().unwrap().finish().unwrap();
-    assert_stopped_at_the_member_limit(&sb.run("million-tar-gz", &["audit", str_of(&path), "--format", "json"]));
+    let m = sb.run("million-tar-gz", &["audit", str_of(&path), "--format", "json"]);
+    assert_stopped_at_the_member_limit(&m);
+    let notes = m.json()["not_examined"].to_string();
+    assert!(
+        notes.contains(
+            "million.tar.gz: past the member limit, 800001 more member name(s) were read (to the archive's end), not their content: 1 point outside the archive (absolute, or with ..), never extracted: ../../sentinel/late.sh"
+        ),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -508,4 +518,47 @@ fn auditing_a_bundle_reaches_for_no_socket() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(json(&out)["verdict"], "pass");
     assert!(peers.is_empty(), "auditing a bundle reached for {peers:?}");
+}
+
+#[test]
+fn names_past_the_member_limit_are_still_read_for_ones_that_climb_out() {
+    let sb = Sandbox::new();
+    let names = ["bundle/a.log", "bundle/b.log", "bundle/c.log", "../../sentinel/late.sh", "/etc/cron.d/x"];
+    let zip_path = sb.path("input/few.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    for name in names {
+        zip.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(SLIP.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+    let tgz_path = sb.path("input/few.tar.gz");
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(std::fs::File::create(&tgz_path).unwrap(), flate2::Compression::fast()));
+    for name in names {
+        tar.append(&raw_tar_header(name, SLIP.len() as u64), SLIP.as_bytes()).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+    for (archive, label) in [(&zip_path, "few.zip"), (&tgz_path, "few.tar.gz")] {
+        let m = sb.run("past-the-limit", &["audit", str_of(archive), "--format", "json", "--max-members", "2"]);
+        let report = m.json();
+        assert_eq!(report["files"].as_array().unwrap().len(), 2, "{report}");
+        let notes = report["not_examined"].to_string();
+        let expected = format!(
+            "{label}: past the member limit, 3 more member name(s) were read (to the archive's end), not their content: 2 point outside the archive (absolute, or with ..), never extracted: ../../sentinel/late.sh, /etc/cron.d/x"
+        );
+        assert!(notes.contains(&expected), "{notes}");
+        assert!(!sb.path("sentinel/late.sh").exists());
+    }
+    // a zip whose central directory fits the limit, reached by the files before it: its directory names the rest
+    let dir = sb.path("input/dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.log"), "ok\n").unwrap();
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(dir.join("z.zip")).unwrap());
+    for name in ["bundle/c.log", "../../sentinel/late.sh"] {
+        zip.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
+        zip.write_all(SLIP.as_bytes()).unwrap();
+    }
+    zip.finish().unwrap();
+    let m = sb.run("past-the-limit-central-directory", &["audit", str_of(&dir), "--format", "json", "--max-members", "2"]);
+    let notes = m.json()["not_examined"].to_string();
+    assert!(notes.contains("z.zip: past the member limit, 2 more member name(s) were read (to the archive's end), not their content: 1 point outside the archive (absolute, or with ..), never extracted: ../../sentinel/late.sh"), "{notes}");
 }
