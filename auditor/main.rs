@@ -457,6 +457,10 @@ struct LimitArgs {
     /// Deepest directory or nested-archive level followed (default 32).
     #[arg(long, value_name = "N")]
     max_depth: Option<u32>,
+    /// Once the member limit stops an archive, for at most this many seconds its remaining member names are
+    /// still read (content skipped) for names that point outside it (default 60; 0: not at all).
+    #[arg(long, value_name = "SECONDS")]
+    max_scan_seconds: Option<u64>,
 }
 
 impl LimitArgs {
@@ -469,6 +473,7 @@ impl LimitArgs {
             max_line_length: self.max_line_length.map_or(d.max_line_length, |n| usize::try_from(n).unwrap_or(usize::MAX)),
             max_depth: self.max_depth.unwrap_or(d.max_depth),
             max_ratio: self.max_ratio.unwrap_or(d.max_ratio),
+            scan_seconds: self.max_scan_seconds.unwrap_or(d.scan_seconds),
         }
     }
 }

@@ -19,6 +19,9 @@ pub struct Limits {
     /// expand to [`RATIO_ALLOWANCE`]. Stops decompression bombs that stay
     /// under the size limits' radar by taking their time.
     pub max_ratio: u64,
+    /// Seconds an archive's remaining member names are still read, for
+    /// names that point outside it, once the member limit stopped the walk.
+    pub scan_seconds: u64,
 }
 
 /// What any compressed stream may expand to whatever its ratio: small
@@ -27,7 +30,15 @@ pub const RATIO_ALLOWANCE: u64 = 1 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_members: 200_000, max_member_size: 4 << 30, max_total_size: 64 << 30, max_line_length: 4 << 20, max_depth: 32, max_ratio: 1000 }
+        Limits {
+            max_members: 200_000,
+            max_member_size: 4 << 30,
+            max_total_size: 64 << 30,
+            max_line_length: 4 << 20,
+            max_depth: 32,
+            max_ratio: 1000,
+            scan_seconds: 60,
+        }
     }
 }
 

@@ -422,12 +422,12 @@ impl Walker<'_> {
     }
 
     /// Past the member limit, a tar's remaining headers are still read
-    /// (data skipped, nothing recorded) for [`AFTER_LIMIT`] at most, and
+    /// (data skipped, nothing recorded) for `--max-scan-seconds` at most, and
     /// the names that point outside the archive are noted: a limit stops
     /// reading members, not looking for hostile ones. `first` is the
     /// header already read when the limit stopped the walk.
     fn names_after_limit<R: Read>(&mut self, archive: &mut TarReader<R>, label: &str, first: Option<&str>) {
-        let mut past = PastLimit::new();
+        let mut past = PastLimit::new(self.limits.scan_seconds);
         if let Some(name) = first {
             past.name(name);
         }
@@ -507,7 +507,7 @@ impl Walker<'_> {
                 for index in 0..archive.len() {
                     if self.member_limit_reached() {
                         // the central directory names the rest: noted, not read
-                        let mut past = PastLimit::new();
+                        let mut past = PastLimit::new(self.limits.scan_seconds);
                         let mut end = "to the archive's end".to_string();
                         for rest in index..archive.len() {
                             if past.out_of_time() {
@@ -543,7 +543,7 @@ impl Walker<'_> {
         loop {
             if self.member_limit_reached() {
                 // the rest is read for names only (each member's data skipped as it is dropped)
-                let mut past = PastLimit::new();
+                let mut past = PastLimit::new(self.limits.scan_seconds);
                 let end = loop {
                     if past.out_of_time() {
                         break past.stopped();
@@ -607,12 +607,13 @@ struct PastLimit {
     escaping: u64,
     /// The first [`MAX_NAMED`] of them.
     named: Vec<String>,
+    seconds: u64,
     deadline: std::time::Instant,
 }
 
 impl PastLimit {
-    fn new() -> Self {
-        PastLimit { names: 0, escaping: 0, named: Vec::new(), deadline: std::time::Instant::now() + AFTER_LIMIT }
+    fn new(seconds: u64) -> Self {
+        PastLimit { names: 0, escaping: 0, named: Vec::new(), seconds, deadline: std::time::Instant::now() + std::time::Duration::from_secs(seconds) }
     }
 
     fn name(&mut self, name: &str) {
@@ -630,11 +631,14 @@ impl PastLimit {
     }
 
     fn stopped(&self) -> String {
-        format!("stopped after {} s", AFTER_LIMIT.as_secs())
+        format!("stopped after {} s, --max-scan-seconds", self.seconds)
     }
 
     /// The note for the report; `end` says how far the names were read.
     fn note(self, label: &str, end: &str) -> String {
+        if self.seconds == 0 {
+            return format!("{label}: past the member limit, the remaining member names were not read (--max-scan-seconds 0)");
+        }
         let count = self.escaping;
         let named = match count {
             0 => "none points outside the archive".to_string(),
@@ -648,8 +652,6 @@ impl PastLimit {
     }
 }
 
-/// How long names are still read past the member limit.
-const AFTER_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// Most names a note lists.
 const MAX_NAMED: usize = 10;
 
