@@ -45,7 +45,7 @@ for bin in "$new" ${base:+"$base"}; do
     name=${case%%|*}; flags=${case#*|}
     # shellcheck disable=SC2086
     /usr/bin/time -f '%x %M %e' -o "$work/time" "$bin" audit "$work/$name" --format json $flags >/dev/null 2>&1 || true
-    read -r code kib secs < "$work/time"
+    read -r code kib secs < <(tail -n 1 "$work/time")
     printf '| %s | %s (%s MB) | %s | %s | %s KiB | %s s |\n' "$bin" "$name" "$(du -m "$work/$name/logs.tar.gz" | cut -f1)" "${flags:-defaults}" "$code" "$kib" "$secs"
   done
 done
