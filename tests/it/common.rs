@@ -275,3 +275,16 @@ fn strace_addresses_are_read_in_every_family() {
     );
     assert_eq!(peers.iter().map(Peer::is_loopback).collect::<Vec<_>>(), [true, false, false, false]);
 }
+
+/// A check's findings as (rule, severity, file, line) of their first evidence.
+pub fn finding_places(check: &serde_json::Value) -> Vec<(String, String, String, u64)> {
+    check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let e = &f["evidence"][0];
+            (f["rule"].as_str().unwrap().into(), f["severity"].as_str().unwrap().into(), e["file"].as_str().unwrap().into(), e["line"].as_u64().unwrap())
+        })
+        .collect()
+}

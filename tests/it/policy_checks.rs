@@ -223,15 +223,7 @@ fn a_waiver_waives_only_the_script_it_names() {
         let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json"]);
         let report = json(&out);
         let check = check(&report, "engine-patch").clone();
-        let found: Vec<(String, String, String, u64)> = check["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                let e = &f["evidence"][0];
-                (f["rule"].as_str().unwrap().into(), f["severity"].as_str().unwrap().into(), e["file"].as_str().unwrap().into(), e["line"].as_u64().unwrap())
-            })
-            .collect();
+        let found = finding_places(&check);
         (code(&out), check, found)
     };
     for other in ["apply_k3_container_patches.sh", "qwen_tokenizer_fix.sh"] {

@@ -253,15 +253,7 @@ fn export_log(value: &str) -> String {
 /// The forbidden-env findings of a scan report: (rule, severity, file, line).
 fn env_findings(report: &serde_json::Value) -> Vec<(String, String, String, u64)> {
     let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").expect("a forbidden-env check");
-    check["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let e = &f["evidence"][0];
-            (f["rule"].as_str().unwrap().into(), f["severity"].as_str().unwrap().into(), e["file"].as_str().unwrap().into(), e["line"].as_u64().unwrap())
-        })
-        .collect()
+    finding_places(check)
 }
 
 #[test]
