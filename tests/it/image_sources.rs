@@ -543,10 +543,10 @@ fn a_redirect_chain_stops_at_the_cap() {
     assert_eq!(m.code, 3, "{}{}", m.stdout, m.stderr);
     let why = m.json()["not_examined"][0].as_str().unwrap().to_string();
     assert!(why.contains(&layer) && why.ends_with("more than 10 redirects"), "{why}");
-    // the request and nine redirects followed, the tenth refused; a refusal is not retried
+    // the request and ten redirects followed, the eleventh refused; a refusal is not retried
     let log = proxy.log();
     let statuses: Vec<&str> = log.lines().filter(|l| l.contains(&layer)).map(|l| l.split(' ').nth(3).unwrap()).collect();
-    assert_eq!(statuses, ["307"; 10], "{log}");
+    assert_eq!(statuses, ["307"; 11], "{log}");
 }
 
 /// A registry on loopback that the auditor talks to over HTTPS, as to any

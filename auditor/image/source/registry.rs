@@ -122,9 +122,12 @@ impl Registry {
         let scheme = if plain { "http" } else { "https" };
         let origin = reqwest::Url::parse(&format!("{scheme}://{host}/")).map_err(|e| transport(format!("not a registry host: {host}: {e}")))?;
         let (registry, allowed) = (r.registry.clone(), options.allowed_redirects.clone());
+        /// Redirects followed for one request (reqwest's own default).
+        const MAX_REDIRECTS: usize = 10;
         let redirect = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 10 {
-                attempt.error("more than 10 redirects")
+            // `previous` holds the first request and each redirect followed
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
             } else if attempt.url().scheme() != "https" && !plain {
                 attempt.error("refusing a redirect from HTTPS to plain HTTP")
             } else if let Some(why) = redirect::refusal(&origin, &registry, attempt.url(), &allowed) {
