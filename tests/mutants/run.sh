@@ -51,7 +51,6 @@ cargo mutants "${file_args[@]}" \
     --in-place \
     --baseline "${BASELINE:-run}" \
     --timeout "${TEST_TIMEOUT:-300}" --build-timeout "${BUILD_TIMEOUT:-900}" \
-    --cap-lints true \
     --output "$out" \
     "$@" \
     -- --lib --test it -- \
