@@ -22,7 +22,7 @@ mod image_sources;
 mod log_shapes;
 mod module_graph;
 mod policy_checks;
-mod script_patches;
 mod scan_cli;
+mod script_patches;
 mod sim_checks;
 mod static_recipes;
