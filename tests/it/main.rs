@@ -24,5 +24,6 @@ mod log_shapes;
 mod module_graph;
 mod policy_checks;
 mod scan_cli;
+mod script_patches;
 mod sim_checks;
 mod static_recipes;

@@ -1,0 +1,125 @@
+//! `engine-patch` on what a script does: a start-up hook, a harness tool's
+//! hook or install, and a patch command in a log beside the scripts. Each
+//! case pins a decision of `checks::engine_patch` that mutation testing
+//! showed no other test holds (TESTING.md).
+
+use crate::common::*;
+use serde_json::Value;
+
+const SCRIPT: &str = "benchmarks/single_node/agentic/x_fp8_h200_mtp.sh";
+
+/// (rule, severity, line) of every engine-patch finding, sorted, and the check.
+fn engine_patch(files: &[(&str, &str)]) -> (Vec<(String, String, u64)>, Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), files);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    let check = check(&report, "engine-patch").clone();
+    let mut got: Vec<(String, String, u64)> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap_or(0)))
+        .collect();
+    got.sort();
+    (got, check)
+}
+
+fn expect(rows: &[(&str, &str, u64)]) -> Vec<(String, String, u64)> {
+    let mut rows: Vec<(String, String, u64)> = rows.iter().map(|(r, s, l)| (r.to_string(), s.to_string(), *l)).collect();
+    rows.sort();
+    rows
+}
+
+/// A `sitecustomize.py`/`usercustomize.py` anywhere, or a `.pth` under
+/// site-packages, is a start-up hook (error) unless a harness tool's name
+/// marks it as the harness's (warning); a `.pth` elsewhere and a plain file
+/// of an unknown package are not the engine's. A local tree installed is
+/// owned by the package its directory names; an install names package and
+/// source. A harness's configuration written is not its code changing. A
+/// package the policy does not know is an error when installed from a file
+/// or tree, not from the index.
+#[test]
+fn hooks_and_local_installs_are_judged_by_whose_they_are() {
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "SITE=/usr/local/lib/python3.10/dist-packages\n",
+        "echo 'import zz_trace' > $SITE/zz_inject.pth\n",
+        "cp extra.pth /tmp/cfg/extra.pth\n",
+        "cp helper_util.py $SITE/helper_util.py\n",
+        "cp hook.py /opt/hooks/usercustomize.py\n",
+        "setup_lm_eval_hook() {\n",
+        "    cat > /opt/lm_hooks/sitecustomize.py <<'PY'\n",
+        "import os\n",
+        "PY\n",
+        "}\n",
+        "setup_lm_eval_hook\n",
+        "pip install -e /opt/bench/aiperf\n",
+        "pip install git+https://github.com/sgl-project/sglang.git\n",
+        "cp profile.yaml $SITE/aiperf/configs/profile.yaml\n",
+        "pip install /tmp/wheels/fastkern-1.0-py3-none-any.whl\n",
+        "pip install requests\n",
+        "python3 -m sglang.launch_server --model-path /models/x --port 30000 &\n",
+    );
+    let (got, check) = engine_patch(&[(SCRIPT, script)]);
+    assert_eq!(
+        got,
+        expect(&[
+            ("engine-patch/script-hook", "error", 3),
+            ("engine-patch/script-hook", "error", 6),
+            ("engine-patch/harness", "warning", 8),
+            ("engine-patch/harness", "warning", 13),
+            ("engine-patch/install", "error", 14),
+            ("engine-patch/install", "error", 16),
+        ]),
+        "{check:#}"
+    );
+    let harness: Vec<&str> =
+        check["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "engine-patch/harness").map(|f| f["message"].as_str().unwrap()).collect();
+    assert!(harness.iter().any(|m| m.contains("harness (lm-eval)")), "the hook is lm-eval's, named by its function: {harness:?}");
+    assert!(harness.iter().any(|m| m.contains("harness (aiperf)")), "the tree installed is aiperf's: {harness:?}");
+    let install = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/install").unwrap();
+    assert!(install["message"].as_str().unwrap().contains("sglang (git+https://github.com/sgl-project/sglang.git)"), "package and source: {install}");
+    assert_eq!(check["status"], "fail");
+    assert!(check["summary"].as_str().unwrap().starts_with("4 engine patch(es) without a complete waiver"), "{}", check["summary"]);
+}
+
+/// The signature rules that parsed commands replace in scripts still run
+/// over logs: a `git apply` in a server log's shell trace is reported, and
+/// a waiver that names another script does not cover it.
+#[test]
+fn a_patch_command_in_a_log_is_reported_beside_a_clean_script() {
+    let log = concat!(
+        "+ cd /sgl-workspace/sglang\n",
+        "+ git apply /tmp/fix-indexer.patch\n",
+        "[2026-10-14 03:12:55] server_args=ServerArgs(model_path='/models/x', port=30000)\n",
+    );
+    let script = "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /models/x --port 30000\n";
+    // A waiver for another script does not cover it, and the message says so.
+    let waiver = "# Waiver\n## Config covered\n`apply_fix.sh`\n## What is patched\nThe indexer.\n## Why the upstream image cannot run it\nIt crashes.\n## Upstream PR / issue links\n- https://github.com/sgl-project/sglang/pull/1\n## Removal plan\nDrop with v0.6.\n";
+    let (got, check) = engine_patch(&[("server_logs_x/server.log", log), (SCRIPT, script), ("docs/waiver/7.md", waiver)]);
+    assert_eq!(got, expect(&[("engine-patch/git-apply", "error", 2)]), "{check:#}");
+    let message = check["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("none of the 1 waiver(s) names server.log"), "{message}");
+    assert!(check["summary"].as_str().unwrap().starts_with("1 engine patch(es) without a complete waiver"), "{}", check["summary"]);
+}
+
+/// An engine file written is named by how: copied over, or opened for
+/// writing by a Python heredoc.
+#[test]
+fn engine_files_written_are_named_by_how() {
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "cp fixed_scheduler.py /sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\n",
+        "python3 - <<'PY'\n",
+        "open('/sgl-workspace/sglang/python/sglang/srt/layers/topk.py', 'w').write('')\n",
+        "PY\n",
+        "python3 -m sglang.launch_server --model-path /models/x --port 30000\n",
+    );
+    let (got, check) = engine_patch(&[(SCRIPT, script)]);
+    // The heredoc body also matches the signature rule python-write-installed (line 4), which
+    // PARSED_IN_SCRIPTS does not list; that second report is left to its own issue.
+    for want in expect(&[("engine-patch/overwrite", "error", 2), ("engine-patch/python-write", "error", 3)]) {
+        assert!(got.contains(&want), "{want:?} in {got:?}");
+    }
+    assert_eq!(check["status"], "fail");
+}
