@@ -370,3 +370,35 @@ fn audit_json_args(input: &str, extra: &[&str]) -> (i32, Value) {
     let out = audit(&args);
     (code(&out), json(&out))
 }
+
+/// vLLM drafts greedily unless the speculative config says otherwise, so a
+/// Kimi-K3 DSpark recipe that does not name its draft sample method is held
+/// to the greedy table, and one that names `probabilistic` to that table.
+/// The recipe is the real one from the InferenceX snapshot, its sampling
+/// switched to synthetic acceptance.
+#[test]
+fn a_vllm_recipe_without_a_draft_sample_method_is_held_to_the_greedy_table() {
+    const PATH: &str = "benchmarks/multi_node/srt-slurm-recipes/vllm/kimi-k3/agentic/agg-gb200-dcp16-dspark4-maxseq2-mooncake-agentic.yaml";
+    let real = std::fs::read_to_string(root().join("tests/fixtures/recipes/kimi-k3-vllm-agg-dspark4.yaml")).unwrap();
+    let shipped = r#""draft_sample_method":"probabilistic","rejection_sample_method":"block""#;
+    assert!(real.contains(shipped), "the fixture is the real recipe");
+    for (sampling, al, rule, table) in [
+        (r#""rejection_sample_method":"synthetic","synthetic_acceptance_length":3.22"#, "3.22", "golden-al/match", "kimik3_dspark (kimi-k3)"),
+        (
+            r#""draft_sample_method":"probabilistic","rejection_sample_method":"synthetic","synthetic_acceptance_length":3.22"#,
+            "3.22",
+            "golden-al/mismatch",
+            "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method (kimi-k3)",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(PATH, real.replace(shipped, sampling).as_str())]);
+        let (_, report) = audit_json(tmp.path().to_str().unwrap());
+        let judged = check(&report, "golden-al")["findings"].as_array().unwrap().clone();
+        assert_eq!(judged.len(), 1, "{sampling}: {judged:?}");
+        let message = judged[0]["message"].as_str().unwrap();
+        assert_eq!(judged[0]["rule"], rule, "{sampling}: {message}");
+        assert!(message.contains(&format!("(simulated AL {al})")) && message.contains(&format!("for {table} / thinking_on / K=4")), "{message}");
+        assert_eq!(judged[0]["evidence"][0]["file"], PATH);
+    }
+}
