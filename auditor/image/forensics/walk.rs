@@ -70,7 +70,7 @@ pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &
         };
         if let Err(overrun) = within {
             found.bomb(&overrun);
-            found.admit(&h);
+            found.names_only(&h);
             let deadline = Instant::now() + Duration::from_secs(limits.scan_seconds);
             let scan = match limits.scan_seconds {
                 0 => None,
@@ -195,11 +195,7 @@ fn scan_rest<R: Read>(tar: &mut TarReader<R>, found: &mut Found, buf: &mut [u8],
             Err(e) => return unreadable(headers, e),
         };
         headers += 1;
-        if let Some((path, kind)) = found.admit(&h) {
-            if matches!(kind, Kind::Symlink | Kind::Hardlink) {
-                found.link(&h, &path);
-            }
-        }
+        found.names_only(&h);
     }
 }
 
@@ -216,6 +212,14 @@ impl Found<'_> {
     fn bomb(&mut self, overrun: &Overrun) {
         if let Some(path) = overrun.bomb() {
             self.hostile(|| (path.to_string(), format!("{overrun}; the layer is not examined from this entry on")));
+        }
+    }
+
+    /// What one header shows past a limit: hostile names and link
+    /// targets are reported, nothing is applied.
+    fn names_only(&mut self, h: &Header) {
+        if let Some((path, Kind::Symlink | Kind::Hardlink)) = self.admit(h) {
+            self.link(h, &path);
         }
     }
 
