@@ -427,18 +427,26 @@ impl Walker<'_> {
     /// reading members, not looking for hostile ones. `first` is the
     /// header already read when the limit stopped the walk.
     fn names_after_limit<R: Read>(&mut self, archive: &mut TarReader<R>, label: &str, first: Option<&str>) {
+        let mut first = first.map(str::to_string);
+        self.past_limit(label, || match first.take() {
+            Some(name) => Ok(Some(name)),
+            None => archive.next_header().map(|h| h.map(|h| String::from_utf8_lossy(&h.path).into_owned())).map_err(|e| printable(&e)),
+        });
+    }
+
+    /// Note the member names `next` gives past the member limit (until it
+    /// gives none, fails, or `--max-scan-seconds` runs out) and those among
+    /// them that point outside the archive `label`.
+    fn past_limit(&mut self, label: &str, mut next: impl FnMut() -> Result<Option<String>, String>) {
         let mut past = PastLimit::new(self.limits.scan_seconds);
-        if let Some(name) = first {
-            past.name(name);
-        }
         let end = loop {
             if past.out_of_time() {
                 break past.stopped();
             }
-            match archive.next_header() {
-                Ok(Some(h)) => past.name(&String::from_utf8_lossy(&h.path)),
+            match next() {
+                Ok(Some(name)) => past.name(&name),
                 Ok(None) => break "to the archive's end".to_string(),
-                Err(e) => break format!("until: {}", printable(&e)),
+                Err(e) => break format!("until: {e}"),
             }
         };
         self.not_examined.push(past.note(label, &end));
@@ -507,16 +515,9 @@ impl Walker<'_> {
                 for index in 0..archive.len() {
                     if self.member_limit_reached() {
                         // the central directory names the rest: noted, not read
-                        let mut past = PastLimit::new(self.limits.scan_seconds);
-                        let mut end = "to the archive's end".to_string();
-                        for rest in index..archive.len() {
-                            if past.out_of_time() {
-                                end = past.stopped();
-                                break;
-                            }
-                            past.name(&archive.name_for_index(rest).and_then(Result::ok).unwrap_or_default());
-                        }
-                        return self.not_examined.push(past.note(label, &end));
+                        let mut rest = index..archive.len();
+                        return self
+                            .past_limit(label, || Ok(rest.next().map(|i| archive.name_for_index(i).and_then(Result::ok).unwrap_or_default().into_owned())));
                     }
                     let name = archive.name_for_index(index).and_then(Result::ok).map(|n| n.into_owned());
                     match archive.by_index(index) {
@@ -543,18 +544,10 @@ impl Walker<'_> {
         loop {
             if self.member_limit_reached() {
                 // the rest is read for names only (each member's data skipped as it is dropped)
-                let mut past = PastLimit::new(self.limits.scan_seconds);
-                let end = loop {
-                    if past.out_of_time() {
-                        break past.stopped();
-                    }
-                    match zip::read::read_zipfile_from_stream(&mut reader) {
-                        Ok(Some(file)) => past.name(&String::from_utf8_lossy(file.name_raw())),
-                        Ok(None) => break "to the archive's end".to_string(),
-                        Err(e) => break format!("until: {e}"),
-                    }
-                };
-                return self.not_examined.push(past.note(label, &end));
+                return self.past_limit(label, || match zip::read::read_zipfile_from_stream(&mut reader) {
+                    Ok(file) => Ok(file.map(|f| String::from_utf8_lossy(f.name_raw()).into_owned())),
+                    Err(e) => Err(e.to_string()),
+                });
             }
             match zip::read::read_zipfile_from_stream(&mut reader) {
                 Ok(Some(mut file)) => self.zip_member(&mut file, prefix, depth),
@@ -711,10 +704,6 @@ fn finish<R: Read>(hashing: HashingReader<R>, declared: Option<u64>, status: Fil
     }
 }
 
-/// A tar reading error as a reader can use it. The tar crate quotes the
-/// bytes of a corrupt header field and the header's name in its messages
-/// (`numeric field was not a number: <bytes> when getting cksum for
-/// <bytes>`): the field it could not read is kept, the bytes are not.
 /// An error's text with control characters shown as `?` (a corrupt
 /// archive's bytes must not reach a terminal).
 fn printable(e: &io::Error) -> String {

@@ -145,9 +145,9 @@ impl std::fmt::Display for Scan {
     }
 }
 
-/// Read what follows the end marker to the stream's end (so the verifying
-/// readers below check the blob) in chunks until `deadline`; whether it
-/// got there.
+/// Read `stream` to its end in chunks, checking `deadline` as it goes (so
+/// it holds inside a huge entry, and after the end marker, where the
+/// verifying readers below check the blob); whether it got there.
 fn drain<R: Read>(stream: &mut R, buf: &mut [u8], deadline: Instant) -> io::Result<bool> {
     let mut chunks = 0u32;
     while stream.read(buf)? > 0 {
@@ -172,25 +172,20 @@ fn scan_rest<R: Read>(tar: &mut TarReader<R>, found: &mut Found, buf: &mut [u8],
     };
     let seconds = deadline.saturating_duration_since(Instant::now()).as_secs().max(1);
     loop {
-        let mut chunks = 0u32;
-        loop {
-            match tar.read_data(buf) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => return unreadable(headers, e),
-            }
-            chunks = chunks.wrapping_add(1);
-            if chunks % 64 == 0 && Instant::now() >= deadline {
-                return Ok(Scan::OutOfTime { headers, seconds });
-            }
-        }
-        if Instant::now() >= deadline {
-            return Ok(Scan::OutOfTime { headers, seconds });
+        match drain(&mut tar.data(), buf, deadline) {
+            Ok(true) if Instant::now() < deadline => {}
+            Ok(_) => return Ok(Scan::OutOfTime { headers, seconds }),
+            Err(e) => return unreadable(headers, e),
         }
         let h = match tar.next_header() {
             Ok(Some(h)) => h,
+            // past the end marker, to the stream's end: the blob is verified there
             Ok(None) => {
-                return drain(tar.inner_mut(), buf, deadline).map(|done| if done { Scan::Finished { headers } } else { Scan::OutOfTime { headers, seconds } });
+                return match drain(tar.inner_mut(), buf, deadline) {
+                    Ok(true) => Ok(Scan::Finished { headers }),
+                    Ok(false) => Ok(Scan::OutOfTime { headers, seconds }),
+                    Err(e) => unreadable(headers, e),
+                };
             }
             Err(e) => return unreadable(headers, e),
         };
