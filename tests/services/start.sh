@@ -255,10 +255,36 @@ EOF
   mkdir -p "$STATE/podman/networks"
 }
 
+# A podman service that answers _ping can still have lost the ability to start
+# containers (seen after a long-lived service outlived its runtime state). When
+# the test image is in the store, run `/bin/sh -c true` in it through the API as
+# the tests do; a failure anywhere means the service is not reused.
+podman_runs_containers() {
+  local api="http://d/v1.41" image=localhost/auditor/test:v1 id code
+  local -a c=(curl -s -m 30 --unix-socket "$PODMAN_SOCK")
+  [ "$("${c[@]}" -o /dev/null -w '%{http_code}' "$api/images/${image//\//%2F}/json")" = 200 ] || return 0
+  id=$("${c[@]}" -X POST -H 'Content-Type: application/json' \
+    -d "{\"Image\":\"$image\",\"Cmd\":[\"/bin/sh\",\"-c\",\"true\"],\"HostConfig\":{\"NetworkMode\":\"none\"}}" \
+    "$api/containers/create" | sed -n 's/.*"Id": *"\([0-9a-f]*\)".*/\1/p')
+  [ -n "$id" ] || return 1
+  code=$("${c[@]}" -X POST -o /dev/null -w '%{http_code}' "$api/containers/$id/start")
+  local waited; waited=$("${c[@]}" -X POST "$api/containers/$id/wait")
+  "${c[@]}" -X DELETE -o /dev/null "$api/containers/$id?force=1" || true
+  [ "$code" = 204 ] && printf '%s' "$waited" | grep -q '"StatusCode": *0'
+}
+
 start_podman() {
   if is_running podman; then
     wait_for podman check_podman
-    phase "podman: already running (pid $(cat "$STATE/podman.pid")), $DOCKER_HOST_URL"; return 0
+    if podman_runs_containers; then
+      phase "podman: already running (pid $(cat "$STATE/podman.pid")), $DOCKER_HOST_URL"; return 0
+    fi
+    log "podman: running but cannot start a container; restarting it"
+    local old; old=$(cat "$STATE/podman.pid")
+    kill -TERM "$old" 2>/dev/null || true
+    pkill -TERM -f -- "conmon .*$STATE/podman" 2>/dev/null || true
+    for _ in $(seq 1 50); do alive "$old" || break; sleep 0.2; done
+    alive "$old" && kill -KILL "$old" 2>/dev/null || true
   fi
   rm -f "$STATE/podman.pid" "$PODMAN_SOCK"
   # runroot and tmpdir are meant to be on a tmpfs that a reboot empties; here they live
