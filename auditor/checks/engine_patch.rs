@@ -80,8 +80,13 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
             let parsed = file.kind == FileKind::Script;
             let judged = file.actions.iter().filter_map(|a| action_finding(settings, a));
             // A file several jobs see (a recipe's roles, a script's two paths) is reported once.
-            let signatures =
-                file.signatures.iter().filter(|f| f.rule.starts_with("engine-patch/") && !(parsed && PARSED_IN_SCRIPTS.contains(&f.rule.as_str()))).cloned();
+            let signatures = file
+                .signatures
+                .iter()
+                .filter(|f| {
+                    f.rule.starts_with("engine-patch/") && !(parsed && (PARSED_IN_SCRIPTS.contains(&f.rule.as_str()) || read_as_python_write(f, &file.actions)))
+                })
+                .cloned();
             for found in judged.chain(signatures) {
                 let found = &found;
                 if findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
@@ -105,6 +110,16 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
         format!("no unwaived engine patch in {files} file(s)"),
         format!("{open} engine patch(es) without a complete waiver"),
     )
+}
+
+/// A signature match inside the Python code a parsed write was read from
+/// (a heredoc line, a `python -c` statement): the same write, reported once,
+/// as the parsed action. A match the parser did not turn into a write (a
+/// target it could not resolve, a program written to a file and run later)
+/// stays.
+fn read_as_python_write(signature: &Finding, actions: &[ScriptAction]) -> bool {
+    let Some((start, end)) = signature.evidence.first().and_then(|p| p.span) else { return false };
+    actions.iter().filter(|a| a.kind == ActionKind::PythonWrite).filter_map(|a| a.code_span).any(|(s, e)| s <= start && end <= e)
 }
 
 /// Whose a target is.

@@ -87,6 +87,11 @@ pub struct ScriptAction {
     /// in this script reads the change.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub after_launch: bool,
+    /// For a Python write: the bytes of the file holding the code it was read
+    /// from (the heredoc body line, the whole `python -c` statement), so a
+    /// signature rule matching the same code is known as the same cause.
+    #[serde(skip)]
+    pub code_span: Option<(u64, u64)>,
 }
 
 /// The repository name of a clone or install URL (`.../LMCache.git` -> `LMCache`).
@@ -221,6 +226,7 @@ impl ActionScanner {
             gate,
             provenance: provenance.clone(),
             after_launch: false,
+            code_span: None,
         });
         self.actions.last_mut()
     }
@@ -380,7 +386,9 @@ impl ActionScanner {
                     let mut names = PyNames::new();
                     for text in code.lines() {
                         if let Some(target) = python_write(text, &mut names) {
-                            self.push(ActionKind::PythonWrite, "python -c", Some(target), gate, provenance);
+                            if let Some(action) = self.push(ActionKind::PythonWrite, "python -c", Some(target), gate, provenance) {
+                                action.code_span = provenance.span;
+                            }
                         }
                     }
                 }
@@ -509,13 +517,16 @@ impl ActionScanner {
 
     /// A line of a Python heredoc body; a write is reported at `provenance`,
     /// the statement that runs the program.
-    pub fn python_line(&mut self, opened_at: u64, text: &str, gate: Gate, provenance: &Provenance) {
+    /// `span` is where the line lies in the file.
+    pub fn python_line(&mut self, opened_at: u64, text: &str, span: Option<(u64, u64)>, gate: Gate, provenance: &Provenance) {
         if self.python.as_ref().is_none_or(|(at, _)| *at != opened_at) {
             self.python = Some((opened_at, PyNames::new()));
         }
         let Some((_, names)) = self.python.as_mut() else { return };
         if let Some(target) = python_write(text, names) {
-            self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance);
+            if let Some(action) = self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance) {
+                action.code_span = span;
+            }
         }
     }
 }

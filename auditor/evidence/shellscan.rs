@@ -139,7 +139,8 @@ impl ShellScanner {
                     Some((n, p)) if *n == opened_at => p.clone(),
                     _ => Provenance::at_line(&self.file, line.number, line.offset, &line.text),
                 };
-                self.actions.python_line(opened_at, &line.text, gate, &at);
+                let span = Some((line.offset, line.offset + line.text.len() as u64));
+                self.actions.python_line(opened_at, &line.text, span, gate, &at);
                 self.assignments.extend(python_env::scan_line(&self.file, &line, &scope).into_iter().map(|a| EnvAssignment { gate, ..a }));
             }
             Event::Body { lang: BodyLang::Shell, line, .. } => match shell::tokenize(&line.text) {
