@@ -31,17 +31,14 @@ fn effect(key: &str) -> &'static str {
     }
 }
 
-/// Leaf keys of an override object (`text_config.index_topk_freq`).
+/// Leaf keys of an override object (`text_config.index_topk_freq`); none
+/// for a value that is not an object.
 fn leaves(value: &Value, prefix: &str, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                if v.is_object() { leaves(v, &path, out) } else { out.push(path) }
-            }
+    if let Value::Object(map) = value {
+        for (k, v) in map {
+            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            if v.is_object() { leaves(v, &path, out) } else { out.push(path) }
         }
-        _ if !prefix.is_empty() => out.push(prefix.to_string()),
-        _ => {}
     }
 }
 
@@ -107,4 +104,45 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
         format!("no architecture override in the engine arguments of {examined} job(s) or in {files} file(s)"),
         "the model architecture is overridden".to_string(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The finding says what each overridden key changes, nested keys by
+    /// their path and judged by their last part.
+    #[test]
+    fn each_overridden_key_is_named_with_what_it_changes() {
+        let value = json!({
+            "num_hidden_layers": 30,
+            "text_config": {"n_routed_experts": 64, "index_topk_freq": 4, "rope_scaling": {"factor": 2}},
+            "num_nextn_predict_layers": 0,
+            "max_position_embeddings": 8192,
+            "quantization_config": null,
+            "vocab_size": 1,
+        });
+        let mut keys = Vec::new();
+        leaves(&value, "", &mut keys);
+        let effects: Vec<(String, &str)> = keys.iter().map(|k| (k.clone(), effect(k.rsplit('.').next().unwrap_or(k)))).collect();
+        let want = [
+            ("max_position_embeddings", "changes the context length or position encoding"),
+            ("num_hidden_layers", "changes the number of layers"),
+            ("num_nextn_predict_layers", "changes the number of MTP (draft) layers"),
+            ("quantization_config", "changes how the checkpoint's weights are read"),
+            ("text_config.index_topk_freq", "reuses the sparse-attention indexer across layers, skipping it on most layers (fewer FLOPs than the native model)"),
+            ("text_config.n_routed_experts", "changes the routed experts"),
+            ("text_config.rope_scaling.factor", "changes the model configuration"),
+            ("vocab_size", "changes the model configuration"),
+        ];
+        assert_eq!(effects, want.map(|(k, e)| (k.to_string(), e)));
+        for key in ["num_layers", "moe_topk", "num_experts_per_tok", "num_experts"] {
+            assert_ne!(effect(key), "changes the model configuration", "{key}");
+        }
+        assert_eq!(effect("rope_scaling"), effect("max_position_embeddings"));
+        let mut none = Vec::new();
+        leaves(&json!("num_hidden_layers=2"), "", &mut none);
+        assert!(none.is_empty(), "{none:?}");
+    }
 }

@@ -136,3 +136,32 @@ fn eval_only_content_decides_an_unknown_job() {
     assert_eq!(job["kind"], "eval-only");
     assert!(job["kind_reason"].as_str().unwrap().contains("EVAL_ONLY=true"));
 }
+
+/// One variable, one report: a load-time cast of the draft that
+/// forbidden-env forbids fails there and draft-precision only notes it; a
+/// policy whose forbidden-env does not forbid that variable, or is off,
+/// leaves the failure to draft-precision.
+#[test]
+fn a_draft_cast_fails_in_the_check_that_forbids_it_and_otherwise_in_draft_precision() {
+    let tmp = tempfile::tempdir().unwrap();
+    let forbid_other = "name = \"other\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\n[[checks.forbidden-env.forbid]]\nname = \"PYTHONPATH\"\nwhen = \"set\"\nreason = \"r\"\n";
+    let off = "name = \"off\"\nextends = \"inferencex\"\n[checks.forbidden-env]\ntitle = \"t\"\nenabled = false\n";
+    let log = server_log(&["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1"]).replace("tp_size=8", "tp_size=8, speculative_algorithm='EAGLE'");
+    write_tree(tmp.path(), &[("other.toml", forbid_other), ("off.toml", off), (&format!("b/server_logs_{RF}/server.log"), &log)]);
+    let bundle = tmp.path().join("b");
+    for (policy, forbidden_env, cast) in [(None, Some("fail"), "info"), (Some("other.toml"), Some("pass"), "error"), (Some("off.toml"), None, "error")] {
+        let mut args = vec![bundle.to_str().unwrap().to_string(), "--format".into(), "json".into()];
+        if let Some(p) = policy {
+            args.extend(["--policy".to_string(), tmp.path().join(p).to_str().unwrap().to_string()]);
+        }
+        let out = audit(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code(&out), 1, "{policy:?}: {}", stdout(&out));
+        let report = json(&out);
+        let by_id = |id: &str| report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).cloned();
+        assert_eq!(by_id("forbidden-env").map(|c| c["status"].as_str().unwrap().to_string()).as_deref(), forbidden_env, "{policy:?}");
+        let draft = by_id("draft-precision").unwrap();
+        let found: Vec<(&str, &str)> = draft["findings"].as_array().unwrap().iter().map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap())).collect();
+        assert_eq!(found, [("draft-precision/load-time-cast", cast)], "{policy:?}: {draft:#}");
+        assert_eq!(draft["status"], if cast == "error" { "fail" } else { "pass" }, "{policy:?}");
+    }
+}
