@@ -41,9 +41,13 @@ for f in "${files[@]}"; do file_args+=(--file "$f"); done
 # Tests per mutant: the lib tests and the `it` binary without
 #  - the service modules (image_sources, image_forensics, hostile_layers,
 #    hostile_bundles): they need the local registry and docker services;
-#  - gate:: : it audits the whole real InferenceX tree twice (~155 s on this
-#    machine, against ~30 s for the rest of `it`); run it on its own for a
-#    survivor that only it could kill.
+#  - gate::the_real_tree*: they audit the whole real InferenceX tree (~155 s
+#    on this machine, against ~30 s for the rest of `it`); run them on their
+#    own for a survivor that only they could kill.
+# Skips are substrings of test names, so each names its module: a bare
+# `hostile_` or `gate::` would also skip lib tests (`evidence::gate::tests`).
+# --cargo-arg (not test args after --) so the build phase builds only the
+# lib tests, the lib, the binary and `it`, not the examples and bin tests.
 # Timeouts are fixed rather than derived from the baseline so that
 # BASELINE=skip (tests known green at HEAD) saves a full run.
 status=0
@@ -52,9 +56,11 @@ cargo mutants "${file_args[@]}" \
     --baseline "${BASELINE:-run}" \
     --timeout "${TEST_TIMEOUT:-300}" --build-timeout "${BUILD_TIMEOUT:-900}" \
     --output "$out" \
+    --cargo-arg=--lib --cargo-arg=--test=it \
     "$@" \
-    -- --lib --test it -- \
-    --skip image_sources --skip image_forensics --skip hostile_ --skip gate:: \
+    -- \
+    --skip image_sources:: --skip image_forensics:: --skip hostile_layers:: --skip hostile_bundles:: \
+    --skip gate::the_real_tree \
     || status=$?
 
 # cargo-mutants exits 2 when mutants are missed, 3 on timeouts; 0 all caught.
