@@ -131,7 +131,10 @@ mod tests {
             ("num_hidden_layers", "changes the number of layers"),
             ("num_nextn_predict_layers", "changes the number of MTP (draft) layers"),
             ("quantization_config", "changes how the checkpoint's weights are read"),
-            ("text_config.index_topk_freq", "reuses the sparse-attention indexer across layers, skipping it on most layers (fewer FLOPs than the native model)"),
+            (
+                "text_config.index_topk_freq",
+                "reuses the sparse-attention indexer across layers, skipping it on most layers (fewer FLOPs than the native model)",
+            ),
             ("text_config.n_routed_experts", "changes the routed experts"),
             ("text_config.rope_scaling.factor", "changes the model configuration"),
             ("vocab_size", "changes the model configuration"),

@@ -160,7 +160,8 @@ fn a_draft_cast_fails_in_the_check_that_forbids_it_and_otherwise_in_draft_precis
         let by_id = |id: &str| report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).cloned();
         assert_eq!(by_id("forbidden-env").map(|c| c["status"].as_str().unwrap().to_string()).as_deref(), forbidden_env, "{policy:?}");
         let draft = by_id("draft-precision").unwrap();
-        let found: Vec<(&str, &str)> = draft["findings"].as_array().unwrap().iter().map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap())).collect();
+        let found: Vec<(&str, &str)> =
+            draft["findings"].as_array().unwrap().iter().map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap())).collect();
         assert_eq!(found, [("draft-precision/load-time-cast", cast)], "{policy:?}: {draft:#}");
         assert_eq!(draft["status"], if cast == "error" { "fail" } else { "pass" }, "{policy:?}");
     }

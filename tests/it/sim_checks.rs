@@ -226,3 +226,28 @@ fn launch_scripts_that_build_their_speculative_settings() {
         "{hidden_rules:?}"
     );
 }
+
+/// The golden-AL summary counts jobs, not findings: of the jobs that
+/// simulate, how many miss their golden AL (a match is not a miss), and,
+/// when none misses, how many could not be judged.
+#[test]
+fn the_golden_al_summary_counts_the_jobs_each_way() {
+    const VLLM: &str = "samples/bundles/vllm-agentx-pass"; // 2 simulating jobs at the golden AL
+    const MISS: &str = "samples/bundles/golden-al-fail"; // 1 job off its golden AL
+    let summary = |args: &[&str]| {
+        let mut all = vec!["audit"];
+        all.extend_from_slice(args);
+        all.extend(["--format", "json"]);
+        let report = json(&auditor(&all));
+        let c = check(&report, "golden-al");
+        (c["status"].as_str().unwrap().to_string(), c["summary"].as_str().unwrap().to_string())
+    };
+    // PASS's 10 jobs have no table without --golden (no-table errors), and match with it.
+    assert_eq!(summary(&[VLLM, MISS, PASS]), ("fail".into(), "11 of 13 simulating job(s) not at the golden AL".into()));
+    assert_eq!(summary(&[VLLM, MISS, PASS, "--golden", GOLDEN]), ("fail".into(), "1 of 13 simulating job(s) not at the golden AL".into()));
+    let tmp = tempfile::tempdir().unwrap();
+    let log = "=== SGLANG_* env vars at launch ===\nSGLANG_SIMULATE_ACC_LEN=2.5\n===\n[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/data/models/SomeNewModel', speculative_algorithm='EAGLE', speculative_num_steps=3)\n";
+    write_tree(tmp.path(), &[("logs/server.log", log)]);
+    let unknown = tmp.path().to_str().unwrap();
+    assert_eq!(summary(&[VLLM, unknown, "--golden", GOLDEN]), ("error".into(), "the golden AL of 1 of 3 simulating job(s) could not be determined".into()));
+}
