@@ -46,6 +46,7 @@ for f in "${files[@]}"; do file_args+=(--file "$f"); done
 #    own for a survivor that only they could kill.
 # Skips are substrings of test names, so each names its module: a bare
 # `hostile_` or `gate::` would also skip lib tests (`evidence::gate::tests`).
+# The first -- ends cargo-mutants' options, the second cargo test's.
 # --cargo-arg (not test args after --) so the build phase builds only the
 # lib tests, the lib, the binary and `it`, not the examples and bin tests.
 # Timeouts are fixed rather than derived from the baseline so that
@@ -58,7 +59,7 @@ cargo mutants "${file_args[@]}" \
     --output "$out" \
     --cargo-arg=--lib --cargo-arg=--test=it \
     "$@" \
-    -- \
+    -- -- \
     --skip image_sources:: --skip image_forensics:: --skip hostile_layers:: --skip hostile_bundles:: \
     --skip gate::the_real_tree \
     || status=$?
