@@ -119,7 +119,10 @@ fn github_annotations_point_at_file_and_line() {
     let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("::error file=") && l.contains("title=forbidden-env/")).collect();
     assert_eq!(errors.len(), 2, "{lines:?}");
     assert!(errors.iter().all(|l| l.contains("/results/server.log,line=3,title=forbidden-env/enabled::")));
-    assert!(lines.last().unwrap().starts_with("::error title=auditor verdict::FAIL"));
+    assert_eq!(
+        lines.last().unwrap(),
+        "::error title=auditor verdict::FAIL (forbidden-env fail, sim-acc-throughput pass, sim-acc-eval na, golden-al pass, draft-precision pass, arch-override pass, engine-patch pass, upstream-image pass, eval-threshold na)"
+    );
 }
 
 #[test]

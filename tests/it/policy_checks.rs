@@ -29,6 +29,24 @@ fn arch_override_names_the_flag_value_and_effect() {
     assert!(f["evidence"][0]["line"].as_u64().is_some());
 }
 
+/// An empty override (`''`, `None`, `{}`: what SGLang logs when the flag is
+/// not given) changes nothing; one key does.
+#[test]
+fn an_empty_config_override_is_no_override() {
+    let status = |value: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = format!("[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, json_model_override_args={value})\n");
+        write_tree(tmp.path(), &[("logs/server.log", &log)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "arch-override").unwrap().clone();
+        (check["status"].as_str().unwrap().to_string(), check["findings"].as_array().unwrap().len())
+    };
+    for empty in ["''", "' '", "None", "'{}'"] {
+        assert_eq!(status(empty), ("pass".to_string(), 0), "{empty}");
+    }
+    assert_eq!(status(r#"'{"num_hidden_layers": 2}'"#), ("fail".to_string(), 1));
+}
+
 #[test]
 fn upstream_image_fails_a_vendor_rebuild_on_an_established_sku() {
     let f = failing("samples/bundles/upstream-image-fail", "upstream-image");
@@ -136,6 +154,10 @@ fn suppressions_accept_findings_until_they_expire_and_unused_ones_are_reported()
     let forbidden = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
     assert_eq!(forbidden["status"], "pass");
     assert_eq!(forbidden["findings"][0]["suppressed"]["owner"], "perf-team");
+    assert_eq!(forbidden["summary"], "2 finding(s) accepted by policy suppressions");
+    // A passing check whose info findings a suppression accepts keeps its own summary.
+    let draft = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap();
+    assert_eq!((draft["status"].as_str(), draft["summary"].as_str()), (Some("pass"), Some("the draft runs as shipped in 2 spec-decode job(s)")));
     let sup = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "suppressions").unwrap();
     assert_eq!(sup["findings"].as_array().unwrap().len(), 1);
     assert_eq!(sup["findings"][0]["rule"], "suppressions/unmatched");
@@ -239,4 +261,46 @@ fn a_waiver_waives_only_the_script_it_names() {
     assert_eq!(check["status"], "pass");
     assert_eq!(found, [("engine-patch/waived".to_string(), "info".to_string(), SCRIPT.to_string(), 4)]);
     assert!(check["findings"][0]["message"].as_str().unwrap().contains("covered by the waiver of PR #2700"), "{check:#}");
+}
+
+/// A suppression of one finding (by fingerprint) accepts that one only: the
+/// check still fails on the other.
+#[test]
+fn a_suppression_of_one_finding_leaves_the_check_failing_on_the_rest() {
+    let report = json(&audit(&[FAIL_INHERITED, "--format", "json"]));
+    let forbidden = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    let prints: Vec<&str> = forbidden["findings"].as_array().unwrap().iter().map(|f| f["fingerprint"].as_str().unwrap()).collect();
+    assert_eq!(prints.len(), 2, "{forbidden}");
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = tmp.path().join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "name = \"one\"\nextends = \"inferencex\"\n[[suppressions]]\nrule = \"forbidden-env/enabled\"\nfingerprint = \"{}\"\nreason = \"r\"\nowner = \"o\"\nexpires = \"2099-12-31\"\n",
+            prints[0]
+        ),
+    )
+    .unwrap();
+    let out = audit(&[FAIL_INHERITED, "--policy", policy.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    let report = json(&out);
+    let forbidden = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    assert_eq!(forbidden["status"], "fail", "{forbidden}");
+    let accepted: Vec<bool> = forbidden["findings"].as_array().unwrap().iter().map(|f| !f["suppressed"].is_null()).collect();
+    assert_eq!(accepted.iter().filter(|a| **a).count(), 1, "{forbidden}");
+}
+
+/// Each check's summary counts what it examined: jobs across three bundles
+/// (3 + 1 + 11), the files read, the environment sources.
+#[test]
+fn summaries_count_what_each_check_examined() {
+    let report = json(&audit(&["samples/bundles/vllm-agentx-pass", "samples/bundles/golden-al-fail", PASS, "--format", "json"]));
+    let summary = |id: &str| report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()["summary"].as_str().unwrap().to_string();
+    assert_eq!(summary("arch-override"), "no architecture override in the engine arguments of 15 job(s) or in 109 file(s)");
+    assert_eq!(
+        summary("forbidden-env"),
+        "none of SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE, SGLANG_GLM_NEXTN_MOE_PTPC takes effect in 15 job(s) (24 environment source(s) examined)"
+    );
+    assert_eq!(summary("draft-precision"), "the draft runs as shipped in 15 spec-decode job(s)");
+    assert_eq!(summary("engine-patch"), "no unwaived engine patch in 109 file(s)");
 }
