@@ -304,3 +304,64 @@ fn summaries_count_what_each_check_examined() {
     assert_eq!(summary("draft-precision"), "the draft runs as shipped in 15 spec-decode job(s)");
     assert_eq!(summary("engine-patch"), "no unwaived engine patch in 109 file(s)");
 }
+
+/// arch-override beyond the engine's own arguments: a config.json edited by
+/// a script is reported always, for the job that has it; an override flag
+/// found by the signature rules (a recipe) is reported for a job whose
+/// engine arguments did not already show an override, and not again for
+/// one whose did. A tree of scripts alone is judged, not "not applicable".
+#[test]
+fn arch_override_reports_config_edits_and_recipe_flags_per_job() {
+    const A: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    const B: &str = "dsv4_tp8_conc16_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_2";
+    let edit = "#!/bin/bash\nsed -i 's/\"num_hidden_layers\": 61/\"num_hidden_layers\": 40/' /data/models/dsv4/config.json\n";
+    let log = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, json_model_override_args='{\"num_hidden_layers\": 2}')\n";
+    let launch = "#!/bin/bash\npython3 -m sglang.launch_server --model-path /models/x --json-model-override-args '{\"num_hidden_layers\": 2}' --tp 8\n";
+    let recipe = "model: x\nhf-overrides: '{\"num_hidden_layers\": 40}'\n";
+    let found = |files: &[(&str, &str)]| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), files);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "arch-override").unwrap().clone();
+        let mut rows: Vec<(String, String, String, u64)> = check["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let job = f["job"].as_str().unwrap_or("-");
+                let job = if job == A {
+                    "A"
+                } else if job == B {
+                    "B"
+                } else {
+                    job
+                };
+                (f["rule"].as_str().unwrap().into(), job.into(), f["evidence"][0]["file"].as_str().unwrap().into(), f["evidence"][0]["line"].as_u64().unwrap())
+            })
+            .collect();
+        rows.sort();
+        (check["status"].as_str().unwrap().to_string(), rows)
+    };
+    let row = |rule: &str, job: &str, file: &str, line: u64| (format!("arch-override/{rule}"), job.to_string(), file.to_string(), line);
+    assert_eq!(found(&[("bench.sh", edit)]), ("fail".into(), vec![row("config-json-edit", "bundle", "bench.sh", 2)]));
+    let a = |f: &str| format!("server_logs_{A}/{f}");
+    let b = |f: &str| format!("server_logs_{B}/{f}");
+    let (status, rows) = found(&[
+        (&a("server.log"), log),
+        (&a("launch.sh"), launch),
+        (&a("bench.sh"), edit),
+        (&a("recipe.yaml"), recipe),
+        (&b("bench.sh"), edit),
+        (&b("recipe.yaml"), recipe),
+    ]);
+    assert_eq!(status, "fail");
+    assert_eq!(
+        rows,
+        vec![
+            row("config-json-edit", "A", &a("bench.sh"), 2),
+            row("config-json-edit", "B", &b("bench.sh"), 2),
+            row("config-override", "A", &a("server.log"), 1),
+            row("hf-overrides", "B", &b("recipe.yaml"), 2),
+        ]
+    );
+}
