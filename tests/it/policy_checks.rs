@@ -303,6 +303,10 @@ fn summaries_count_what_each_check_examined() {
     );
     assert_eq!(summary("draft-precision"), "the draft runs as shipped in 15 spec-decode job(s)");
     assert_eq!(summary("engine-patch"), "no unwaived engine patch in 109 file(s)");
+    // Failing jobs are those with an error; the notes (info) of two other jobs do not count.
+    let report = json(&audit(&["samples/bundles/draft-precision-fail", FAIL_INHERITED, "--format", "json"]));
+    let draft = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap();
+    assert_eq!(draft["summary"], "the draft does not run as shipped in 1 of 3 spec-decode job(s)");
 }
 
 /// arch-override beyond the engine's own arguments: a config.json edited by
@@ -364,4 +368,27 @@ fn arch_override_reports_config_edits_and_recipe_flags_per_job() {
             row("hf-overrides", "B", &b("recipe.yaml"), 2),
         ]
     );
+}
+
+/// An eval job without eval results cannot be judged: eval-threshold is an
+/// error naming the job, not "not applicable"; a bundle without eval jobs
+/// or results is not applicable.
+#[test]
+fn an_eval_job_without_results_is_undetermined() {
+    const RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(
+        tmp.path(),
+        &[(&format!("eval_server_logs_{RF}/server.log"), "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8)\n")],
+    );
+    let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 3);
+    let report = json(&out);
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "eval-threshold").unwrap();
+    assert_eq!(check["status"], "error", "{check}");
+    let findings: Vec<(&str, &str)> = check["findings"].as_array().unwrap().iter().map(|f| (f["rule"].as_str().unwrap(), f["job"].as_str().unwrap())).collect();
+    assert_eq!(findings, [("eval-threshold/undetermined", RF)]);
+    let report = json(&audit(&[FAIL_INHERITED, "--format", "json"]));
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "eval-threshold").unwrap();
+    assert_eq!(check["status"], "na", "{check}");
 }
