@@ -303,6 +303,7 @@ fn summaries_count_what_each_check_examined() {
     );
     assert_eq!(summary("draft-precision"), "the draft runs as shipped in 15 spec-decode job(s)");
     assert_eq!(summary("engine-patch"), "no unwaived engine patch in 109 file(s)");
+    assert_eq!(summary("eval-threshold"), "2 eval score(s) of 2 job(s) meet their thresholds");
     // Failing jobs are those with an error; the notes (info) of two other jobs do not count.
     let report = json(&audit(&["samples/bundles/draft-precision-fail", FAIL_INHERITED, "--format", "json"]));
     let draft = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap();
