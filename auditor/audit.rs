@@ -6,7 +6,7 @@ use crate::checks::{self, AuditedJob, Context, Inputs, Status};
 use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
-use crate::jobs::{self, repository};
+use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
 use crate::signatures::Engine;
@@ -152,9 +152,9 @@ fn skip(bundle: &mut Bundle, files: &[FileEvidence], why: impl Fn(&str) -> Strin
 /// cannot map (a multi-node pipeline): listed once each, with how many
 /// jobs it leaves undecided.
 fn outside_the_input(jobs: &[AuditedJob]) -> Vec<String> {
-    let mut missing: BTreeMap<&str, usize> = BTreeMap::new();
-    for what in jobs.iter().flat_map(|j| j.unexamined.iter()).filter(|u| u.ends_with(repository::NOT_IN_INPUT) || u.ends_with(repository::NOT_MAPPED)) {
-        *missing.entry(what.as_str()).or_default() += 1;
+    let mut missing: BTreeMap<String, usize> = BTreeMap::new();
+    for what in jobs.iter().flat_map(|j| j.unexamined.iter()).filter(|u| u.outside_the_input()) {
+        *missing.entry(what.to_string()).or_default() += 1;
     }
     missing.into_iter().map(|(what, n)| format!("{what} ({n} job(s) run it)")).collect()
 }
@@ -186,7 +186,7 @@ fn by_artifact(bundle: &Bundle, jobs: Vec<jobs::Job>, assignment: &BTreeMap<Stri
     }
     for file in bundle.files.iter().filter(|f| f.status.is_incomplete()) {
         if let Some(job) = by_job.get_mut(&job_of(layout::artifact_of(&file.path))) {
-            job.unexamined.push(file.path.clone());
+            job.unexamined.push(Unexamined::File(file.path.clone()));
         }
     }
     by_job.into_values().collect()
@@ -200,7 +200,8 @@ fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: &[Fil
     let mut jobs: Vec<AuditedJob> = repo
         .into_iter()
         .map(|r| {
-            let mut unexamined: Vec<String> = r.files.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
+            let mut unexamined: Vec<Unexamined> =
+                r.files.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| Unexamined::File(f.path.clone())).collect();
             unexamined.dedup();
             unexamined.extend(r.unexamined);
             AuditedJob { bundle: bundle.path.clone(), job: r.job, files: r.files, facts: Facts::default(), unexamined }
@@ -208,7 +209,7 @@ fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: &[Fil
         .collect();
     let rest: Vec<FileEvidence> = files.iter().filter(|f| !used.contains(&f.path)).cloned().collect();
     if !rest.is_empty() {
-        let unexamined = rest.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
+        let unexamined = rest.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| Unexamined::File(f.path.clone())).collect();
         jobs.push(AuditedJob { bundle: bundle.path.clone(), job: repository::leftover_job(), files: rest, facts: Facts::default(), unexamined });
     }
     jobs.sort_by(|a, b| a.job.id.cmp(&b.job.id));
@@ -325,7 +326,7 @@ fn unread(bundles: &[Bundle], judged: &[AuditedJob], selected: bool) -> Unread {
     let incomplete: BTreeSet<(&str, &str)> =
         bundles.iter().flat_map(|b| b.files.iter().filter(|f| f.status.is_incomplete()).map(move |f| (b.path.as_str(), f.path.as_str()))).collect();
     let files: BTreeSet<&str> = if selected {
-        judged.iter().flat_map(|j| j.unexamined.iter().filter(|u| incomplete.contains(&(j.bundle.as_str(), u.as_str()))).map(String::as_str)).collect()
+        judged.iter().flat_map(|j| j.unexamined.iter().filter_map(Unexamined::file).filter(|path| incomplete.contains(&(j.bundle.as_str(), *path)))).collect()
     } else {
         incomplete.iter().map(|(_, path)| *path).collect()
     };

@@ -10,6 +10,7 @@ use super::AuditedJob;
 use crate::audit::{Options, audit_prepared};
 use crate::bundle::Limits;
 use crate::checks::Inputs;
+use crate::jobs::Unexamined;
 use crate::policy::Policy;
 use std::path::{Path, PathBuf};
 
@@ -36,7 +37,7 @@ fn reword_job(job: &mut AuditedJob) {
         file.signatures.iter_mut().for_each(|f| f.message = reword(&f.message));
         file.env_dumps.iter_mut().for_each(|d| d.header = reword(&d.header));
     }
-    job.unexamined.iter_mut().for_each(|u| *u = reword(u));
+    job.unexamined.iter_mut().filter_map(Unexamined::prose_mut).for_each(|u| *u = reword(u));
 }
 
 /// What a verdict is made of: per check its status, and per finding its

@@ -23,7 +23,7 @@ use crate::evidence::facts::Facts;
 use crate::evidence::knobs::Catalog;
 use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
-use crate::jobs::{Job, JobKind};
+use crate::jobs::{Job, JobKind, Unexamined};
 use crate::policy::golden::GoldenSet;
 use crate::policy::thresholds::Thresholds;
 use crate::policy::{Checks, Policy, Section};
@@ -39,7 +39,7 @@ pub struct AuditedJob {
     pub facts: Facts,
     /// Files of the job that were not (fully) examined: what is absent from
     /// the evidence may be in them.
-    pub unexamined: Vec<String>,
+    pub unexamined: Vec<Unexamined>,
 }
 
 impl AuditedJob {
@@ -76,7 +76,10 @@ impl AuditedJob {
     /// A conclusion from absence ("X is not set") is only sound when every
     /// file of the job was examined; this says which were not.
     pub fn absence_caveat(&self) -> Option<String> {
-        (!self.unexamined.is_empty()).then(|| format!("{} file(s) of this job were not examined ({})", self.unexamined.len(), self.unexamined.join(", ")))
+        (!self.unexamined.is_empty()).then(|| {
+            let listed: Vec<String> = self.unexamined.iter().map(ToString::to_string).collect();
+            format!("{} file(s) of this job were not examined ({})", listed.len(), listed.join(", "))
+        })
     }
 }
 

@@ -129,6 +129,54 @@ pub fn apply_hints(job: &mut Job, hints: &ContentHints) {
     }
 }
 
+/// Something a job depends on that was not examined, and why: a check
+/// that concludes from absence names these, and what a job runs outside
+/// the input is listed once in the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unexamined {
+    /// A file of the job that was not read in full (its path).
+    File(String),
+    /// What the job runs, which the input does not hold.
+    NotInInput(String),
+    /// What the job runs, which the auditor does not map to the input's scripts.
+    NotMapped(String),
+    /// Anything else the job depends on, said in full.
+    Other(String),
+}
+
+impl Unexamined {
+    /// Whether it is something the job runs from outside the input.
+    pub fn outside_the_input(&self) -> bool {
+        matches!(self, Unexamined::NotInInput(_) | Unexamined::NotMapped(_))
+    }
+
+    /// The path of a file not read in full.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Unexamined::File(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The description in prose (a file's path is not), for rewording.
+    pub fn prose_mut(&mut self) -> Option<&mut String> {
+        match self {
+            Unexamined::File(_) => None,
+            Unexamined::NotInInput(t) | Unexamined::NotMapped(t) | Unexamined::Other(t) => Some(t),
+        }
+    }
+}
+
+impl std::fmt::Display for Unexamined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unexamined::File(t) | Unexamined::Other(t) => f.write_str(t),
+            Unexamined::NotInInput(t) => write!(f, "{t}, which is not in the input"),
+            Unexamined::NotMapped(t) => write!(f, "{t}, which the auditor does not map to the scripts it runs"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@
 //!   path, and the recipe and script jobs see the entry's model and
 //!   scenario (and a recipe the settings the runner exports into it).
 
-use super::{Job, JobKind, JobMeta, Scenario};
+use super::{Job, JobKind, JobMeta, Scenario, Unexamined};
 use crate::evidence::env::EnvAssignment;
 use crate::evidence::gate::Run;
 use crate::evidence::launch;
@@ -28,18 +28,13 @@ use crate::evidence::{FileEvidence, FileKind};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// How a job's `unexamined` entry ends when what it runs is not in the input.
-pub const NOT_IN_INPUT: &str = ", which is not in the input";
-/// How it ends when the auditor cannot yet tell which of the input's files run it.
-pub const NOT_MAPPED: &str = ", which the auditor does not map to the scripts it runs";
-
 /// A job of a repository and the views of files it sees.
 #[derive(Debug, Clone)]
 pub struct RepoJob {
     pub job: Job,
     pub files: Vec<FileEvidence>,
     /// What the job depends on that the input does not show.
-    pub unexamined: Vec<String>,
+    pub unexamined: Vec<Unexamined>,
 }
 
 /// Which configuration of a recipe: its base, or variant `i` of a `zip_override_<name>` block.
@@ -113,7 +108,7 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
                     Some(g) => eval_recipe_job(recipe, &selection, &role, g),
                     None => recipe_job(recipe, &selection, &role, runner),
                 };
-                job.unexamined.extend(left_out.iter().cloned());
+                job.unexamined.extend(left_out.iter().cloned().map(Unexamined::Other));
                 jobs.push(job);
             }
         }
@@ -281,7 +276,9 @@ fn recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runner: Op
             )
         }
         None => {
-            unexamined.push("the master-config entry that runs this recipe (CONFIG_FILE): its additional-settings may change the environment".to_string());
+            unexamined.push(Unexamined::Other(
+                "the master-config entry that runs this recipe (CONFIG_FILE): its additional-settings may change the environment".to_string(),
+            ));
             let by_path = file.path.to_ascii_lowercase().contains("agentic").then_some(Scenario::AgenticCoding);
             (
                 JobMeta::default(),
@@ -393,9 +390,9 @@ fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) 
         }
         None => {
             let what = match &group.config_file {
-                Some(c) => format!("the recipe CONFIG_FILE={c} names{NOT_IN_INPUT}"),
+                Some(c) => Unexamined::NotInInput(format!("the recipe CONFIG_FILE={c} names")),
                 None if group.entry.meta.multinode == Some(true) => {
-                    format!("the multi-node launch of entry {} (a runner's multi-node pipeline such as amd_utils/){NOT_MAPPED}", group.entry.key)
+                    Unexamined::NotMapped(format!("the multi-node launch of entry {} (a runner's multi-node pipeline such as amd_utils/)", group.entry.key))
                 }
                 None => {
                     let meta = &group.entry.meta;
@@ -404,7 +401,7 @@ fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) 
                         .map(|v| v.as_deref().unwrap_or("?"))
                         .collect::<Vec<_>>()
                         .join("_");
-                    format!("the launch script of entry {} ({name}[_mtp].sh by the runner's name grammar){NOT_IN_INPUT}", group.entry.key)
+                    Unexamined::NotInInput(format!("the launch script of entry {} ({name}[_mtp].sh by the runner's name grammar)", group.entry.key))
                 }
             };
             (format!("master-config entry; {what}"), vec![what])
@@ -705,7 +702,7 @@ mod tests {
         );
         let jobs = group_of(&[("r.yaml", recipe.as_str())]);
         assert_eq!(jobs.len(), 1 + MAX_VARIANTS);
-        assert!(jobs.iter().all(|j| j.unexamined.iter().any(|u| u.contains("zip_override_c variants 64..99"))));
+        assert!(jobs.iter().all(|j| j.unexamined.iter().any(|u| u.to_string().contains("zip_override_c variants 64..99"))));
     }
 
     #[test]
