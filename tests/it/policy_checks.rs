@@ -41,7 +41,7 @@ fn an_empty_config_override_is_no_override() {
         let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "arch-override").unwrap().clone();
         (check["status"].as_str().unwrap().to_string(), check["findings"].as_array().unwrap().len())
     };
-    for empty in ["''", "' '", "None", "'{}'"] {
+    for empty in ["''", "' '", "None", "'null'", "'{}'"] {
         assert_eq!(status(empty), ("pass".to_string(), 0), "{empty}");
     }
     assert_eq!(status(r#"'{"num_hidden_layers": 2}'"#), ("fail".to_string(), 1));
