@@ -220,6 +220,11 @@ fn launch_scripts_that_build_their_speculative_settings() {
     assert!(awk_rules.contains(&"sim-acc-throughput/simulated".to_string()), "{awk_rules:?}");
     let branch_rules = rules(&report, &files[2].0);
     assert!(branch_rules.contains(&"golden-al/undetermined".to_string()) && !branch_rules.iter().any(|r| r == "golden-al/no-cell"), "{branch_rules:?}");
+    // The AL and the draft length are both written by the launch's --speculative-config: one evidence line, not two.
+    let golden = check(&report, "golden-al");
+    let open = golden["findings"].as_array().unwrap().iter().find(|f| f["job"].as_str() == Some(files[2].0.as_str())).unwrap();
+    let lines: Vec<(&str, u64)> = open["evidence"].as_array().unwrap().iter().map(|e| (e["file"].as_str().unwrap(), e["line"].as_u64().unwrap())).collect();
+    assert_eq!(lines, [(files[2].0.as_str(), 8)], "{open}");
     let hidden_rules = rules(&report, &files[3].0);
     assert!(
         hidden_rules.contains(&"sim-acc-throughput/undetermined".to_string()) && !hidden_rules.iter().any(|r| r.ends_with("no-drafting")),
