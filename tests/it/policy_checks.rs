@@ -71,6 +71,15 @@ fn a_thresholds_file_replaces_the_embedded_one() {
     std::fs::write(&path, "default:\n  gsm8k: 0.80\n").unwrap();
     let out = audit(&["samples/bundles/eval-threshold-fail", "--thresholds", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
+    // A score exactly at its threshold meets it (0.8741 written in both places); one ten-thousandth above it does not.
+    for (threshold, code_want, rule) in [("0.8741", 0, "eval-threshold/met"), ("0.8742", 1, "eval-threshold/below")] {
+        std::fs::write(&path, format!("default:\n  gsm8k: {threshold}\n")).unwrap();
+        let out = audit(&["samples/bundles/eval-threshold-fail", "--thresholds", path.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(code(&out), code_want, "{threshold}: {}", stdout(&out));
+        let report = json(&out);
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "eval-threshold").unwrap();
+        assert_eq!(check["findings"][0]["rule"], rule, "{threshold}");
+    }
 }
 
 #[test]
@@ -392,4 +401,29 @@ fn an_eval_job_without_results_is_undetermined() {
     let report = json(&audit(&[FAIL_INHERITED, "--format", "json"]));
     let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "eval-threshold").unwrap();
     assert_eq!(check["status"], "na", "{check}");
+}
+
+/// The draft inherits the target's KV-cache dtype and its own weights'
+/// dtype: a vLLM speculative_config that sets either to something else
+/// fails draft-precision; `auto`, or the target's own KV dtype, does not.
+#[test]
+fn a_draft_kv_cache_or_weight_dtype_override_fails_and_inheriting_passes() {
+    let rules = |spec: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = format!(
+            "#!/bin/bash\nvllm serve /data/models/GLM-5.2 --kv-cache-dtype fp8 --speculative-config '{{\"method\": \"mtp\", \"num_speculative_tokens\": 3{spec}}}'\n"
+        );
+        write_tree(tmp.path(), &[("benchmarks/single_node/glm5.2_fp8_b200_vllm_mtp.sh", &script)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
+        let mut rules: Vec<String> =
+            check["findings"].as_array().unwrap().iter().map(|f| format!("{} {}", f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap())).collect();
+        rules.sort();
+        (check["status"].as_str().unwrap().to_string(), rules)
+    };
+    assert_eq!(rules(""), ("pass".into(), vec![]));
+    assert_eq!(rules(r#", "kv_cache_dtype": "fp8", "dtype": "auto""#), ("pass".into(), vec![]));
+    assert_eq!(rules(r#", "kv_cache_dtype": "auto""#), ("pass".into(), vec![]));
+    assert_eq!(rules(r#", "kv_cache_dtype": "fp8_e5m2""#), ("fail".into(), vec!["draft-precision/kv-dtype error".to_string()]));
+    assert_eq!(rules(r#", "dtype": "float16""#), ("fail".into(), vec!["draft-precision/dtype error".to_string()]));
 }
