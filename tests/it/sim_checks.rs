@@ -63,6 +63,9 @@ fn sim_acc_eval_sample_fails_on_the_dump_line() {
     let lines: Vec<u64> = f["evidence"].as_array().unwrap().iter().map(|e| e["line"].as_u64().unwrap()).collect();
     assert!(lines.contains(&3), "SGLANG_SIMULATE_ACC_LEN on line 3: {lines:?}");
     assert!(f["job"].as_str().unwrap().ends_with("b200-dgxc_3"));
+    // Beside a bundle whose eval job verifies for real: one of the two eval jobs fails.
+    let report = json(&audit(&["samples/bundles/sim-acc-eval-fail", "samples/bundles/vllm-agentx-pass", "--format", "json"]));
+    assert_eq!(check(&report, "sim-acc-eval")["summary"], "simulated acceptance in 1 of 2 eval job(s)");
 }
 
 #[test]
