@@ -427,3 +427,45 @@ fn a_draft_kv_cache_or_weight_dtype_override_fails_and_inheriting_passes() {
     assert_eq!(rules(r#", "kv_cache_dtype": "fp8_e5m2""#), ("fail".into(), vec!["draft-precision/kv-dtype error".to_string()]));
     assert_eq!(rules(r#", "dtype": "float16""#), ("fail".into(), vec!["draft-precision/dtype error".to_string()]));
 }
+
+/// A draft the input's own MODELS.md agrees for the target is the shipped
+/// draft: matched by the row's model prefix when the job has one, else by
+/// the target's name in the model path or served model name. A draft
+/// agreed for another target is a substitution.
+#[test]
+fn drafts_agreed_in_the_inputs_model_list_are_matched_to_their_own_target() {
+    let models = concat!(
+        "| Model | Primary engines | Agreed draft model(s) (PoR) | Proposed |\n",
+        "|---|---|---|---|\n",
+        "| Kimi-K3 (`kimik3`) | vLLM | `Acme/Kimi-K3-Draft2`, `Inferact/Kimi-K3-DSpark` | None |\n",
+        "| MiniMax-M3 | vLLM | `Acme/MiniMax-M3-Draft2` | None |\n",
+    );
+    let rf = |prefix: &str| format!("{prefix}_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1");
+    let log = |model: &str, served: &str, draft: &str| {
+        format!(
+            "[2026-10-14 03:12:55] server_args={{'model_path': '{model}', 'served_model_name': '{served}', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3, 'speculative_draft_model_path': '{draft}'}}\n"
+        )
+    };
+    let judged = |log_path: &str, log: String| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("MODELS.md", models), (log_path, &log)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
+        let rules: Vec<String> = check["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect();
+        (check["status"].as_str().unwrap().to_string(), rules)
+    };
+    let in_job = |prefix: &str| format!("server_logs_{}/server.log", rf(prefix));
+    let known = ("pass".to_string(), vec!["draft-precision/known-draft".to_string()]);
+    let substituted = ("fail".to_string(), vec!["draft-precision/substituted-draft".to_string()]);
+    // By prefix, whatever the checkpoint directory is called.
+    assert_eq!(judged(&in_job("kimik3"), log("/models/ckpt-0412", "ckpt", "Acme/Kimi-K3-Draft2")), known);
+    // Agreed for another target: a dsv4 job may not use Kimi-K3's draft.
+    assert_eq!(judged(&in_job("dsv4"), log("/data/models/DeepSeek-V4-Pro", "dsv4", "Acme/Kimi-K3-Draft2")), substituted);
+    // No prefix (a bare log): by the target's name in the model path, or in the served model name.
+    assert_eq!(judged("logs/server.log", log("/data/models/MiniMax-M3", "m3", "Acme/MiniMax-M3-Draft2")), known);
+    assert_eq!(judged("logs/server.log", log("/models/ckpt-0412", "MiniMax-M3", "Acme/MiniMax-M3-Draft2")), known);
+    assert_eq!(judged("logs/server.log", log("/models/ckpt-0412", "m3", "Acme/MiniMax-M3-Draft2")), substituted);
+    // A draft the policy already agrees needs no note from the list, listed there or not.
+    assert_eq!(judged(&in_job("kimik3"), log("/models/ckpt-0412", "ckpt", "Inferact/Kimi-K3-DSpark")), ("pass".to_string(), vec![]));
+    assert_eq!(judged(&in_job("dsv4"), log("/data/models/DeepSeek-V4-Pro", "dsv4", "/data/models/DeepSeek-V4-Pro-0813")), ("pass".to_string(), vec![]));
+}
