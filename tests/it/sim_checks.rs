@@ -63,6 +63,8 @@ fn sim_acc_eval_sample_fails_on_the_dump_line() {
     let lines: Vec<u64> = f["evidence"].as_array().unwrap().iter().map(|e| e["line"].as_u64().unwrap()).collect();
     assert!(lines.contains(&3), "SGLANG_SIMULATE_ACC_LEN on line 3: {lines:?}");
     assert!(f["job"].as_str().unwrap().ends_with("b200-dgxc_3"));
+    let rules: Vec<&str> = c["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["sim-acc-eval/simulated"], "the knob in effect is not also an inactive one, nor the dump a sign of real verification");
     // Beside a bundle whose eval job verifies for real: one of the two eval jobs fails.
     let report = json(&audit(&["samples/bundles/sim-acc-eval-fail", "samples/bundles/vllm-agentx-pass", "--format", "json"]));
     assert_eq!(check(&report, "sim-acc-eval")["summary"], "simulated acceptance in 1 of 2 eval job(s)");
@@ -258,4 +260,23 @@ fn the_golden_al_summary_counts_the_jobs_each_way() {
     write_tree(tmp.path(), &[("logs/server.log", log)]);
     let unknown = tmp.path().to_str().unwrap();
     assert_eq!(summary(&[VLLM, unknown, "--golden", GOLDEN]), ("error".into(), "the golden AL of 1 of 3 simulating job(s) could not be determined".into()));
+}
+
+/// An eval job's env dump shows real verification only when it is whole
+/// and covers SGLANG_SIMULATE_ACC_LEN: a dump cut short, or one of other
+/// variables, says nothing about the knob.
+#[test]
+fn only_a_whole_dump_of_the_knobs_prefix_shows_real_verification() {
+    const RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let args = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, speculative_algorithm='EAGLE')\n";
+    let rules = |dump: &str| {
+        let log = format!("{dump}{args}");
+        let (_, report) = audit_files(&[(&format!("eval_server_logs_{RF}/server.log"), &log)]);
+        let c = check(&report, "sim-acc-eval");
+        c["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    let whole = "=== SGLANG_* env vars at launch ===\nSGLANG_ENABLE_JIT=1\n===================================\n";
+    assert_eq!(rules(whole), ["sim-acc-eval/real-verification"]);
+    assert!(rules("=== SGLANG_* env vars at launch ===\nSGLANG_ENABLE_JIT=1\n").is_empty(), "a dump cut short");
+    assert!(rules("=== NCCL_* env vars at launch ===\nNCCL_DEBUG=INFO\n===================================\n").is_empty(), "another prefix");
 }
