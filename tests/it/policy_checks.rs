@@ -469,3 +469,23 @@ fn drafts_agreed_in_the_inputs_model_list_are_matched_to_their_own_target() {
     assert_eq!(judged(&in_job("kimik3"), log("/models/ckpt-0412", "ckpt", "Inferact/Kimi-K3-DSpark")), ("pass".to_string(), vec![]));
     assert_eq!(judged(&in_job("dsv4"), log("/data/models/DeepSeek-V4-Pro", "dsv4", "/data/models/DeepSeek-V4-Pro-0813")), ("pass".to_string(), vec![]));
 }
+
+/// ATOM online quantization (`--online_quant_config`, the shape of the real
+/// `glm5.2_fp4_mi355x_atom_mtp.sh`) quantizes the draft head too unless
+/// its exclude_layer names it.
+#[test]
+fn atom_online_quantization_must_exclude_the_draft_head() {
+    let rules = |exclude: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        let script = format!(
+            "#!/bin/bash\npython -m atom.entrypoints.openai_server --model /data/models/GLM-5.2 --method mtp --num-speculative-tokens 3 --online_quant_config '{{\"global_quant_config\":\"ptpc_fp8\",\"exclude_layer\":[{exclude}]}}' --kv_cache_dtype fp8\n"
+        );
+        write_tree(tmp.path(), &[("benchmarks/single_node/glm5.2_fp4_mi355x_atom_mtp.sh", &script)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
+        let rules: Vec<String> = check["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect();
+        (check["status"].as_str().unwrap().to_string(), rules)
+    };
+    assert_eq!(rules(r#""lm_head","model.embed_tokens","*.mlp.gate","*expert*""#), ("fail".into(), vec!["draft-precision/online-quant".to_string()]));
+    assert_eq!(rules(r#""lm_head","*expert*","model.layers.78.*mtp*""#), ("pass".into(), vec![]));
+}

@@ -343,3 +343,24 @@ fn simulated_acceptance_knobs_are_information_in_every_format() {
     let report = json(&auditor(&["scan", root, "--format", "json"]));
     assert_eq!(report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sim-acc-eval").unwrap()["status"], "na");
 }
+
+/// `scan` names the first five simulated-acceptance knobs in the summary
+/// and counts the rest: "1 more" after six, nothing after exactly five.
+#[test]
+fn the_knob_summary_names_five_and_counts_the_rest() {
+    let summary = |n: usize| {
+        let tmp = tempfile::tempdir().unwrap();
+        for i in 1..=n {
+            std::fs::write(tmp.path().join(format!("run{i}.sh")), format!("export SGLANG_SIMULATE_ACC_LEN=2.{i}\n")).unwrap();
+        }
+        let report = json(&auditor(&["scan", tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sim-acc-eval").unwrap().clone();
+        (check["findings"].as_array().unwrap().len(), check["summary"].as_str().unwrap().to_string())
+    };
+    let (found, six) = summary(6);
+    assert_eq!(found, 6);
+    assert!(six.ends_with("run5.sh:1; 1 more") && six.contains("(6 knob(s) in 6 file(s);"), "{six}");
+    let (found, five) = summary(5);
+    assert_eq!(found, 5);
+    assert!(five.ends_with("run5.sh:1") && !five.contains("more"), "{five}");
+}
