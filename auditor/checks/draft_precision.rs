@@ -217,11 +217,12 @@ fn normalise_path(path: &str) -> String {
     path.trim_end_matches('/').to_ascii_lowercase()
 }
 
-/// A local path or hub id names the same checkpoint as a hub repo: equal ids,
-/// or the path's last component is the repo's name.
+/// A local path or hub id names the same checkpoint as a hub repo when its
+/// last component is the repo's name (equal ids, and paths ending in the
+/// repo id, are such).
 fn same_checkpoint(path: &str, repo: &str) -> bool {
     let (p, r) = (normalise_path(path), normalise_path(repo));
-    p == r || p.ends_with(&format!("/{r}")) || p.rsplit('/').next() == r.rsplit('/').next()
+    p.rsplit('/').next() == r.rsplit('/').next()
 }
 
 #[cfg(test)]

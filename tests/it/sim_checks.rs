@@ -50,6 +50,9 @@ fn sim_acc_throughput_sample_fails_both_jobs() {
     let not_simulated = errors(c)[1];
     assert_eq!(not_simulated["evidence"][0]["line"], 4, "the server_args line");
     assert!(not_simulated["evidence"][0]["text"].as_str().unwrap().starts_with("speculative_algorithm="));
+    // Beside two jobs that simulate as required (info findings): two of the four fail.
+    let report = json(&audit(&["samples/bundles/sim-acc-throughput-fail", "samples/bundles/vllm-agentx-pass", "--format", "json"]));
+    assert_eq!(check(&report, "sim-acc-throughput")["summary"], "2 of 4 spec-decode throughput job(s) do not simulate acceptance as required");
 }
 
 #[test]
