@@ -317,6 +317,9 @@ fn summaries_count_what_each_check_examined() {
     let report = json(&audit(&["samples/bundles/draft-precision-fail", FAIL_INHERITED, "--format", "json"]));
     let draft = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap();
     assert_eq!(draft["summary"], "the draft does not run as shipped in 1 of 3 spec-decode job(s)");
+    let report = json(&audit(&[FAIL_INHERITED, "samples/bundles/vllm-agentx-pass", "--format", "json"]));
+    let forbidden = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    assert_eq!(forbidden["summary"], "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE in effect in 2 of 5 job(s)");
 }
 
 /// arch-override beyond the engine's own arguments: a config.json edited by
