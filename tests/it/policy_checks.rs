@@ -16,6 +16,24 @@ fn failing(bundle: &str, id: &str) -> Value {
     check["findings"].as_array().unwrap().iter().find(|f| f["severity"] == "error").unwrap().clone()
 }
 
+/// Check `id` of a report.
+fn check_in(report: &Value, id: &str) -> Value {
+    report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone()
+}
+
+/// Check `id` of auditing a tree of `files` (path, content).
+fn check_of_tree(files: &[(&str, &str)], id: &str) -> Value {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), files);
+    check_in(&json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"])), id)
+}
+
+/// A check's status and its findings' rules, in report order.
+fn status_and_rules(check: &Value) -> (String, Vec<String>) {
+    let rules = check["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect();
+    (check["status"].as_str().unwrap().to_string(), rules)
+}
+
 #[test]
 fn arch_override_names_the_flag_value_and_effect() {
     let f = failing("samples/bundles/arch-override-fail", "arch-override");
@@ -34,12 +52,9 @@ fn arch_override_names_the_flag_value_and_effect() {
 #[test]
 fn an_empty_config_override_is_no_override() {
     let status = |value: &str| {
-        let tmp = tempfile::tempdir().unwrap();
         let log = format!("[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, json_model_override_args={value})\n");
-        write_tree(tmp.path(), &[("logs/server.log", &log)]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "arch-override").unwrap().clone();
-        (check["status"].as_str().unwrap().to_string(), check["findings"].as_array().unwrap().len())
+        let (status, rules) = status_and_rules(&check_of_tree(&[("logs/server.log", &log)], "arch-override"));
+        (status, rules.len())
     };
     for empty in ["''", "' '", "None", "'null'", "'{}'"] {
         assert_eq!(status(empty), ("pass".to_string(), 0), "{empty}");
@@ -412,23 +427,18 @@ fn an_eval_job_without_results_is_undetermined() {
 #[test]
 fn a_draft_kv_cache_or_weight_dtype_override_fails_and_inheriting_passes() {
     let rules = |spec: &str| {
-        let tmp = tempfile::tempdir().unwrap();
         let script = format!(
             "#!/bin/bash\nvllm serve /data/models/GLM-5.2 --kv-cache-dtype fp8 --speculative-config '{{\"method\": \"mtp\", \"num_speculative_tokens\": 3{spec}}}'\n"
         );
-        write_tree(tmp.path(), &[("benchmarks/single_node/glm5.2_fp8_b200_vllm_mtp.sh", &script)]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
-        let mut rules: Vec<String> =
-            check["findings"].as_array().unwrap().iter().map(|f| format!("{} {}", f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap())).collect();
-        rules.sort();
-        (check["status"].as_str().unwrap().to_string(), rules)
+        let check = check_of_tree(&[("benchmarks/single_node/glm5.2_fp8_b200_vllm_mtp.sh", &script)], "draft-precision");
+        assert!(check["findings"].as_array().unwrap().iter().all(|f| f["severity"] == "error"), "{check}");
+        status_and_rules(&check)
     };
     assert_eq!(rules(""), ("pass".into(), vec![]));
     assert_eq!(rules(r#", "kv_cache_dtype": "fp8", "dtype": "auto""#), ("pass".into(), vec![]));
     assert_eq!(rules(r#", "kv_cache_dtype": "auto""#), ("pass".into(), vec![]));
-    assert_eq!(rules(r#", "kv_cache_dtype": "fp8_e5m2""#), ("fail".into(), vec!["draft-precision/kv-dtype error".to_string()]));
-    assert_eq!(rules(r#", "dtype": "float16""#), ("fail".into(), vec!["draft-precision/dtype error".to_string()]));
+    assert_eq!(rules(r#", "kv_cache_dtype": "fp8_e5m2""#), ("fail".into(), vec!["draft-precision/kv-dtype".to_string()]));
+    assert_eq!(rules(r#", "dtype": "float16""#), ("fail".into(), vec!["draft-precision/dtype".to_string()]));
 }
 
 /// A draft the input's own MODELS.md agrees for the target is the shipped
@@ -449,14 +459,7 @@ fn drafts_agreed_in_the_inputs_model_list_are_matched_to_their_own_target() {
             "[2026-10-14 03:12:55] server_args={{'model_path': '{model}', 'served_model_name': '{served}', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3, 'speculative_draft_model_path': '{draft}'}}\n"
         )
     };
-    let judged = |log_path: &str, log: String| {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[("MODELS.md", models), (log_path, &log)]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
-        let rules: Vec<String> = check["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect();
-        (check["status"].as_str().unwrap().to_string(), rules)
-    };
+    let judged = |log_path: &str, log: String| status_and_rules(&check_of_tree(&[("MODELS.md", models), (log_path, &log)], "draft-precision"));
     let in_job = |prefix: &str| format!("server_logs_{}/server.log", rf(prefix));
     let known = ("pass".to_string(), vec!["draft-precision/known-draft".to_string()]);
     let substituted = ("fail".to_string(), vec!["draft-precision/substituted-draft".to_string()]);
@@ -479,15 +482,10 @@ fn drafts_agreed_in_the_inputs_model_list_are_matched_to_their_own_target() {
 #[test]
 fn atom_online_quantization_must_exclude_the_draft_head() {
     let rules = |exclude: &str| {
-        let tmp = tempfile::tempdir().unwrap();
         let script = format!(
             "#!/bin/bash\npython -m atom.entrypoints.openai_server --model /data/models/GLM-5.2 --method mtp --num-speculative-tokens 3 --online_quant_config '{{\"global_quant_config\":\"ptpc_fp8\",\"exclude_layer\":[{exclude}]}}' --kv_cache_dtype fp8\n"
         );
-        write_tree(tmp.path(), &[("benchmarks/single_node/glm5.2_fp4_mi355x_atom_mtp.sh", &script)]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap().clone();
-        let rules: Vec<String> = check["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect();
-        (check["status"].as_str().unwrap().to_string(), rules)
+        status_and_rules(&check_of_tree(&[("benchmarks/single_node/glm5.2_fp4_mi355x_atom_mtp.sh", &script)], "draft-precision"))
     };
     assert_eq!(rules(r#""lm_head","model.embed_tokens","*.mlp.gate","*expert*""#), ("fail".into(), vec!["draft-precision/online-quant".to_string()]));
     assert_eq!(rules(r#""lm_head","*expert*","model.layers.78.*mtp*""#), ("pass".into(), vec![]));
