@@ -328,6 +328,7 @@ fn summaries_count_what_each_check_examined() {
     assert_eq!(summary("draft-precision"), "the draft runs as shipped in 15 spec-decode job(s)");
     assert_eq!(summary("engine-patch"), "no unwaived engine patch in 109 file(s)");
     assert_eq!(summary("eval-threshold"), "2 eval score(s) of 2 job(s) meet their thresholds");
+    assert_eq!(summary("upstream-image"), "13 job(s) run their framework's upstream image");
     // Failing jobs are those with an error; the notes (info) of two other jobs do not count.
     let report = json(&audit(&["samples/bundles/draft-precision-fail", FAIL_INHERITED, "--format", "json"]));
     let draft = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "draft-precision").unwrap();
@@ -489,4 +490,35 @@ fn atom_online_quantization_must_exclude_the_draft_head() {
     };
     assert_eq!(rules(r#""lm_head","model.embed_tokens","*.mlp.gate","*expert*""#), ("fail".into(), vec!["draft-precision/online-quant".to_string()]));
     assert_eq!(rules(r#""lm_head","*expert*","model.layers.78.*mtp*""#), ("pass".into(), vec![]));
+}
+
+/// A policy exception excuses the image it names only: an exception for
+/// another image leaves the sample's vendor rebuild failing.
+#[test]
+fn an_image_exception_excuses_only_the_image_it_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = |image: &str, sku: &str| {
+        let path = tmp.path().join(format!("{}{sku}.toml", image.replace('/', "_")));
+        let sku = if sku.is_empty() { String::new() } else { format!("sku = \"{sku}\"\n") };
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"x\"\nextends = \"inferencex\"\n[checks.upstream-image]\ntitle = \"t\"\nestablished_skus = [\"b200\"]\n[[checks.upstream-image.upstream_orgs]]\nframeworks = [\"sglang\"]\norgs = [\"lmsysorg\"]\n[[checks.upstream-image.image_exceptions]]\nimage = \"{image}\"\n{sku}reason = \"r\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    // An exception with a SKU excuses the image on that SKU only (the sample runs on b200).
+    for (image, sku, status, rule) in [
+        ("ghcr.io/other/sglang", "", "fail", "upstream-image/not-upstream"),
+        ("ghcr.io/acme-ai/sglang", "", "pass", "upstream-image/exception"),
+        ("ghcr.io/acme-ai/sglang", "h100", "fail", "upstream-image/not-upstream"),
+        ("ghcr.io/acme-ai/sglang", "B200", "pass", "upstream-image/exception"),
+    ] {
+        let path = policy(image, sku);
+        let report = json(&audit(&["samples/bundles/upstream-image-fail", "--policy", path.to_str().unwrap(), "--format", "json"]));
+        let check = check_in(&report, "upstream-image");
+        assert_eq!(status_and_rules(&check), (status.to_string(), vec![rule.to_string()]), "{image} {sku}: {check}");
+    }
 }
