@@ -279,3 +279,22 @@ fn origin_phrase(a: &EnvAssignment, env: &[EnvAssignment]) -> String {
         EnvOrigin::ImageConfig => "the image config's Env (baked into the image: every container starts with it)".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::Status;
+    use crate::policy::Policy;
+
+    #[test]
+    fn an_image_env_entry_is_placed_at_its_position_counted_from_one() {
+        let policy = Policy::embedded();
+        let settings = policy.checks.forbidden_env().unwrap();
+        let env = ["PATH=/usr/bin".to_string(), "NOT AN ASSIGNMENT".to_string(), "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1".to_string()];
+        let result = image_env(Catalog::embedded(), settings, "lmsysorg/sglang:v0.5.16", &env);
+        assert_eq!(result.status, Status::Fail);
+        let places: Vec<_> =
+            result.findings.iter().map(|f| (f.rule.as_str(), f.evidence[0].file.as_str(), f.evidence[0].line, f.evidence[0].text.as_str())).collect();
+        assert_eq!(places, [("forbidden-env/enabled", "lmsysorg/sglang:v0.5.16", Some(3), "Env SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1")]);
+    }
+}

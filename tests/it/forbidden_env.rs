@@ -166,3 +166,24 @@ fn a_draft_cast_fails_in_the_check_that_forbids_it_and_otherwise_in_draft_precis
         assert_eq!(draft["status"], if cast == "error" { "fail" } else { "pass" }, "{policy:?}");
     }
 }
+
+#[test]
+fn a_forbidden_shell_variable_never_exported_warns_on_its_line_and_only_for_its_own_names() {
+    let path = format!("agentic_{RF}/results/env.sh");
+    // (the script's assignment line 3, what a reviewer is told: rule and line of each finding)
+    for name in ["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", "SGL_NVFP4_CKPT_FP8_NEXTN_MOE"] {
+        // Another engine boolean set the same way is not this check's business.
+        let body = format!("#!/bin/bash\nSGLANG_NVFP4_CKPT_FP8_GEMM_IN_ATTN=1\n{name}=1\npython3 -m sglang.launch_server --tp 8\n");
+        let (code, report) = audit_tree(&[(&path, &body)]);
+        assert_eq!(code, 0, "{name}: a shell variable does not reach the server: {report:#}");
+        let places: Vec<(String, String, u64)> = finding_places(check(&report)).into_iter().map(|(rule, severity, _, line)| (rule, severity, line)).collect();
+        assert_eq!(places, [("forbidden-env/unexported".to_string(), "warning".to_string(), 3)], "{name}");
+        let message = check(&report)["findings"][0]["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!("{name}=1 is a shell variable that this script never exports")), "{message}");
+    }
+    // Exported later in the same script: the export is the violation, and no warning is left.
+    let body = "#!/bin/bash\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE\npython3 -m sglang.launch_server --tp 8\n";
+    let (code, report) = audit_tree(&[(&path, body)]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(rules(&report), ["forbidden-env/enabled"]);
+}

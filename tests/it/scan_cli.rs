@@ -303,9 +303,23 @@ fn each_file_is_judged_on_its_own_so_a_later_file_does_not_hide_an_earlier_one()
     write_tree(dir.path(), &[("a/server.log", &printenv_log("1")), ("b/server.log", &printenv_log("0"))]);
     let out = auditor(&["scan", dir.path().to_str().unwrap(), "--format", "json"]);
     assert_eq!(code(&out), 1, "{}", stdout(&out));
-    let found = env_findings(&json(&out));
+    let report = json(&out);
+    let found = env_findings(&report);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].2.ends_with("a/server.log"), "{found:?}");
+    let summary = |report: &serde_json::Value| {
+        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").expect("a forbidden-env check");
+        check["summary"].as_str().unwrap().to_string()
+    };
+    assert_eq!(summary(&report), "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE in effect in 1 of 2 file(s) with environment evidence");
+    // A file without environment evidence is not counted; each listing is one source.
+    write_tree(dir.path(), &[("a/server.log", &printenv_log("0")), ("c/README.md", "# notes\n")]);
+    let out = auditor(&["scan", dir.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    assert_eq!(
+        summary(&json(&out)),
+        "none of SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE, SGLANG_GLM_NEXTN_MOE_PTPC takes effect in 2 file(s) with environment evidence (2 environment source(s) examined)"
+    );
 }
 
 #[test]

@@ -162,6 +162,8 @@ fn trtllm_off_by_one_each_way() {
             let message = c["findings"][0]["message"].as_str().unwrap();
             assert!(message.contains("AL - 1 = 1.78, not the AL itself"), "{message}");
             assert!(message.contains("minimaxm3_eagle3_gqa"), "{message}");
+            // An AL the run did not write is named with how it was derived, not shown as the line's text.
+            assert!(message.starts_with("simulated AL 3.78 (env TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"), "{message}");
         }
     }
 }
@@ -282,4 +284,27 @@ fn only_a_whole_dump_of_the_knobs_prefix_shows_real_verification() {
     assert_eq!(rules(whole), ["sim-acc-eval/real-verification"]);
     assert!(rules("=== SGLANG_* env vars at launch ===\nSGLANG_ENABLE_JIT=1\n").is_empty(), "a dump cut short");
     assert!(rules("=== NCCL_* env vars at launch ===\nNCCL_DEBUG=INFO\n===================================\n").is_empty(), "another prefix");
+}
+
+#[test]
+fn vllm_mtp_method_names_take_the_mtp_table_and_a_draft_length_it_lacks_is_named() {
+    let rf = "dsv4_tp8_conc14_kvnone_spec-mtp_fp4_vllm_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-mtp_conc14_b200-dgxc_3";
+    let golden = |method: &str, k: u32, al: &str| {
+        let cmd = format!(
+            "vllm serve /data/models/DeepSeek-V4-Pro --tensor-parallel-size 8 --speculative-config '{{\"method\": \"{method}\", \"num_speculative_tokens\": {k}, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": {al}}}'\n"
+        );
+        let (_, report) = audit_files(&[(&format!("agentic_{rf}/results/vllm_command.txt"), &cmd)]);
+        check(&report, "golden-al").clone()
+    };
+    // vLLM's model-specific MTP methods (deepseek_mtp, ...) are MTP: the dsv4 MTP table, K=3 thinking_on is 2.49.
+    for method in ["mtp", "deepseek_mtp", "MTP"] {
+        let c = golden(method, 3, "2.49");
+        assert_eq!((c["status"].as_str(), c["findings"][0]["rule"].as_str()), (Some("pass"), Some("golden-al/match")), "{method}: {c:#}");
+        assert!(c["findings"][0]["message"].as_str().unwrap().contains("dsv4_mtp"), "{method}: {c:#}");
+    }
+    // K=9 is not in the table: the error lists what the table has instead of guessing.
+    let c = golden("deepseek_mtp", 9, "2.6");
+    assert_eq!((c["status"].as_str(), c["findings"][0]["rule"].as_str()), (Some("fail"), Some("golden-al/no-cell")), "{c:#}");
+    let message = c["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("has no value for thinking_on K=9 (it has thinking_off K=1,2,3,4,5,6,7,8; thinking_on K=1,2,3,4,5,6,7,8)"), "{message}");
 }
