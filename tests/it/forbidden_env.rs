@@ -181,6 +181,9 @@ fn a_forbidden_shell_variable_never_exported_warns_on_its_line_and_only_for_its_
         let message = check(&report)["findings"][0]["message"].as_str().unwrap();
         assert!(message.starts_with(&format!("{name}=1 is a shell variable that this script never exports")), "{message}");
     }
+    // A value the engine reads as false would not enable it anywhere: nothing to say.
+    let (code, report) = audit_tree(&[(&path, "#!/bin/bash\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0\npython3 -m sglang.launch_server --tp 8\n")]);
+    assert_eq!((code, rules(&report)), (0, vec![]), "{report:#}");
     // Exported later in the same script: the export is the violation, and no warning is left.
     let body = "#!/bin/bash\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE\npython3 -m sglang.launch_server --tp 8\n";
     let (code, report) = audit_tree(&[(&path, body)]);
