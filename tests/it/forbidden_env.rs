@@ -190,3 +190,22 @@ fn a_forbidden_shell_variable_never_exported_warns_on_its_line_and_only_for_its_
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(rules(&report), ["forbidden-env/enabled"]);
 }
+
+#[test]
+fn a_dumped_value_is_called_inherited_only_when_nothing_in_the_bundle_sets_it() {
+    let log = server_log(&["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1"]);
+    let inherited = "Source: the server environment dumped at launch (inherited: no command or export in the bundle sets it).";
+    // Another variable set in a script does not make this one explicit.
+    let script = "#!/bin/bash\nexport SGLANG_NVFP4_CKPT_FP8_GEMM_IN_ATTN=1\n";
+    let (code, report) = audit_tree(&[(&format!("server_logs_{RF}/results/server.log"), &log), (&format!("agentic_{RF}/results/env.sh"), script)]);
+    assert_eq!(code, 1);
+    let messages: Vec<&str> = check(&report)["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].contains(inherited), "{messages:?}");
+    // Exported by the bundle's own script: set explicitly, not inherited.
+    let script = "#!/bin/bash\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n";
+    let (code, report) = audit_tree(&[(&format!("server_logs_{RF}/results/server.log"), &log), (&format!("agentic_{RF}/results/env.sh"), script)]);
+    assert_eq!(code, 1);
+    let messages: Vec<&str> = check(&report)["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    assert!(!messages.is_empty() && messages.iter().all(|m| !m.contains("inherited")), "{messages:?}");
+}
