@@ -308,3 +308,20 @@ fn vllm_mtp_method_names_take_the_mtp_table_and_a_draft_length_it_lacks_is_named
     let message = c["findings"][0]["message"].as_str().unwrap();
     assert!(message.contains("has no value for thinking_on K=9 (it has thinking_off K=1,2,3,4,5,6,7,8; thinking_on K=1,2,3,4,5,6,7,8)"), "{message}");
 }
+
+#[test]
+fn trtllm_forced_acceptance_is_simulation_on_eval_and_fixed_seq_jobs() {
+    let script = "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\ntrtllm-serve /data/models/MiniMax-M3 --tp_size 8 --extra_llm_api_options ser.yaml\n";
+    let config = "speculative_config:\n  decoding_type: Eagle3\n  max_draft_len: 3\n  speculative_model: /data/models/MiniMax-M3-EAGLE3-GQA\n";
+    let run = |dir: &str| audit_files(&[(&format!("{dir}/results/launch.sh"), script), (&format!("{dir}/results/ser.yaml"), config)]).1;
+    // An eval-only job: its scores would not measure the model.
+    let agentic = "minimaxm3_tp8_conc16_kvnone_spec-mtp_fp4_trt_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_0";
+    let c = check(&run(&format!("eval_server_logs_{agentic}")), "sim-acc-eval").clone();
+    assert_eq!(c["status"], "fail", "{c:#}");
+    assert_eq!(finding_places(&c).iter().map(|(rule, _, _, line)| (rule.as_str(), *line)).collect::<Vec<_>>(), [("sim-acc-eval/simulated", 1)]);
+    // A fixed-seq throughput job must show real acceptance.
+    let fixed = "minimaxm3_1k1k_fp4_trt_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_0";
+    let c = check(&run(&format!("server_logs_{fixed}")), "sim-acc-throughput").clone();
+    assert_eq!(c["status"], "fail", "{c:#}");
+    assert_eq!(finding_places(&c).iter().map(|(rule, _, _, line)| (rule.as_str(), *line)).collect::<Vec<_>>(), [("sim-acc-throughput/fixed-seq", 1)]);
+}
