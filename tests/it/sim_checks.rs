@@ -325,3 +325,13 @@ fn trtllm_forced_acceptance_is_simulation_on_eval_and_fixed_seq_jobs() {
     assert_eq!(c["status"], "fail", "{c:#}");
     assert_eq!(finding_places(&c).iter().map(|(rule, _, _, line)| (rule.as_str(), *line)).collect::<Vec<_>>(), [("sim-acc-throughput/fixed-seq", 1)]);
 }
+
+#[test]
+fn a_trtllm_launch_whose_speculative_settings_file_is_not_shown_is_undetermined() {
+    let rf = "minimaxm3_tp8_conc16_kvnone_spec-mtp_fp4_trt_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_0";
+    let script = "trtllm-serve /data/models/MiniMax-M3 --tp_size 8 --extra_llm_api_options ser.yaml\n";
+    let (code, report) = audit_files(&[(&format!("server_logs_{rf}/results/launch.sh"), script)]);
+    let c = check(&report, "sim-acc-throughput");
+    assert_eq!((code, c["status"].as_str(), c["findings"][0]["rule"].as_str()), (3, Some("error"), Some("sim-acc-throughput/undetermined")), "{c:#}");
+    assert!(c["findings"][0]["message"].as_str().unwrap().contains("reads its speculative settings from ser.yaml"), "{c:#}");
+}
