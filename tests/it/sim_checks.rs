@@ -335,3 +335,68 @@ fn a_trtllm_launch_whose_speculative_settings_file_is_not_shown_is_undetermined(
     assert_eq!((code, c["status"].as_str(), c["findings"][0]["rule"].as_str()), (3, Some("error"), Some("sim-acc-throughput/undetermined")), "{c:#}");
     assert!(c["findings"][0]["message"].as_str().unwrap().contains("reads its speculative settings from ser.yaml"), "{c:#}");
 }
+
+#[test]
+fn an_eval_job_simulates_only_at_a_length_sglang_reads_as_on() {
+    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let log =
+        "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
+    // (value in the launch script, status, the one finding's rule, what its message says)
+    let cases = [
+        ("2.49", "fail", "sim-acc-eval/simulated", "SGLANG_SIMULATE_ACC_LEN=2.49"),
+        ("$GOLDEN_AL", "fail", "sim-acc-eval/simulated", "SGLANG_SIMULATE_ACC_LEN=$GOLDEN_AL"),
+        ("-1", "pass", "sim-acc-eval/inactive-knob", "a negative value disables simulation"),
+        ("off", "pass", "sim-acc-eval/inactive-knob", "not a number: SGLang keeps the default (-1, off)"),
+    ];
+    for (value, status, rule, said) in cases {
+        let script = format!("export SGLANG_SIMULATE_ACC_LEN={value}\npython3 -m sglang.launch_server --model-path /m --tp 8\n");
+        let (_, report) =
+            audit_files(&[(&format!("eval_server_logs_{rf}/results/server.log"), log), (&format!("eval_server_logs_{rf}/results/launch.sh"), &script)]);
+        let c = check(&report, "sim-acc-eval");
+        let rules: Vec<&str> =
+            c["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).filter(|r| *r != "sim-acc-eval/real-verification").collect();
+        assert_eq!((c["status"].as_str().unwrap(), rules), (status, vec![rule]), "{value}: {c:#}");
+        let message = c["findings"][0]["message"].as_str().unwrap();
+        assert!(message.contains(said), "{value}: {message}");
+    }
+}
+
+#[test]
+fn the_runners_acceptance_inputs_say_why_they_do_nothing() {
+    // An eval-only job: the injector does nothing there, whatever SYNTHETIC_ACCEPTANCE says.
+    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let script = "export SYNTHETIC_ACCEPTANCE=true SYNTHETIC_ACCEPTANCE_LENGTH=2.49\npython3 -m sglang.launch_server --model-path /m --tp 8\n";
+    let (_, report) = audit_files(&[(&format!("eval_server_logs_{rf}/results/launch.sh"), script)]);
+    let c = check(&report, "sim-acc-eval");
+    // Both inputs of the one statement are one finding.
+    let f = &c["findings"][0];
+    assert_eq!(
+        (c["findings"].as_array().unwrap().len(), f["rule"].as_str(), f["evidence"].as_array().unwrap().len()),
+        (1, Some("sim-acc-eval/runner-setting"), 2),
+        "{c:#}"
+    );
+    assert!(f["message"].as_str().unwrap().ends_with("which does nothing on eval-only jobs"), "{f:#}");
+    // A scan has no job: the input alone does nothing unless SYNTHETIC_ACCEPTANCE is true.
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[("launch.sh", "export SYNTHETIC_ACCEPTANCE_LENGTH=2.49\n")]);
+    let report = json(&auditor(&["scan", tmp.path().to_str().unwrap(), "--format", "json"]));
+    let c = check(&report, "sim-acc-eval");
+    assert_eq!(c["findings"][0]["rule"], "sim-acc-eval/knob", "{c:#}");
+    assert!(c["findings"][0]["message"].as_str().unwrap().contains("which does nothing unless SYNTHETIC_ACCEPTANCE is true"), "{c:#}");
+}
+
+#[test]
+fn an_unset_token_mode_is_an_error_only_when_every_file_was_read() {
+    let script = "export SGLANG_SIMULATE_ACC_LEN=3.51\nexport SGLANG_SIMULATE_ACC_METHOD=match-expected\n";
+    let mut files = dspark_job(("launch.sh", script), true);
+    let rules = |files: &[(String, String)]| {
+        let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let (_, report) = audit_files(&refs);
+        let c = check(&report, "sim-acc-throughput").clone();
+        c["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(rules(&files), ["sim-acc-throughput/token-mode", "sim-acc-throughput/simulated"]);
+    // A file of the job that could not be read may set it.
+    files.push((format!("server_logs_{DSV41_RF}/results/setup.zip"), "PK\u{3}\u{4} not really a zip".to_string()));
+    assert_eq!(rules(&files), ["sim-acc-throughput/undetermined", "sim-acc-throughput/simulated"]);
+}
