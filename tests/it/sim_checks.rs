@@ -400,3 +400,41 @@ fn an_unset_token_mode_is_an_error_only_when_every_file_was_read() {
     files.push((format!("server_logs_{DSV41_RF}/results/setup.zip"), "PK\u{3}\u{4} not really a zip".to_string()));
     assert_eq!(rules(&files), ["sim-acc-throughput/undetermined", "sim-acc-throughput/simulated"]);
 }
+
+/// (rule, lines of its evidence) of each finding of a check.
+fn rules_and_lines(c: &Value) -> Vec<(String, Vec<u64>)> {
+    c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"].as_array().unwrap().iter().filter_map(|e| e["line"].as_u64()).collect()))
+        .collect()
+}
+
+#[test]
+fn an_sglang_setting_takes_effect_only_beside_a_length_in_its_own_environment() {
+    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let recipe = "backend:\n  prefill_environment:\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: '2.49'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n";
+    let (_, report) = audit_files(&[(&format!("eval_server_logs_{rf}/results/config.yaml"), recipe)]);
+    let c = check(&report, "sim-acc-eval");
+    // The decode role simulates (lines 5-6); the prefill role's method has no length beside it (line 3).
+    let expected = [("sim-acc-eval/simulated".to_string(), vec![5, 6]), ("sim-acc-eval/inactive-knob".to_string(), vec![3])];
+    assert_eq!(rules_and_lines(c), expected, "{c:#}");
+    assert!(c["findings"][1]["message"].as_str().unwrap().ends_with("no effect without SGLANG_SIMULATE_ACC_LEN"), "{c:#}");
+}
+
+#[test]
+fn an_atom_eval_job_given_an_acceptance_length_or_rate_simulates() {
+    let dir = "eval_server_logs_dsv4_tp8_conc48_kvnone_spec-mtp_fp4_atom_tp8-pp1-dcp1-pcp1-ep1-dpafalse_disagg-false_spec-mtp_conc48_mi355x-amds_4";
+    let launch =
+        "python3 -u -m atom.entrypoints.openai_server --model /data/models/DeepSeek-V4-Pro --tensor-parallel-size 8 --method mtp --num-speculative-tokens 3";
+    for (flag, setting) in [("--spec-decode-acceptance-length 2.49", "2.49"), ("--spec-decode-acceptance-rate 0.83", "0.83")] {
+        let (_, report) = audit_files(&[(&format!("{dir}/results/server_command.txt"), &format!("{launch} {flag}\n"))]);
+        let c = check(&report, "sim-acc-eval");
+        assert_eq!(rules_and_lines(c), [("sim-acc-eval/simulated".to_string(), vec![1])], "{flag}: {c:#}");
+        // The one setting given, not also a length derived from a rate.
+        let message = c["findings"][0]["message"].as_str().unwrap();
+        assert_eq!(message.matches(setting).count(), 1, "{message}");
+        assert!(!message.contains(", "), "one knob: {message}");
+    }
+}
