@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 pub const PASS: &str = "samples/bundles/dsv41flash-h200-dspark-pass";
 pub const FAIL_INHERITED: &str = "samples/bundles/forbidden-env-inherited-fail";
+/// A single-node SGLang DeepSeek-V4 agentic MTP run's RESULT_FILENAME (B200).
+pub const DSV4_RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 
 use crate::common::*;
 
-const RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+const RF: &str = DSV4_RF;
 
 fn audit_tree(files: &[(&str, &str)]) -> (i32, serde_json::Value) {
     let tmp = tempfile::tempdir().unwrap();

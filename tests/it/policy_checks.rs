@@ -107,7 +107,7 @@ fn draft_precision_fails_an_explicit_draft_quantization() {
 
 #[test]
 fn draft_precision_inherited_quantization_passes_and_substituted_drafts_fail() {
-    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let rf = DSV4_RF;
     let log = |draft: &str, quant: &str| {
         format!(
             "[2026-10-14 03:12:55] server_args={{'model_path': '/data/models/DeepSeek-V4-Pro', 'quantization': 'modelopt_fp4', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3, 'speculative_draft_model_path': {draft}, 'speculative_draft_model_quantization': {quant}}}\n"
@@ -345,7 +345,7 @@ fn summaries_count_what_each_check_examined() {
 /// one whose did. A tree of scripts alone is judged, not "not applicable".
 #[test]
 fn arch_override_reports_config_edits_and_recipe_flags_per_job() {
-    const A: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    const A: &str = DSV4_RF;
     const B: &str = "dsv4_tp8_conc16_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc16_b200-dgxc_2";
     let edit = "#!/bin/bash\nsed -i 's/\"num_hidden_layers\": 61/\"num_hidden_layers\": 40/' /data/models/dsv4/config.json\n";
     let log = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, json_model_override_args='{\"num_hidden_layers\": 2}')\n";
@@ -404,7 +404,7 @@ fn arch_override_reports_config_edits_and_recipe_flags_per_job() {
 /// or results is not applicable.
 #[test]
 fn an_eval_job_without_results_is_undetermined() {
-    const RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    const RF: &str = DSV4_RF;
     let tmp = tempfile::tempdir().unwrap();
     write_tree(
         tmp.path(),

@@ -135,7 +135,7 @@ fn a_defaulted_thinking_mode_is_visible_and_thinking_off_values_need_evidence() 
     assert_eq!(f["rule"], "golden-al/match");
     assert!(f["message"].as_str().unwrap().contains("thinking mode defaulted to thinking_on"), "{}", f["message"]);
     // dsv4 K=3: thinking_off 2.97 on a run that does not show thinking disabled.
-    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let rf = DSV4_RF;
     let log =
         "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
     let script = "export SGLANG_SIMULATE_ACC_LEN=2.97 SGLANG_SIMULATE_ACC_METHOD=match-expected SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token\n";
@@ -272,7 +272,7 @@ fn the_golden_al_summary_counts_the_jobs_each_way() {
 /// variables, says nothing about the knob.
 #[test]
 fn only_a_whole_dump_of_the_knobs_prefix_shows_real_verification() {
-    const RF: &str = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    const RF: &str = DSV4_RF;
     let args = "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, speculative_algorithm='EAGLE')\n";
     let rules = |dump: &str| {
         let log = format!("{dump}{args}");
@@ -338,7 +338,7 @@ fn a_trtllm_launch_whose_speculative_settings_file_is_not_shown_is_undetermined(
 
 #[test]
 fn an_eval_job_simulates_only_at_a_length_sglang_reads_as_on() {
-    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let rf = DSV4_RF;
     let log =
         "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
     // (value in the launch script, status, the one finding's rule, what its message says)
@@ -364,7 +364,7 @@ fn an_eval_job_simulates_only_at_a_length_sglang_reads_as_on() {
 #[test]
 fn the_runners_acceptance_inputs_say_why_they_do_nothing() {
     // An eval-only job: the injector does nothing there, whatever SYNTHETIC_ACCEPTANCE says.
-    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let rf = DSV4_RF;
     let script = "export SYNTHETIC_ACCEPTANCE=true SYNTHETIC_ACCEPTANCE_LENGTH=2.49\npython3 -m sglang.launch_server --model-path /m --tp 8\n";
     let (_, report) = audit_files(&[(&format!("eval_server_logs_{rf}/results/launch.sh"), script)]);
     let c = check(&report, "sim-acc-eval");
@@ -413,7 +413,7 @@ fn rules_and_lines(c: &Value) -> Vec<(String, Vec<u64>)> {
 
 #[test]
 fn an_sglang_setting_takes_effect_only_beside_a_length_in_its_own_environment() {
-    let rf = "dsv4_tp8_conc8_kvnone_spec-mtp_fp4_sglang_tp8-pp1-dcp1-pcp1-ep8-dpafalse_disagg-false_spec-mtp_conc8_b200-dgxc_1";
+    let rf = DSV4_RF;
     let recipe = "backend:\n  prefill_environment:\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n  decode_environment:\n    SGLANG_SIMULATE_ACC_LEN: '2.49'\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n";
     let (_, report) = audit_files(&[(&format!("eval_server_logs_{rf}/results/config.yaml"), recipe)]);
     let c = check(&report, "sim-acc-eval");
