@@ -31,6 +31,10 @@ fn status(report: &serde_json::Value) -> &str {
     check(report)["status"].as_str().unwrap()
 }
 
+fn messages_of(report: &serde_json::Value) -> Vec<&str> {
+    check(report)["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect()
+}
+
 fn rules(report: &serde_json::Value) -> Vec<String> {
     check(report)["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap().to_string()).collect()
 }
@@ -199,13 +203,13 @@ fn a_dumped_value_is_called_inherited_only_when_nothing_in_the_bundle_sets_it() 
     let script = "#!/bin/bash\nexport SGLANG_NVFP4_CKPT_FP8_GEMM_IN_ATTN=1\n";
     let (code, report) = audit_tree(&[(&format!("server_logs_{RF}/results/server.log"), &log), (&format!("agentic_{RF}/results/env.sh"), script)]);
     assert_eq!(code, 1);
-    let messages: Vec<&str> = check(&report)["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    let messages = messages_of(&report);
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert!(messages[0].contains(inherited), "{messages:?}");
     // Exported by the bundle's own script: set explicitly, not inherited.
     let script = "#!/bin/bash\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n";
     let (code, report) = audit_tree(&[(&format!("server_logs_{RF}/results/server.log"), &log), (&format!("agentic_{RF}/results/env.sh"), script)]);
     assert_eq!(code, 1);
-    let messages: Vec<&str> = check(&report)["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    let messages = messages_of(&report);
     assert!(!messages.is_empty() && messages.iter().all(|m| !m.contains("inherited")), "{messages:?}");
 }

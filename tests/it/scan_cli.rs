@@ -307,10 +307,7 @@ fn each_file_is_judged_on_its_own_so_a_later_file_does_not_hide_an_earlier_one()
     let found = env_findings(&report);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].2.ends_with("a/server.log"), "{found:?}");
-    let summary = |report: &serde_json::Value| {
-        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").expect("a forbidden-env check");
-        check["summary"].as_str().unwrap().to_string()
-    };
+    let summary = |report: &serde_json::Value| check(report, "forbidden-env")["summary"].as_str().unwrap().to_string();
     assert_eq!(summary(&report), "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE in effect in 1 of 2 file(s) with environment evidence");
     // A file without environment evidence is not counted; each listing is one source.
     write_tree(dir.path(), &[("a/server.log", &printenv_log("0")), ("c/README.md", "# notes\n")]);
@@ -368,8 +365,8 @@ fn the_knob_summary_names_five_and_counts_the_rest() {
             std::fs::write(tmp.path().join(format!("run{i}.sh")), format!("export SGLANG_SIMULATE_ACC_LEN=2.{i}\n")).unwrap();
         }
         let report = json(&auditor(&["scan", tmp.path().to_str().unwrap(), "--format", "json"]));
-        let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sim-acc-eval").unwrap().clone();
-        (check["findings"].as_array().unwrap().len(), check["summary"].as_str().unwrap().to_string())
+        let c = check(&report, "sim-acc-eval");
+        (c["findings"].as_array().unwrap().len(), c["summary"].as_str().unwrap().to_string())
     };
     let (found, six) = summary(6);
     assert_eq!(found, 6);
