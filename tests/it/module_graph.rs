@@ -197,12 +197,12 @@ fn modules_import_one_way() {
         }
     }
     let mut problems = Vec::new();
-    // Level 1: top-level modules; level 2: siblings within each folder.
-    let levels: Vec<(String, usize)> = std::iter::once((String::new(), 1))
-        .chain(all.keys().filter(|m| m.len() == 1).filter(|m| all.keys().any(|k| k.len() > 1 && k[0] == m[0])).map(|m| (m[0].clone(), 2)))
-        .collect();
-    for (parent, depth) in levels {
-        let within = |m: &Module| m.len() >= depth && (depth == 1 || m[0] == parent);
+    // Siblings within every folder, at any depth: the top-level modules,
+    // `evidence/`'s language folders, the modules within each of those.
+    let folders: BTreeSet<Module> = all.keys().flat_map(|m| (0..m.len()).map(move |n| m[..n].to_vec())).collect();
+    for parent in folders {
+        let depth = parent.len() + 1;
+        let within = |m: &Module| m.len() >= depth && m[..parent.len()] == parent[..];
         let node = |m: &Module| m[..depth].join("::");
         let nodes: BTreeSet<String> = all.keys().filter(|m| within(m)).map(node).collect();
         let edges: BTreeSet<(String, String)> =

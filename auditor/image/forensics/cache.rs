@@ -15,8 +15,9 @@
 //! under a size bound by evicting the least recently used layers, once a
 //! command is done with the layers it uses.
 
-use super::file_index::{FsIndex, Op, TextRef};
+use super::file_index::{FsIndex, Op};
 use super::layerfile::{IndexReader, IndexWriter, Stopped};
+use super::node::TextRef;
 use crate::image::source::digest::is_valid_digest;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -259,8 +260,8 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::image::forensics::file_index::Node;
     use crate::image::forensics::file_index::tests::{apply, file};
+    use crate::image::forensics::node::Node;
 
     const D1: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
     const D2: &str = "sha256:2222222222222222222222222222222222222222222222222222222222222222";

@@ -9,11 +9,12 @@
 //! distributions and texts); [`Finder`] turns changes into findings.
 
 use super::dist::{Distribution, Owners, TextSource};
-use super::file_index::{FsIndex, Node};
+use super::file_index::FsIndex;
+use super::node::Node;
 use super::noise::is_pyc;
 use super::paths::split;
 use super::severity::{self, Hook, Origin};
-use super::tree_diff::{Change, ChangeKind, same_content};
+use super::tree_diff::{Change, ChangeKind};
 use super::unified_diff;
 use crate::finding::{Finding, Severity};
 use crate::image::Image;
@@ -255,7 +256,7 @@ impl<'a> Finder<'a> {
             let source = pyc_source(path)?;
             let (old_src, new_src) = (self.upstream.fs.get(&source), self.pinned.fs.get(&source));
             let source_same = match (old_src, new_src) {
-                (Some(a), Some(b)) => same_content(a, b),
+                (Some(a), Some(b)) => a.same_content(b),
                 (None, None) => true,
                 _ => false,
             };
@@ -388,7 +389,7 @@ impl<'a> Finder<'a> {
                 .below(&p.meta_dir)
                 .filter(|(path, node)| {
                     let rel = &path[p.meta_dir.len()..];
-                    self.upstream.fs.get(&format!("{}{rel}", u.meta_dir)).is_none_or(|o| !same_content(o, node))
+                    self.upstream.fs.get(&format!("{}{rel}", u.meta_dir)).is_none_or(|o| !o.same_content(node))
                 })
                 .map(|(path, _)| split(path).1)
                 .collect();

@@ -9,8 +9,8 @@
 use super::cache::Cache;
 use super::classify::{Finder, Rules, Side};
 use super::dist::{self, Distribution, TextSource};
-use super::file_index::Node;
 use super::index_build::{Indexed, LayerCounts, Trouble, index_images};
+use super::node::Node;
 use super::tree_diff;
 use super::{config_diff, integrity, record};
 use crate::checks::{CheckResult, Status, forbidden_env_in_image, suppress};

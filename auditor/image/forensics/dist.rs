@@ -6,7 +6,8 @@
 //! belongs to, tells a reinstalled or forked wheel from the shipped one,
 //! and lets `image verify` check files against their own RECORD.
 
-use super::file_index::{FsIndex, Kind, Node};
+use super::file_index::FsIndex;
+use super::node::{Kind, Node};
 use super::paths::split;
 use crate::policy::pattern::normalise_name;
 use base64::Engine as _;

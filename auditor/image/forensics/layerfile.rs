@@ -8,7 +8,8 @@
 //! index. The checksum comes last, so a reader must reach the end before
 //! it trusts any op ([`super::cache::Cache::apply`] reads twice).
 
-use super::file_index::{Kind, Node, Op, TextRef};
+use super::file_index::Op;
+use super::node::{Kind, Node, TextRef};
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read, Write};
 

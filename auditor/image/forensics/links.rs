@@ -14,7 +14,7 @@
 //! the index is consulted only on a hash hit. The hasher is keyed per
 //! process (`RandomState`), so a layer cannot be crafted to collide.
 
-use super::file_index::{Kind, Node};
+use super::node::{Kind, Node};
 use std::borrow::Cow;
 use std::collections::hash_map::{DefaultHasher, RandomState};
 use std::collections::{BTreeMap, HashMap};

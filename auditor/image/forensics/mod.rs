@@ -23,6 +23,7 @@ mod integrity;
 mod layerfile;
 
 mod links;
+mod node;
 pub(crate) mod noise;
 mod paths;
 mod record;

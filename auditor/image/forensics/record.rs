@@ -7,7 +7,7 @@
 //! `direct_url.json` origins are reported too.
 
 use super::classify::{Rules, Side, describe, is_customize, is_patch_file, pth_imports};
-use super::file_index::{Kind, Node};
+use super::node::{Kind, Node};
 use super::paths::split;
 use super::severity::{self, Hook, Origin};
 use crate::finding::{Finding, Severity};

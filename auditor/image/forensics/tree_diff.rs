@@ -5,7 +5,8 @@
 //! normalised digest (a `.pyc` without its header), so a rebuild of the
 //! same files diffs clean.
 
-use super::file_index::{FsIndex, Kind, Node};
+use super::file_index::FsIndex;
+use super::node::{Kind, Node};
 use std::cmp::Ordering;
 use std::iter::Peekable;
 
@@ -39,16 +40,6 @@ pub(super) struct Change<'a> {
     pub new: Option<&'a Node>,
 }
 
-/// Whether two entries have the same content.
-pub(super) fn same_content(a: &Node, b: &Node) -> bool {
-    a.kind == b.kind
-        && match a.kind {
-            Kind::File => a.content_key() == b.content_key(),
-            Kind::Symlink | Kind::Hardlink => a.link == b.link,
-            Kind::Dir | Kind::Char | Kind::Block | Kind::Fifo => true,
-        }
-}
-
 /// Every change from `upstream` to `pinned`, in path order. Directories
 /// count only for metadata: an added or deleted directory shows through
 /// the files in it.
@@ -77,7 +68,7 @@ pub(super) fn diff<'a>(upstream: &'a FsIndex, pinned: &'a FsIndex) -> Vec<Change
             }
             Ordering::Equal => {
                 let (Some((path, old)), Some((_, new))) = (a.next(), b.next()) else { break };
-                let kind = if !same_content(old, new) {
+                let kind = if !old.same_content(new) {
                     Some(ChangeKind::Modified)
                 } else if (old.mode, old.uid, old.gid) != (new.mode, new.uid, new.gid) && old.kind != Kind::Symlink {
                     Some(ChangeKind::Metadata)

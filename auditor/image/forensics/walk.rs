@@ -20,7 +20,8 @@
 //! them (the path depth limit is the merge's).
 
 use super::cache::LayerWriter;
-use super::file_index::{Kind, MAX_LISTED, Node, Op};
+use super::file_index::{MAX_LISTED, Op};
+use super::node::{Kind, Node};
 use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
 use crate::image::limits::{LayerLimits, Overrun};
