@@ -7,7 +7,7 @@
 //! four parts. A waiver never covers draft-precision changes.
 //!
 //! Scripts are judged on their parsed commands
-//! ([`crate::evidence::script_actions`]): a write, in-place edit, Python
+//! ([`crate::evidence::shell::actions`]): a write, in-place edit, Python
 //! write or applied patch whose target is an engine (`engine_packages`
 //! under site-packages, `engine_trees`) is an error; one on the benchmark
 //! harness (`harness_packages`: orchestrator, eval client, load generator)
@@ -19,7 +19,7 @@
 use super::{CheckResult, Context};
 use crate::evidence::FileKind;
 use crate::evidence::gate::Gate;
-use crate::evidence::script_actions::{ActionKind, ScriptAction};
+use crate::evidence::shell::actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
 use crate::policy::Section;

@@ -1,9 +1,9 @@
 //! Environment assignments and where they were written. Every assignment
 //! keeps the value as written and its scope (the process view it belongs
 //! to); how the engine interprets the value is [`super::knobs`]. Env dump
-//! blocks and `env` listings in logs are read by [`super::env_listing`];
-//! shell statements by [`super::shellscan`], Python `os.environ` writes by
-//! [`super::python_env`], recipes by [`super::yaml_env`].
+//! blocks and `env` listings in logs are read by [`super::log::env_listing`];
+//! shell statements by [`super::shell::scan`], Python `os.environ` writes by
+//! [`super::python::environ`], recipes by [`super::yaml::env`].
 
 use super::gate::Gate;
 use super::provenance::Provenance;

@@ -5,13 +5,13 @@
 //! `speculative` facts that checks consume — each fact with the place it
 //! was read from.
 
-use super::branches::Branch;
+use super::args::launch::{self, LaunchArgs};
 use super::engine::Engine;
-use super::engine_log::{EngineRecord, RecordKind};
 use super::knobs::{Catalog, Meaning};
-use super::launch::{self, LaunchArgs};
+use super::log::startup::{EngineRecord, RecordKind};
 use super::provenance::Provenance;
-use super::recipe::RoleConfig;
+use super::shell::branches::Branch;
+use super::yaml::recipe::RoleConfig;
 use super::{EnvAssignment, FileEvidence};
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -1,58 +1,39 @@
 //! Parsers: raw bytes in, typed facts with provenance out. Each file of a
 //! bundle is read once, as a stream, by the parsers its kind calls for.
 
-pub mod argflags;
-pub mod branches;
+pub mod args;
 pub mod checkpoint;
-pub mod command;
-pub mod compose_env;
 pub mod engine;
-pub mod engine_log;
 pub mod env;
-pub mod env_listing;
-pub mod eval_results;
 pub mod facts;
-pub mod fragment;
 pub mod gate;
-pub mod json_env;
+pub mod json;
 pub mod knobs;
-pub mod launch;
-pub mod lines;
-pub mod logcmd;
-pub mod logline;
-pub mod master;
-pub mod metadata;
-pub mod prefilter;
-pub mod prompt;
+pub mod log;
+pub mod meta;
 pub use crate::provenance;
-pub mod pyrepr;
-pub mod python_env;
-pub mod recipe;
+pub mod python;
 pub mod records;
-pub mod script;
-pub mod script_actions;
 pub mod shell;
-pub mod shellscan;
-pub mod shown_yaml;
+pub mod text;
 pub mod view;
 pub mod waiver;
-pub mod yaml_env;
-pub mod yaml_nodes;
+pub mod yaml;
 
 pub use crate::bundle::kind::{FileKind, classify};
 use crate::bundle::{Disposition, Examine, Examined, MemberVisitor, layout};
 use crate::signatures::{Engine, Stream};
-use command::Command;
-use engine_log::{EngineRecord, RecordScanner};
 use env::{EnvAssignment, EnvDump};
-use env_listing::ListingScanner;
-use lines::LineReader;
-use metadata::Metadata;
-use prefilter::Prefilter;
+use log::env_listing::ListingScanner;
+use log::startup::{EngineRecord, RecordScanner};
+use meta::Metadata;
 use provenance::FileRef;
 use serde::Serialize;
-use shellscan::ShellScanner;
+use shell::command::Command;
+use shell::scan::ShellScanner;
 use std::io::{self, BufReader, Read};
+use text::lines::LineReader;
+use text::prefilter::Prefilter;
 
 /// Largest JSON or YAML document parsed as a whole; larger ones are scanned as text.
 pub const MAX_DOCUMENT: u64 = 32 << 20;
@@ -91,22 +72,22 @@ pub struct FileEvidence {
     pub metadata: Option<Box<Metadata>>,
     /// The per-role engine configs of an srt-slurm recipe.
     #[serde(skip)]
-    pub recipe: Option<recipe::Recipe>,
+    pub recipe: Option<yaml::recipe::Recipe>,
     /// The entries of a master config.
     #[serde(skip)]
-    pub master: Vec<master::MasterEntry>,
+    pub master: Vec<yaml::master::MasterEntry>,
     /// An eval payload (`meta_env.json`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_payload: bool,
     /// Eval scores (lm-eval results, SWE-bench reports).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub eval_scores: Vec<eval_results::EvalScore>,
+    pub eval_scores: Vec<json::eval_results::EvalScore>,
     /// Eval batches (`meta_env.json` `failed_eval_concs`) that failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_eval_concs: Vec<u64>,
     /// What a script does to files and packages (parsed commands).
     #[serde(skip)]
-    pub actions: Vec<script_actions::ScriptAction>,
+    pub actions: Vec<shell::actions::ScriptAction>,
     /// What the signature rules found in the file.
     #[serde(skip)]
     pub signatures: Vec<crate::finding::Finding>,
@@ -305,9 +286,9 @@ impl<'e> Extractor<'e> {
             }
             match evidence.kind {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
-                FileKind::Python => evidence.env.extend(python_env::scan_line(file, &line, "file")),
+                FileKind::Python => evidence.env.extend(python::environ::scan_line(file, &line, "file")),
                 FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc => {
-                    let clean = logline::clean(&line.text);
+                    let clean = text::logline::clean(&line.text);
                     records.read(&line, &clean);
                     // A statement still open (a `\` continuation, a quoted
                     // argument over lines) takes its next line first.
@@ -359,7 +340,7 @@ impl Extractor<'_> {
     fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
         if kind == FileKind::Yaml {
-            let yaml = yaml_env::scan(file, text).map_err(|e| e.to_string())?;
+            let yaml = yaml::env::scan(file, text).map_err(|e| e.to_string())?;
             evidence.env = yaml.env;
             evidence.records = yaml.records;
             evidence.recipe = yaml.recipe;
@@ -367,11 +348,11 @@ impl Extractor<'_> {
             return Ok(());
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
-        evidence.metadata = metadata::from_json(&value).map(Box::new);
+        evidence.metadata = json::metadata::from_json(&value).map(Box::new);
         evidence.eval_payload = file.path.rsplit('/').next() == Some("meta_env.json");
-        evidence.env = json_env::scan(file, &value, text);
-        evidence.eval_scores = eval_results::scores(file, &value, text);
-        evidence.failed_eval_concs = eval_results::failed_concurrencies(&value);
+        evidence.env = json::env::scan(file, &value, text);
+        evidence.eval_scores = json::eval_results::scores(file, &value, text);
+        evidence.failed_eval_concs = json::eval_results::failed_concurrencies(&value);
         Ok(())
     }
 }

@@ -1,10 +1,10 @@
 //! The engine startup records found in logs and configs (server arguments,
 //! engine configs, TRT-LLM LLM-API blocks): the data every reader of them
-//! shares, apart from the scanners that find them (`engine_log`,
-//! `fragment`, `shown_yaml`, `yaml_env`).
+//! shares, apart from the scanners that find them (`log::startup`,
+//! `log::fragment`, `log::shown_yaml`, `yaml::env`).
 
 use super::provenance::Provenance;
-use super::pyrepr::Py;
+use super::python::repr::Py;
 use serde::Serialize;
 
 /// Which engine record a line starts.

@@ -9,7 +9,7 @@ pub mod repository;
 
 use serde::Serialize;
 
-pub use crate::evidence::metadata::{JobMeta, Scenario};
+pub use crate::evidence::meta::{JobMeta, Scenario};
 pub use artifacts::{group, parse_result_filename};
 
 /// Whether a job measured throughput or only ran evals.

@@ -18,12 +18,12 @@
 //!   scenario (and a recipe the settings the runner exports into it).
 
 use super::{Job, JobKind, JobMeta, Scenario, Unexamined};
+use crate::evidence::args::launch;
 use crate::evidence::env::EnvAssignment;
 use crate::evidence::gate::Run;
-use crate::evidence::launch;
-use crate::evidence::master::{MasterEntry, ScenarioEntry};
-use crate::evidence::metadata::Metadata;
-use crate::evidence::recipe::{Recipe, RoleConfig};
+use crate::evidence::meta::Metadata;
+use crate::evidence::yaml::master::{MasterEntry, ScenarioEntry};
+use crate::evidence::yaml::recipe::{Recipe, RoleConfig};
 use crate::evidence::{FileEvidence, FileKind};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -253,7 +253,7 @@ fn overlay(base: Option<RoleConfig>, over: &RoleConfig, index: usize) -> RoleCon
             },
             other => other.clone(),
         };
-        let arg = crate::evidence::recipe::RoleArg { value, ..arg.clone() };
+        let arg = crate::evidence::yaml::recipe::RoleArg { value, ..arg.clone() };
         match config.args.iter_mut().find(|a| a.field == arg.field) {
             Some(existing) => *existing = arg,
             None => config.args.push(arg),

@@ -6,13 +6,13 @@
 #![no_main]
 
 use auditor::evidence::provenance::FileRef;
-use auditor::evidence::yaml_env;
+use auditor::evidence::yaml::env;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let file = FileRef { path: "recipes/fuzz.yaml".into(), artifact: None };
-    if let Ok(yaml) = yaml_env::scan(&file, text) {
+    if let Ok(yaml) = env::scan(&file, text) {
         // YAML breaks lines at \n, \r\n and a lone \r.
         let lines = 1 + text.replace("\r\n", "\n").bytes().filter(|&b| b == b'\n' || b == b'\r').count() as u64;
         for a in &yaml.env {

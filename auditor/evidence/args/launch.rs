@@ -4,21 +4,21 @@
 //! (`--speculative-config '{...}'`, `--hf-overrides`), positional models
 //! (`vllm serve MODEL`), and the rewrites an engine applies before logging
 //! (`NEXTN` -> `EAGLE`). Option words are read as the engine's parser reads
-//! them ([`super::argflags`]): `--mem-frac` is `--mem-fraction-static` to
+//! them ([`crate::evidence::args::flags`]): `--mem-frac` is `--mem-fraction-static` to
 //! argparse, and an ambiguous prefix is reported, not guessed. The alias
 //! tables and option lists are data: `signatures/engine-args.toml`.
 
-use super::argflags::{Flag, Options};
-use super::command::Command;
-use super::engine::Engine;
-use super::provenance::Provenance;
+use crate::evidence::args::flags::{Flag, Options};
+use crate::evidence::engine::Engine;
+use crate::evidence::provenance::Provenance;
+use crate::evidence::shell::command::Command;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 /// The alias tables shipped with the binary.
-pub const EMBEDDED: &str = include_str!("../../signatures/engine-args.toml");
+pub const EMBEDDED: &str = include_str!("../../../signatures/engine-args.toml");
 
 #[derive(Debug, Clone, Default, Deserialize)]
 struct EngineArgs {
@@ -75,8 +75,8 @@ pub struct LaunchArgs {
     /// on the same line), not the line that runs the command.
     pub at: BTreeMap<String, Provenance>,
     /// Fields whose flag or value depends on which arm of an `if`/`case`
-    /// runs, with the note that says so (see [`super::branches`]).
-    pub depends: BTreeMap<String, super::branches::Branch>,
+    /// runs, with the note that says so (see [`crate::evidence::shell::branches`]).
+    pub depends: BTreeMap<String, crate::evidence::shell::branches::Branch>,
     /// How option words were read where that is not plain: an abbreviation
     /// the engine expands, an ambiguous prefix it refuses (that argument is
     /// not read). Each with the word's place.
@@ -240,7 +240,7 @@ fn read_option(table: &EngineArgs, dashes: &str, word: &str) -> (String, Option<
 fn joined(flag: &Provenance, value: &Provenance) -> Provenance {
     match (flag.span, value.span) {
         (Some((a, _)), Some((_, b))) if flag.line == value.line && flag.file == value.file && flag.line.is_some() && b >= a && flag != value => {
-            Provenance { span: Some((a, b)), text: super::provenance::clip(&format!("{} {}", flag.text, value.text)), ..flag.clone() }
+            Provenance { span: Some((a, b)), text: crate::evidence::provenance::clip(&format!("{} {}", flag.text, value.text)), ..flag.clone() }
         }
         _ => flag.clone(),
     }

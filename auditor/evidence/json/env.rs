@@ -3,8 +3,8 @@
 //! carries no line numbers, so each entry is located by searching the raw
 //! text for its encoded string.
 
-use super::env::{EnvAssignment, EnvOrigin};
-use super::provenance::{FileRef, Provenance};
+use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::provenance::{FileRef, Provenance};
 use serde_json::Value;
 
 const MAX_DEPTH: usize = 64;
@@ -63,7 +63,7 @@ fn entries(file: &FileRef, section: &Value, raw: &str, path: &str, out: &mut Vec
             .collect(),
         _ => Vec::new(),
     };
-    for (name, value, needle) in pairs.into_iter().filter(|(n, _, _)| super::shell::is_var_name(n)) {
+    for (name, value, needle) in pairs.into_iter().filter(|(n, _, _)| crate::evidence::shell::words::is_var_name(n)) {
         let provenance = locate(file, raw, &needle);
         out.push(EnvAssignment::new(&name, Some(value), EnvOrigin::Config, &scope, provenance));
     }

@@ -4,7 +4,7 @@
 //! batch bookkeeping of `meta_env.json` (`eval_concs`,
 //! `completed_eval_concs`, `failed_eval_concs`).
 
-use super::provenance::{FileRef, Provenance};
+use crate::evidence::provenance::{FileRef, Provenance};
 use serde::Serialize;
 use serde_json::Value;
 

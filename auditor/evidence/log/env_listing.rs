@@ -3,12 +3,12 @@
 //! `printenv` print them, and compose `environment:` blocks pasted into a
 //! log — each line read without its log decorations.
 
-use super::compose_env::ComposeBlocks;
-use super::env::{EnvAssignment, EnvDump, EnvOrigin};
-use super::lines::Line;
-use super::logline;
-use super::provenance::{FileRef, Provenance};
-use super::shell;
+use crate::evidence::env::{EnvAssignment, EnvDump, EnvOrigin};
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::shell::words;
+use crate::evidence::text::lines::Line;
+use crate::evidence::text::logline;
+use crate::evidence::yaml::compose::ComposeBlocks;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -49,7 +49,7 @@ impl ListingScanner {
                 return true;
             }
             let scope = dump.scope.clone();
-            match shell::split_assignment(text) {
+            match words::split_assignment(text) {
                 Some((name, value)) => self.push(name, value, EnvOrigin::DumpBlock, &scope, Provenance::at_line(&self.file, line.number, offset, text)),
                 // `env` prints a value with newlines over several lines.
                 None => {
@@ -77,7 +77,7 @@ impl ListingScanner {
         }
         // `env` output: a whole `NAME=value` line, the value raw (spaces
         // included); one that ends in a `\` continuation is a command's start.
-        match shell::split_assignment(text) {
+        match words::split_assignment(text) {
             Some((name, value)) if is_env_style(name) && !looks_like_command(value) && !text.trim_end().ends_with('\\') => {
                 self.push(name, value, EnvOrigin::Listing, "listing", Provenance::at_line(&self.file, line.number, offset, text));
                 true
@@ -114,7 +114,7 @@ fn looks_like_command(value: &str) -> bool {
     let mut words = value.split_whitespace().skip(1);
     words.next().is_some_and(|w| {
         let program = w.rsplit('/').next().unwrap_or(w);
-        shell::split_assignment(w).is_some()
+        words::split_assignment(w).is_some()
             || program.starts_with("python")
             || matches!(program, "bash" | "sh" | "env" | "vllm" | "sglang" | "trtllm-serve" | "numactl" | "srun" | "docker" | "exec" | "nohup")
     })
@@ -122,13 +122,13 @@ fn looks_like_command(value: &str) -> bool {
 
 /// Upper-case environment style: `[A-Z_][A-Z0-9_]*`.
 pub fn is_env_style(name: &str) -> bool {
-    shell::is_var_name(name) && !name.chars().any(|c| c.is_ascii_lowercase())
+    words::is_var_name(name) && !name.chars().any(|c| c.is_ascii_lowercase())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
+    use crate::evidence::text::lines::lines_of;
 
     fn scan(text: &str) -> ListingScanner {
         let mut scanner = ListingScanner::new(FileRef { path: "f".into(), artifact: None });

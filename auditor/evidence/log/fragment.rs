@@ -7,11 +7,11 @@
 //! consecutive pairs whose keys are the engine's own field names
 //! (`signatures/engine-args.toml`), so prose with `key=value` words is
 //! never read as arguments. Wrapping, interleaved lines and a cut at the
-//! end are handled as for whole records (see [`super::engine_log`]).
+//! end are handled as for whole records (see [`crate::evidence::log::startup`]).
 
-use super::launch;
-use super::pyrepr::Py;
-use super::records::RecordKind;
+use crate::evidence::args::launch;
+use crate::evidence::python::repr::Py;
+use crate::evidence::records::RecordKind;
 
 /// How the pairs are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,15 +2,15 @@
 //! `--config FILE`) whose contents a log shows: the output of `cat FILE.yaml`
 //! or the body of a heredoc `cat > FILE <<EOF` in a captured script. Its
 //! `speculative_config:` and `kv_cache_config:` blocks are read with the
-//! YAML reader used for files ([`super::yaml_env`]), so they give the same
+//! YAML reader used for files ([`crate::evidence::yaml::env`]), so they give the same
 //! records as the file itself would; the places are the log's lines. Only
 //! blocks that follow such a `cat` count: a block elsewhere in a log is not
 //! known to be a config the server read.
 
-use super::lines::Line;
-use super::provenance::{FileRef, Provenance};
-use super::records::{EngineRecord, RecordKind};
-use super::yaml_env;
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::records::{EngineRecord, RecordKind};
+use crate::evidence::text::lines::Line;
+use crate::evidence::yaml::env;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -99,7 +99,7 @@ impl ShownYaml {
 
     fn finish_block(&mut self) {
         let Some(block) = self.block.take() else { return };
-        let Ok(yaml) = yaml_env::scan(&self.file, &block.text) else { return };
+        let Ok(yaml) = env::scan(&self.file, &block.text) else { return };
         for mut record in yaml.records {
             if !matches!(record.kind, RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig) {
                 continue;
@@ -117,8 +117,8 @@ impl ShownYaml {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
-    use crate::evidence::pyrepr::Py;
+    use crate::evidence::python::repr::Py;
+    use crate::evidence::text::lines::lines_of;
 
     fn scan(text: &str) -> Vec<EngineRecord> {
         let mut shown = ShownYaml::new(FileRef { path: "run.log".into(), artifact: None });

@@ -8,13 +8,13 @@
 //! A record that lost its head (an excerpt that starts mid-line, a terminal
 //! copy) is read as a fragment (see [`fragment`]).
 
-use super::fragment;
-use super::lines::Line;
-use super::logline;
-use super::provenance::{FileRef, Provenance};
-use super::pyrepr::{self, Record, Stop};
-pub use super::records::{EngineRecord, RecordKind};
-use super::shown_yaml::ShownYaml;
+use crate::evidence::log::fragment;
+use crate::evidence::log::shown_yaml::ShownYaml;
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::python::repr::{self, Record, Stop};
+pub use crate::evidence::records::{EngineRecord, RecordKind};
+use crate::evidence::text::lines::Line;
+use crate::evidence::text::logline;
 
 /// Markers, and where the record's own text starts relative to the marker.
 const MARKERS: [(&str, RecordKind); 5] = [
@@ -188,21 +188,21 @@ fn find_marker(text: &str) -> Option<(usize, RecordKind, usize)> {
 fn parse(kind: RecordKind, text: &str) -> Record {
     match kind {
         RecordKind::VllmEngineConfig => {
-            let mut record = pyrepr::parse_record(&format!("EngineConfig({})", text.trim_end()), true);
+            let mut record = repr::parse_record(&format!("EngineConfig({})", text.trim_end()), true);
             if record.stop == Some(Stop::Truncated) {
                 record.stop = None;
             }
             record
         }
-        _ => pyrepr::parse_record(text, false),
+        _ => repr::parse_record(text, false),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
-    use crate::evidence::pyrepr::Py;
+    use crate::evidence::python::repr::Py;
+    use crate::evidence::text::lines::lines_of;
 
     fn scan(text: &str) -> Vec<EngineRecord> {
         let mut scanner = RecordScanner::new(FileRef { path: "server.log".into(), artifact: None });

@@ -5,10 +5,10 @@
 //! `os.environ.pop("X")`. Values that are not string literals are kept as
 //! written and flagged as unknown.
 
-use super::env::{EnvAssignment, EnvOrigin};
-use super::lines::Line;
-use super::provenance::{FileRef, Provenance};
-use super::pyrepr::{self, Py};
+use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::python::repr::{self, Py};
+use crate::evidence::text::lines::Line;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -94,7 +94,7 @@ fn strip_comment(text: &str) -> &str {
 /// A string literal's value, or the source text marked unknown.
 fn literal(source: &str) -> (String, bool) {
     let source = source.trim().trim_end_matches(';').trim();
-    match pyrepr::parse_value(&format!("{source} ")) {
+    match repr::parse_value(&format!("{source} ")) {
         Ok((Py::Str(s), used)) if source[used.min(source.len())..].trim().is_empty() => (s, false),
         _ => (source.to_string(), true),
     }
@@ -117,7 +117,7 @@ fn value_of(arg: &(Option<String>, Option<Py>)) -> (String, bool) {
 /// Call arguments `a, b, k=v` as (keyword, literal value) pairs; a value
 /// that is not a literal is `None`.
 fn call_args(text: &str) -> Vec<(Option<String>, Option<Py>)> {
-    let record = pyrepr::parse_record(&format!("f({text})"), false);
+    let record = repr::parse_record(&format!("f({text})"), false);
     let mut out: Vec<(Option<String>, Option<Py>)> = record.args.into_iter().map(|v| (None, Some(v))).collect();
     out.extend(record.fields.into_iter().map(|(k, v)| (Some(k), Some(v))));
     out

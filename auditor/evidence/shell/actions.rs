@@ -10,8 +10,8 @@
 //! with the comment link above it). Whether a target is the engine, the
 //! benchmark harness or neither is policy, decided by `engine-patch`.
 
-use super::gate::Gate;
-use super::provenance::Provenance;
+use crate::evidence::gate::Gate;
+use crate::evidence::provenance::Provenance;
 use regex::Regex;
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -187,7 +187,7 @@ impl ActionScanner {
             [name, "(", ")", ..] => Some(*name),
             _ => None,
         };
-        if let Some(name) = name.filter(|n| super::shell::is_var_name(&n.replace(['-', ':', '.'], "_"))) {
+        if let Some(name) = name.filter(|n| crate::evidence::shell::words::is_var_name(&n.replace(['-', ':', '.'], "_"))) {
             if self.functions.len() < MAX_ITEMS {
                 self.functions.push((name.to_string(), line, self.depth));
             }
@@ -239,7 +239,7 @@ impl ActionScanner {
     /// One simple command: `argv` resolved, `redirects` the files its
     /// `>`/`>>`/`&>` write, `line` the first line of its statement.
     pub fn command(&mut self, argv: &[String], redirects: &[String], line: u64, gate: Gate, provenance: &Provenance) {
-        if self.functions.is_empty() && super::command::launch_of(argv).is_some() && self.launches.len() < MAX_ITEMS {
+        if self.functions.is_empty() && crate::evidence::shell::command::launch_of(argv).is_some() && self.launches.len() < MAX_ITEMS {
             self.launches.push(line);
         }
         let first = match self.statement {

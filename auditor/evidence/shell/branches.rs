@@ -6,9 +6,9 @@
 //! block, and a variable whose value differs between the arms (an arm that
 //! does not assign it keeps the value before) is marked as depending on the
 //! block: facts read from it are not judged as one value. Tests of
-//! `EVAL_ONLY` are not choices here: [`super::gate`] splits the runs on them.
+//! `EVAL_ONLY` are not choices here: [`crate::evidence::gate`] splits the runs on them.
 
-use super::provenance::Provenance;
+use crate::evidence::provenance::Provenance;
 
 /// Most nested blocks followed; deeper ones are read in order.
 const MAX_DEPTH: usize = 32;

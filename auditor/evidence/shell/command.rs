@@ -1,10 +1,10 @@
 //! Launch commands: the argv a serving engine was started with, from
 //! command files (`sglang_command.txt`, ... written with bash `printf '%q '`),
-//! scripts and `set -x` traces (see [`super::shellscan`]).
+//! scripts and `set -x` traces (see [`crate::evidence::shell::scan`]).
 
-use super::engine::Engine;
-use super::gate::Gate;
-use super::provenance::Provenance;
+use crate::evidence::engine::Engine;
+use crate::evidence::gate::Gate;
+use crate::evidence::provenance::Provenance;
 use serde::Serialize;
 
 /// One launch command: the argv a program received, without the
@@ -22,9 +22,9 @@ pub struct Command {
     #[serde(skip)]
     pub args_at: Vec<Provenance>,
     /// For each word of `argv`, the `if`/`case` block its value depends on
-    /// (see [`super::branches`]); empty when none is known.
+    /// (see [`crate::evidence::shell::branches`]); empty when none is known.
     #[serde(skip)]
-    pub branches: Vec<Option<super::branches::Branch>>,
+    pub branches: Vec<Option<crate::evidence::shell::branches::Branch>>,
 }
 
 impl Command {

@@ -1,25 +1,25 @@
 //! Which lines of program output are shell statements, and how far each
 //! runs. A log holds commands in several shapes: `set -x` traces (`+ cmd`),
 //! literal `export`/`declare` lines, commands after a shell prompt in a
-//! pasted terminal session ([`super::prompt`]), and bare launch lines of
+//! pasted terminal session ([`crate::evidence::shell::prompt`]), and bare launch lines of
 //! console captures (`NAME=v python3 -m sglang.launch_server ...`). Such a
 //! command may run over several lines: `\` continuations (a pasted
 //! terminal shows bash's `> ` on each), or a quoted argument that spans
 //! lines (`--speculative-config '{` ... `}'`). The statements found go to
-//! [`super::shellscan`], the same parser scripts use.
+//! [`crate::evidence::shell::scan`], the same parser scripts use.
 //!
 //! A bare line is read only when its command word (after `NAME=value`
 //! words and wrappers such as `env`, `nohup`, `numactl`) starts a serving
 //! engine, runs a container, or is `export`: prose that happens to contain
 //! a command is not one.
 
-use super::command::launch_of;
-use super::lines::Line;
-use super::logline::Clean;
-use super::prompt;
-use super::script::{Segment, Statement, trailing_backslashes};
-use super::shell::env_prefix;
-use super::shell::{self, Token, Word};
+use crate::evidence::shell::command::launch_of;
+use crate::evidence::shell::prompt;
+use crate::evidence::shell::script::{Segment, Statement, trailing_backslashes};
+use crate::evidence::shell::words::env_prefix;
+use crate::evidence::shell::words::{self, Token, Word};
+use crate::evidence::text::lines::Line;
+use crate::evidence::text::logline::Clean;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -137,7 +137,7 @@ impl LogStatements {
             self.pending = Some(p);
             return None;
         }
-        match shell::tokenize(&p.line.text) {
+        match words::tokenize(&p.line.text) {
             Ok(tokens) => statement(p, tokens),
             Err(_) if room => {
                 p.continued = false;
@@ -153,7 +153,7 @@ impl LogStatements {
 /// bare line that never closed its quote was prose.
 fn abandon(p: Pending) -> Option<LogEvent> {
     if p.continued {
-        if let Ok(tokens) = shell::tokenize(&p.line.text) {
+        if let Ok(tokens) = words::tokenize(&p.line.text) {
             return statement(p, tokens);
         }
     }
@@ -188,7 +188,7 @@ fn start_of(message: &str) -> Option<(Start, usize)> {
 /// `NAME=value` words names a program that may start a server, or the
 /// line holds only assignments and continues on the next.
 fn bare_candidate(message: &str) -> bool {
-    let mut words = message.split_whitespace().skip_while(|w| w.split_once('=').is_some_and(|(n, _)| shell::is_var_name(n)));
+    let mut words = message.split_whitespace().skip_while(|w| w.split_once('=').is_some_and(|(n, _)| words::is_var_name(n)));
     match words.next() {
         None => false,
         Some("\\") => message.trim_end().ends_with('\\'),
@@ -246,8 +246,8 @@ fn is_option_value(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
-    use crate::evidence::logline;
+    use crate::evidence::text::lines::lines_of;
+    use crate::evidence::text::logline;
 
     fn statements(text: &str) -> Vec<(u64, String)> {
         let mut log = LogStatements::default();

@@ -6,7 +6,7 @@
 //! is still a prompt followed by an assignment: `$NAME=` can be nothing
 //! else at the start of a line. Python's `>>> ` is not a shell prompt.
 
-use super::shell;
+use crate::evidence::shell::words;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -49,7 +49,7 @@ fn command_after(text: &str, end: usize, bare_hash: bool) -> Option<Prompt> {
     }
     if spaces == 0 {
         let word = command.split_whitespace().next().unwrap_or("");
-        return shell::split_assignment(word).is_some().then_some(Prompt { at: end, bare_hash });
+        return words::split_assignment(word).is_some().then_some(Prompt { at: end, bare_hash });
     }
     Some(Prompt { at: end + spaces, bare_hash })
 }

@@ -1,5 +1,5 @@
 //! Shell statements, from scripts and from logs (traces, commands after a
-//! prompt, bare launch lines: which lines those are is [`super::logcmd`]): what
+//! prompt, bare launch lines: which lines those are is [`crate::evidence::shell::log_commands`]): what
 //! they put into an environment (`export`, `declare -x`, `unset`, `env
 //! NAME=v cmd`, `NAME=v cmd`, `docker run -e`, `srun --export`, shell
 //! variables and `set -a`) and which serving engine they launch, with
@@ -7,21 +7,21 @@
 //! assignments, and bash arrays (`CMD=( ... )`, `CMD+=( ... )`,
 //! `"${CMD[@]}"`) expanded where a command uses them, so that a launch
 //! written as an array carries all its flags. Comments, `echo` text and heredocs written to files are
-//! not statements; Python heredocs go to [`super::python_env`]. Every
+//! not statements; Python heredocs go to [`crate::evidence::python::environ`]. Every
 //! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
 //! around it.
 
-use super::branches::{Arg, Branch, Branches, Updates, VarState};
-use super::command::Command;
-use super::env::{EnvAssignment, EnvOrigin};
-use super::gate::{self, Gate, Gates};
-use super::lines::Line;
-use super::logcmd::{LogEvent, LogStatements};
-use super::provenance::{FileRef, Provenance};
-use super::python_env;
-use super::script::{self, BodyLang, Event, ScriptReader, Segment};
-use super::script_actions::{self, ActionScanner};
-use super::shell::{self, Token, Word, env_prefix};
+use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::gate::{self, Gate, Gates};
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::python::environ;
+use crate::evidence::shell::actions::{self, ActionScanner};
+use crate::evidence::shell::branches::{Arg, Branch, Branches, Updates, VarState};
+use crate::evidence::shell::command::Command;
+use crate::evidence::shell::log_commands::{LogEvent, LogStatements};
+use crate::evidence::shell::script::{self, BodyLang, Event, ScriptReader, Segment};
+use crate::evidence::shell::words::{self, Token, Word, env_prefix};
+use crate::evidence::text::lines::Line;
 use regex::Regex;
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -141,9 +141,9 @@ impl ShellScanner {
                 };
                 let span = Some((line.offset, line.offset + line.text.len() as u64));
                 self.actions.python_line(opened_at, &line.text, span, gate, &at);
-                self.assignments.extend(python_env::scan_line(&self.file, &line, &scope).into_iter().map(|a| EnvAssignment { gate, ..a }));
+                self.assignments.extend(environ::scan_line(&self.file, &line, &scope).into_iter().map(|a| EnvAssignment { gate, ..a }));
             }
-            Event::Body { lang: BodyLang::Shell, line, .. } => match shell::tokenize(&line.text) {
+            Event::Body { lang: BodyLang::Shell, line, .. } => match words::tokenize(&line.text) {
                 Ok(tokens) => self.statement(&tokens, &line, 0),
                 Err(_) => self.problem(&line),
             },
@@ -160,11 +160,11 @@ impl ShellScanner {
     /// there (traces, commands after a prompt, bare launch lines, literal
     /// `export`s), read as a script's.
     pub fn log_line(&mut self, line: &Line) {
-        self.log_read(line, &super::logline::clean(&line.text));
+        self.log_read(line, &crate::evidence::text::logline::clean(&line.text));
     }
 
     /// [`Self::log_line`] for a line already cleaned of its log decorations.
-    pub fn log_read(&mut self, line: &Line, clean: &super::logline::Clean) {
+    pub fn log_read(&mut self, line: &Line, clean: &crate::evidence::text::logline::Clean) {
         for event in self.log.push(line, clean) {
             self.log_event(event);
         }
@@ -320,13 +320,13 @@ impl ShellScanner {
     /// Record `NAME=value` (the assignment word) as the kinds of run that
     /// execute it see it.
     fn remember(&mut self, name: &str, word: &Word) {
-        let raw = shell::split_assignment(&word.text).map_or("", |(_, v)| v);
+        let raw = words::split_assignment(&word.text).map_or("", |(_, v)| v);
         match self.word_branch(word).map(|b| self.narrow(word, raw, b)) {
             Some(branch) => self.branch.insert(name.to_string(), branch),
             None => self.branch.remove(name),
         };
         // `P=$(python3 -c 'import X; print(X.__file__)')` holds where X is installed.
-        let located = shell::split_assignment(&word.text).and_then(|(_, v)| v.starts_with("$(").then(|| script_actions::module_location(v)).flatten());
+        let located = words::split_assignment(&word.text).and_then(|(_, v)| v.starts_with("$(").then(|| actions::module_location(v)).flatten());
         if let Some(path) = located {
             self.vars.insert(name.to_string(), path.clone());
             for &view in views_of(self.gate) {
@@ -435,7 +435,7 @@ impl ShellScanner {
 
     fn printf_with(&self, value: &str, vars: &HashMap<String, String>) -> Option<String> {
         let inner = value.strip_prefix("$(")?.strip_suffix(')')?;
-        let tokens = shell::tokenize(inner).ok()?;
+        let tokens = words::tokenize(inner).ok()?;
         let mut words = Vec::new();
         for token in &tokens {
             match token {
@@ -602,7 +602,7 @@ impl ShellScanner {
         match first.text.as_str() {
             "export" | "declare" | "typeset" | "readonly" | "local" => self.declaration(words, line, base),
             "unset" => {
-                for word in words.iter().skip(1).filter(|w| shell::is_var_name(&w.text)) {
+                for word in words.iter().skip(1).filter(|w| words::is_var_name(&w.text)) {
                     self.touch(&word.text);
                     self.branch.remove(&word.text);
                     let provenance = self.at(line, base, &[first, word]);
@@ -642,7 +642,7 @@ impl ShellScanner {
         let origin = if exported { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
         for word in words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
             let provenance = self.at(line, base, &[word]);
-            match shell::split_assignment(&word.text) {
+            match words::split_assignment(&word.text) {
                 Some((name, _)) => {
                     self.touch(name);
                     let (resolved, expands) = self.resolve(word);
@@ -654,7 +654,7 @@ impl ShellScanner {
                     self.push(name, Some(value), origin, expands, "file", provenance);
                 }
                 // `export NAME` exports the shell variable's current value.
-                None if exported && shell::is_var_name(&word.text) => {
+                None if exported && words::is_var_name(&word.text) => {
                     if let Some(value) = self.vars.get(&word.text).cloned() {
                         self.push(&word.text, Some(value), EnvOrigin::Export, false, "file", provenance);
                     }
@@ -731,7 +731,7 @@ impl ShellScanner {
     }
 
     fn assign_word(&mut self, word: &Word, origin: EnvOrigin, scope: &str, line: &Line, base: usize) {
-        let Some((name, _)) = shell::split_assignment(&word.text) else { return };
+        let Some((name, _)) = words::split_assignment(&word.text) else { return };
         if scope == "file" {
             self.touch(name);
         }
@@ -775,7 +775,7 @@ impl ShellScanner {
                 match item.split_once('=') {
                     Some(_) => self.push_pair(&item, EnvOrigin::Container, expands, &scope, provenance),
                     // `-e NAME` passes the caller's value through: unknown here.
-                    None if shell::is_var_name(&item) => self.push(&item, Some(format!("${item}")), EnvOrigin::Container, true, &scope, provenance),
+                    None if words::is_var_name(&item) => self.push(&item, Some(format!("${item}")), EnvOrigin::Container, true, &scope, provenance),
                     None => {}
                 }
                 i += span.len();
@@ -786,7 +786,7 @@ impl ShellScanner {
     }
 
     fn push_pair(&mut self, item: &str, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
-        if let Some((name, value)) = shell::split_assignment(item) {
+        if let Some((name, value)) = words::split_assignment(item) {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
     }
@@ -944,7 +944,7 @@ fn views_of(gate: Gate) -> &'static [usize] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
+    use crate::evidence::text::lines::lines_of;
 
     fn scan_script(text: &str) -> ShellScanner {
         let mut s = ShellScanner::new(FileRef { path: "run.sh".into(), artifact: None });
@@ -1077,7 +1077,7 @@ mod tests {
         );
         assert_eq!(s.assignments[0].provenance.text, "SGLANG_X='1'");
         assert_eq!(s.assignments[0].provenance.span, Some((9, 21)));
-        // A bare launch line is a console capture of the command: it counts too ([`super::logcmd`]).
+        // A bare launch line is a console capture of the command: it counts too ([`crate::evidence::shell::log_commands`]).
         assert_eq!(s.commands.len(), 2);
         assert_eq!(s.commands[1].provenance.line, Some(6));
     }
@@ -1151,7 +1151,7 @@ mod tests {
 
     #[test]
     fn script_actions_resolve_targets_clones_and_functions() {
-        use crate::evidence::script_actions::ActionKind;
+        use crate::evidence::shell::actions::ActionKind;
         let s = scan_script(concat!(
             "F=/sgl-workspace/sglang/python/sglang/srt/x.py\n",
             "sed -n '/a/,/b/p' \"$F\" | grep -q x\n",
@@ -1222,7 +1222,7 @@ mod tests {
 
     #[test]
     fn find_exec_edits_the_files_found_and_fallbacks_are_one_action() {
-        use crate::evidence::script_actions::ActionKind;
+        use crate::evidence::shell::actions::ActionKind;
         let s = scan_script(concat!(
             "D=recipes/x\n",
             "find \"$D\" -name \"*.yaml\" \\\n    -exec sed -i '/FORCE/d' {} +\n",

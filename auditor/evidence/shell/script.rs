@@ -5,8 +5,8 @@
 //! (written, not run here). An array assignment `CMD=(` ... `)` runs over
 //! lines until its `)`, with comment lines inside it.
 
-use super::lines::Line;
-use super::shell::{self, ShellError, Token};
+use crate::evidence::shell::words::{self, ShellError, Token};
+use crate::evidence::text::lines::Line;
 
 /// The language of a heredoc body, from the command that consumes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +110,7 @@ impl ScriptReader {
             self.pending = Some((joined, count, true, segments));
             return Vec::new();
         }
-        match shell::tokenize(&joined.text) {
+        match words::tokenize(&joined.text) {
             Ok(tokens) if count < MAX_ARRAY_JOIN && array_open(&tokens) => {
                 self.pending = Some((joined, count, false, segments));
                 Vec::new()
@@ -130,7 +130,7 @@ impl ScriptReader {
     /// End of input: a statement still open is reported as unparsed.
     pub fn finish(&mut self) -> Vec<Event> {
         match self.pending.take() {
-            Some((line, _, _, segments)) => match shell::tokenize(&line.text) {
+            Some((line, _, _, segments)) => match words::tokenize(&line.text) {
                 Ok(tokens) => vec![Event::Statement(Statement { line, tokens, segments })],
                 Err(e) => vec![Event::Unparsed(line, e)],
             },
@@ -155,8 +155,8 @@ pub fn array_start(tokens: &[Token]) -> Option<usize> {
 pub fn array_name(word: &str) -> Option<(&str, bool)> {
     let name = word.strip_suffix('=')?;
     match name.strip_suffix('+') {
-        Some(base) if shell::is_var_name(base) => Some((base, true)),
-        _ if shell::is_var_name(name) => Some((name, false)),
+        Some(base) if words::is_var_name(base) => Some((base, true)),
+        _ if words::is_var_name(name) => Some((name, false)),
         _ => None,
     }
 }
@@ -190,7 +190,7 @@ fn heredoc_of(tokens: &[Token], opened_at: u64) -> Option<Heredoc> {
         .collect::<Vec<_>>()
         .into_iter()
         .rev()
-        .skip_while(|w| shell::split_assignment(w).is_some())
+        .skip_while(|w| words::split_assignment(w).is_some())
         .collect();
     let program = command.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("");
     let lang = if program.starts_with("python") {
@@ -206,7 +206,7 @@ fn heredoc_of(tokens: &[Token], opened_at: u64) -> Option<Heredoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
+    use crate::evidence::text::lines::lines_of;
 
     fn events(text: &str) -> Vec<Event> {
         let mut reader = ScriptReader::default();

@@ -1,14 +1,14 @@
 //! docker compose `environment:` blocks pasted into program output (a
 //! `cat docker-compose.yml` in a CI log, a compose file quoted in a console
 //! capture): both the `- NAME=value` list and the `NAME: value` map, read
-//! by the YAML reader recipes use ([`super::yaml_env`]), so that a value
+//! by the YAML reader recipes use ([`crate::evidence::yaml::env`]), so that a value
 //! means what it means in the compose file. What compose puts into
 //! `environment` is the container's environment: the server's.
 
-use super::env::{EnvAssignment, EnvOrigin};
-use super::lines::Line;
-use super::provenance::{FileRef, Provenance};
-use super::yaml_env;
+use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::text::lines::Line;
+use crate::evidence::yaml::env;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -69,7 +69,7 @@ impl ComposeBlocks {
         let Some(block) = self.open.take() else { return };
         let text: String = block.lines.iter().map(|(_, _, t)| format!("{}\n", t.get(block.indent..).unwrap_or(t.trim_start()))).collect();
         // Not YAML after all (prose that ends in `environment:`): nothing is assigned.
-        let Ok(yaml) = yaml_env::scan(&self.file, &text) else { return };
+        let Ok(yaml) = env::scan(&self.file, &text) else { return };
         let scope = format!("compose@{}", block.lines[0].0);
         for mut a in yaml.env {
             let Some((number, offset, raw)) = a.provenance.line.and_then(|k| block.lines.get(k as usize - 1)) else { continue };
@@ -86,7 +86,7 @@ impl ComposeBlocks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::lines::lines_of;
+    use crate::evidence::text::lines::lines_of;
 
     fn scan(text: &str) -> Vec<(String, Option<String>, u64)> {
         let mut blocks = ComposeBlocks::new(FileRef::default());

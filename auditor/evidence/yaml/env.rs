@@ -9,15 +9,15 @@
 //! consuming Python process sees: PyYAML (YAML 1.1) resolution then `str()`,
 //! so a plain `yes` or `on` becomes `True` and `2.50` becomes `2.5`.
 //! The same parsed documents also give the per-role engine configs of a
-//! recipe ([`super::recipe`]) and the entries of a master config
-//! ([`super::master`]).
+//! recipe ([`crate::evidence::yaml::recipe`]) and the entries of a master config
+//! ([`crate::evidence::yaml::master`]).
 
-use super::env::{EnvAssignment, EnvOrigin};
-use super::master::{self, MasterEntry};
-use super::provenance::{FileRef, Provenance};
-use super::recipe::{self, Recipe};
-use super::records::{EngineRecord, RecordKind};
-use super::yaml_nodes::{LineIndex, entries, py_scalar, python_str, scalar_text, settings_scope};
+use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::records::{EngineRecord, RecordKind};
+use crate::evidence::yaml::master::{self, MasterEntry};
+use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, python_str, scalar_text, settings_scope};
+use crate::evidence::yaml::recipe::{self, Recipe};
 use saphyr::{MarkedYaml, YamlData, YamlLoader};
 
 /// Most nodes aliases may expand to (a billion-laughs file is an error, not a hang).
@@ -168,7 +168,7 @@ fn section_entries<'y>(value: &'y MarkedYaml<'y>) -> Vec<Entry<'y>> {
                     }
                 }
             })
-            .filter(|e| super::shell::is_var_name(&e.name))
+            .filter(|e| crate::evidence::shell::words::is_var_name(&e.name))
             .collect(),
         _ => Vec::new(),
     }
@@ -241,8 +241,8 @@ fn assign(file: &FileRef, lines: &LineIndex, sections: Vec<Section>) -> Vec<EnvA
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evidence::pyrepr::Py;
-    use crate::evidence::yaml_nodes::python_float_repr;
+    use crate::evidence::python::repr::Py;
+    use crate::evidence::yaml::nodes::python_float_repr;
 
     fn scan_text(text: &str) -> Vec<(String, Option<String>, String, bool)> {
         scan(&FileRef { path: "recipe.yaml".into(), artifact: None }, text).unwrap().env.into_iter().map(|a| (a.name, a.value, a.scope, a.client)).collect()

@@ -4,12 +4,12 @@
 //! per scenario (`fixed-seq-len`, `agentic-coding`) a search space whose
 //! `spec-decoding` labels the jobs. This module reads those fields with the
 //! line of the `image:`; the search spaces' `additional-settings` are
-//! environment ([`super::yaml_env`]), under the scope prefix each scenario
+//! environment ([`crate::evidence::yaml::env`]), under the scope prefix each scenario
 //! names here. Field semantics come from the fields, never from the key.
 
-use super::metadata::{JobMeta, Scenario};
-use super::provenance::{FileRef, Provenance};
-use super::yaml_nodes::{LineIndex, entries, py_scalar, scalar_text, settings_scope};
+use crate::evidence::meta::{JobMeta, Scenario};
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, scalar_text, settings_scope};
 use saphyr::{MarkedYaml, YamlData};
 
 /// One scenario of a config entry.
@@ -118,9 +118,9 @@ fn sequence<'y>(node: &'y MarkedYaml<'y>) -> impl Iterator<Item = &'y MarkedYaml
 
 #[cfg(test)]
 mod tests {
-    use crate::evidence::metadata::Scenario;
+    use crate::evidence::meta::Scenario;
     use crate::evidence::provenance::FileRef;
-    use crate::evidence::yaml_env::scan;
+    use crate::evidence::yaml::env::scan;
 
     #[test]
     fn entries_with_scenarios_and_settings_scopes() {

@@ -4,7 +4,7 @@
 //! the srt-slurm role and settings names. Shared by every YAML reader
 //! (environment sections, recipes, master configs) so they agree.
 
-use super::pyrepr::Py;
+use crate::evidence::python::repr::Py;
 use regex::Regex;
 use saphyr::{MarkedYaml, ScalarStyle, YamlData};
 use std::sync::LazyLock;

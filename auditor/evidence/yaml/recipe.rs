@@ -5,17 +5,17 @@
 //! per-role LLM-API blocks (`trtllm_config.decode.speculative_config:
 //! {decoding_type, max_draft_len}`), or, in the newer schema,
 //! `roles.<role>.args`. The keys map onto the engine's own field names with
-//! the launch-command machinery ([`super::launch`]), each value with the line
+//! the launch-command machinery ([`crate::evidence::args::launch`]), each value with the line
 //! that sets it, so a role's K reads like a launch command's. Override-format
 //! recipes (`base:` + `zip_override_<name>:`) keep their variant. The role's
-//! environment is [`super::yaml_env`]'s (scope `recipe:<role>`); this module
+//! environment is [`crate::evidence::yaml::env`]'s (scope `recipe:<role>`); this module
 //! also says which benchmark the recipe runs.
 
-use super::engine::Engine;
-use super::launch;
-use super::metadata::Scenario;
-use super::provenance::{FileRef, Provenance};
-use super::yaml_nodes::{LineIndex, entries, normal_role, py_scalar, scalar_text};
+use crate::evidence::args::launch;
+use crate::evidence::engine::Engine;
+use crate::evidence::meta::Scenario;
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::yaml::nodes::{LineIndex, entries, normal_role, py_scalar, scalar_text};
 use saphyr::{MarkedYaml, YamlData};
 use serde_json::{Map, Value};
 
@@ -169,7 +169,7 @@ fn scenario_of(benchmark: Option<&MarkedYaml>, name: Option<&MarkedYaml>) -> Opt
 mod tests {
     use crate::evidence::engine::Engine;
     use crate::evidence::provenance::FileRef;
-    use crate::evidence::yaml_env::scan;
+    use crate::evidence::yaml::env::scan;
     use serde_json::json;
 
     fn roles(text: &str) -> super::Recipe {
@@ -180,7 +180,7 @@ mod tests {
     fn sglang_roles_map_flag_keys_to_engine_fields() {
         let text = "name: dsv4-agentic\nbackend:\n  type: sglang\n  sglang_config:\n    prefill: &common\n      tp: 4\n      speculative-algorithm: NEXTN\n      speculative-num-steps: 2\n    decode:\n      <<: *common\n      tp: 8\n      speculative-num-steps: 3\n      trust-remote-code: true\n";
         let r = roles(text);
-        assert_eq!(r.scenario, Some(crate::evidence::metadata::Scenario::AgenticCoding));
+        assert_eq!(r.scenario, Some(crate::evidence::meta::Scenario::AgenticCoding));
         let decode = r.roles.iter().find(|c| c.role == "decode").unwrap();
         let (args, rewritten) = decode.engine_args();
         assert_eq!((args["tp_size"].clone(), args["speculative_num_steps"].clone()), (json!(8), json!(3)));
@@ -197,7 +197,7 @@ mod tests {
     fn vllm_json_flags_trt_blocks_agg_and_variants() {
         let vllm = "backend:\n  type: vllm\n  vllm_config:\n    agg:\n      speculative-config: '{\"method\":\"mtp\",\"num_speculative_tokens\":3}'\nbenchmark:\n  isl: 8192\n  osl: 1024\n";
         let r = roles(vllm);
-        assert_eq!((r.roles[0].role.as_str(), r.scenario), ("aggregated", Some(crate::evidence::metadata::Scenario::FixedSeqLen)));
+        assert_eq!((r.roles[0].role.as_str(), r.scenario), ("aggregated", Some(crate::evidence::meta::Scenario::FixedSeqLen)));
         assert_eq!(r.roles[0].engine_args().0["speculative_config"]["num_speculative_tokens"], json!(3));
         let trt = "backend:\n  type: trtllm\n  trtllm_config:\n    decode:\n      speculative_config:\n        decoding_type: MTP\n        max_draft_len: 3\n";
         let r = roles(trt);

@@ -1,0 +1,4 @@
+//! Engine argument vectors mapped onto the engine's own field names.
+
+pub mod flags;
+pub mod launch;
