@@ -5,6 +5,7 @@
 pub mod actions;
 pub mod branches;
 pub mod command;
+pub mod expand;
 pub mod log_commands;
 pub mod prompt;
 pub mod scan;

@@ -18,6 +18,7 @@ use crate::evidence::python::environ;
 use crate::evidence::shell::actions::{self, ActionScanner};
 use crate::evidence::shell::branches::{Arg, Branch, Branches, Updates, VarState};
 use crate::evidence::shell::command::Command;
+use crate::evidence::shell::expand;
 use crate::evidence::shell::log_commands::{LogEvent, LogStatements};
 use crate::evidence::shell::script::{self, BodyLang, Event, ScriptReader, Segment};
 use crate::evidence::shell::words::{self, Token, Word, env_prefix};
@@ -30,10 +31,6 @@ use std::sync::LazyLock;
 static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}$").expect("valid regex"));
 /// Most elements kept in one array.
 const MAX_ARRAY: usize = 4096;
-static VAR_REF: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)(?::?-(?P<d>(?:[^{}]|\$\{[^{}]*\})*))?\}|\$\{(?P<t>[A-Za-z_][A-Za-z0-9_]*)(?P<op>##|#|%%|%)(?P<p>[^}]*)\}|\$(?P<n>[A-Za-z_][A-Za-z0-9_]*)")
-            .expect("valid regex")
-});
 
 /// Words that may precede the command of a simple statement.
 const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
@@ -337,7 +334,7 @@ impl ShellScanner {
         if !raw.starts_with("$(") && self.partial.len() < 4096 {
             let mut known = self.partial.clone();
             known.extend(self.views[1].iter().map(|(k, v)| (k.clone(), v.clone())));
-            let (text, _) = self.resolve_map(word, &known);
+            let (text, _) = expand::resolve(word, &known);
             self.partial.insert(name.to_string(), text.split_once('=').map_or(String::new(), |(_, v)| v.to_string()));
         }
         for &view in views_of(self.gate) {
@@ -404,13 +401,13 @@ impl ShellScanner {
             return branch;
         }
         let value_with = |vars: &HashMap<String, String>| {
-            self.printf_with(raw, vars).or_else(|| {
-                let (text, expands) = self.resolve_map(word, vars);
+            expand::command_substitution(raw, vars).or_else(|| {
+                let (text, expands) = expand::resolve(word, vars);
                 (!expands).then(|| text.split_once('=').map_or(String::new(), |(_, v)| v.to_string()))
             })
         };
         let mut other = self.views[1].clone();
-        for caps in VAR_REF.captures_iter(&word.text) {
+        for caps in expand::VAR_REF.captures_iter(&word.text) {
             let name = caps.name("b").or(caps.name("t")).or(caps.name("n")).map_or("", |m| m.as_str());
             if self.branch.contains_key(name) {
                 other.insert(name.to_string(), "__auditor_other_arm__".to_string());
@@ -430,42 +427,7 @@ impl ShellScanner {
     /// it is not a lone printf, an argument is unresolved, or the format
     /// has conversions [`printf`] does not do.
     fn printf_value(&self, value: &str, view: usize) -> Option<String> {
-        self.printf_with(value, &self.views[view])
-    }
-
-    fn printf_with(&self, value: &str, vars: &HashMap<String, String>) -> Option<String> {
-        let inner = value.strip_prefix("$(")?.strip_suffix(')')?;
-        let tokens = words::tokenize(inner).ok()?;
-        let mut words = Vec::new();
-        for token in &tokens {
-            match token {
-                Token::Word(w) => words.push(w),
-                Token::Operator(..) => return None,
-            }
-        }
-        let (program, rest) = words.split_first()?;
-        // `$(awk "BEGIN{print (A-1)/K}")`: arithmetic on the script's values.
-        if program.text == "awk" && rest.len() == 1 {
-            let (text, expands) = self.resolve_map(rest[0], vars);
-            let expr = text.trim().strip_prefix("BEGIN")?.trim().strip_prefix('{')?.strip_suffix('}')?.trim().strip_prefix("print")?;
-            return (!expands).then(|| awk_number(arith(expr)?)).flatten();
-        }
-        if program.text != "printf" || rest.len() > 64 {
-            return None;
-        }
-        let mut args = Vec::new();
-        for word in rest {
-            let (text, expands) = self.resolve_map(word, vars);
-            if expands {
-                return None;
-            }
-            args.push(text);
-        }
-        let (format, args) = args.split_first()?;
-        if format.starts_with('-') {
-            return None;
-        }
-        printf(format, args)
+        expand::command_substitution(value, &self.views[view])
     }
 
     /// Run a block operation with the variables' states at hand, and apply its updates.
@@ -520,7 +482,7 @@ impl ShellScanner {
         if let Some(caps) = ARRAY_REF.captures(&word.text) {
             return self.branch.get(&caps["n"]).cloned();
         }
-        VAR_REF.captures_iter(&word.text).find_map(|caps| {
+        expand::VAR_REF.captures_iter(&word.text).find_map(|caps| {
             let name = caps.name("b").or(caps.name("t")).or(caps.name("n")).map_or("", |m| m.as_str());
             self.branch.get(name).cloned()
         })
@@ -558,43 +520,7 @@ impl ShellScanner {
             Some(v) => &self.views[v],
             None => &self.vars,
         };
-        self.resolve_map(word, vars)
-    }
-
-    fn resolve_map(&self, word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
-        if !word.expands {
-            return (word.text.clone(), false);
-        }
-        let mut unresolved = false;
-        let text = VAR_REF.replace_all(&word.text, |caps: &regex::Captures| {
-            if let (Some(name), Some(op), Some(pattern)) = (caps.name("t"), caps.name("op"), caps.name("p")) {
-                return match vars.get(name.as_str()).and_then(|v| trim(v, op.as_str(), pattern.as_str())) {
-                    Some(v) => v,
-                    None => {
-                        unresolved = true;
-                        caps[0].to_string()
-                    }
-                };
-            }
-            let name = caps.name("b").or(caps.name("n")).map_or("", |m| m.as_str());
-            match (vars.get(name), caps.name("d")) {
-                (Some(v), _) => v.clone(),
-                // `${A:-${B}/x}`: the default's own references resolve too.
-                (None, Some(default)) if default.as_str().contains('$') => {
-                    let inner = Word { text: default.as_str().to_string(), span: (0, 0), expands: true };
-                    let (text, expands) = self.resolve_map(&inner, vars);
-                    unresolved |= expands;
-                    text
-                }
-                (None, Some(default)) => default.as_str().to_string(),
-                (None, None) => {
-                    unresolved = true;
-                    caps[0].to_string()
-                }
-            }
-        });
-        let leftover = text.contains("$(") || text.contains('`') || text.contains("${");
-        (text.into_owned(), unresolved || leftover)
+        expand::resolve(word, vars)
     }
 
     fn simple_command(&mut self, words: &[&Word], line: &Line, base: usize) {
@@ -696,7 +622,7 @@ impl ShellScanner {
             known.extend(self.views[1].iter().map(|(k, v)| (k.clone(), v.clone())));
             let named: Vec<String> = match argv_words.iter().any(|w| ARRAY_REF.is_match(&w.text)) {
                 true => texts(args),
-                false => argv_words.iter().map(|w| self.resolve_map(w, &known).0).collect(),
+                false => argv_words.iter().map(|w| expand::resolve(w, &known).0).collect(),
             };
             self.actions.command(&named, &[], line.number, self.gate, &at);
         }
@@ -790,143 +716,6 @@ impl ShellScanner {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
     }
-}
-
-/// bash `printf FORMAT ARGS` for `%s`, `%d`/`%i`, `%f`/`%.Nf`, `%%` and
-/// `\n`/`\t`/`\\` escapes, with the format used once; `None` otherwise.
-fn printf(format: &str, args: &[String]) -> Option<String> {
-    let mut out = String::new();
-    let mut args = args.iter();
-    let mut chars = format.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('\\') => out.push('\\'),
-                Some(other) => {
-                    out.push('\\');
-                    out.push(other);
-                }
-                None => out.push('\\'),
-            },
-            '%' => {
-                let mut precision = None;
-                if chars.peek() == Some(&'.') {
-                    chars.next();
-                    let mut digits = String::new();
-                    while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-                        digits.push(*d);
-                        chars.next();
-                    }
-                    precision = Some(digits.parse::<usize>().ok().filter(|p| *p <= 32)?);
-                }
-                let mut arg = || args.next().cloned().unwrap_or_default();
-                match chars.next()? {
-                    '%' if precision.is_none() => out.push('%'),
-                    's' if precision.is_none() => out.push_str(&arg()),
-                    'd' | 'i' if precision.is_none() => {
-                        let a = arg().trim().to_string();
-                        out.push_str(&if a.is_empty() { 0 } else { a.parse::<i64>().ok()? }.to_string());
-                    }
-                    'f' => {
-                        let a = arg().trim().to_string();
-                        let n = if a.is_empty() { 0.0 } else { a.parse::<f64>().ok().filter(|n| n.is_finite())? };
-                        out.push_str(&format!("{n:.*}", precision.unwrap_or(6)));
-                    }
-                    _ => return None,
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    args.next().is_none().then_some(out)
-}
-
-/// A number as awk prints it (`%.6g`).
-fn awk_number(n: f64) -> Option<String> {
-    if !n.is_finite() {
-        return None;
-    }
-    if n == n.trunc() && n.abs() < 1e15 {
-        return Some(format!("{}", n as i64));
-    }
-    let digits = 5i32.saturating_sub(n.abs().log10().floor() as i32).clamp(0, 17) as usize;
-    let text = format!("{n:.digits$}");
-    Some(if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text })
-}
-
-/// `+ - * /` and parentheses over decimal numbers; `None` for anything else.
-fn arith(expr: &str) -> Option<f64> {
-    fn sum(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
-        let mut v = product(t, i, depth)?;
-        while let Some(&op) = t.get(*i).filter(|c| **c == b'+' || **c == b'-') {
-            *i += 1;
-            let r = product(t, i, depth)?;
-            v = if op == b'+' { v + r } else { v - r };
-        }
-        Some(v)
-    }
-    fn product(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
-        let mut v = atom(t, i, depth)?;
-        while let Some(&op) = t.get(*i).filter(|c| **c == b'*' || **c == b'/') {
-            *i += 1;
-            let r = atom(t, i, depth)?;
-            v = if op == b'*' { v * r } else { v / r };
-        }
-        Some(v)
-    }
-    fn atom(t: &[u8], i: &mut usize, depth: usize) -> Option<f64> {
-        match t.get(*i)? {
-            b'(' if depth < 32 => {
-                *i += 1;
-                let v = sum(t, i, depth + 1)?;
-                (t.get(*i) == Some(&b')')).then(|| *i += 1)?;
-                Some(v)
-            }
-            b'-' => {
-                *i += 1;
-                atom(t, i, depth + 1).map(|v| -v)
-            }
-            _ => {
-                let start = *i;
-                while t.get(*i).is_some_and(|c| c.is_ascii_digit() || *c == b'.') {
-                    *i += 1;
-                }
-                std::str::from_utf8(&t[start..*i]).ok()?.parse().ok()
-            }
-        }
-    }
-    let compact: Vec<u8> = expr.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
-    if compact.len() > 256 {
-        return None;
-    }
-    let mut i = 0;
-    let v = sum(&compact, &mut i, 0)?;
-    (i == compact.len()).then_some(v)
-}
-
-/// `${V#p}`, `${V##p}`, `${V%p}`, `${V%%p}` for patterns that are a
-/// literal with at most a `*` on the side away from the anchor (`*/`,
-/// `/*`, `.sh`); `None` for other patterns.
-fn trim(value: &str, op: &str, pattern: &str) -> Option<String> {
-    let plain = |p: &str| !p.contains(['*', '?', '[', '$', '\\']);
-    let prefix = op.starts_with('#');
-    let longest = op.len() == 2;
-    let out = match (prefix, pattern.strip_prefix('*'), pattern.strip_suffix('*')) {
-        (true, Some(lit), _) if plain(lit) && !lit.is_empty() => match if longest { value.rfind(lit) } else { value.find(lit) } {
-            Some(i) => &value[i + lit.len()..],
-            None => value,
-        },
-        (false, _, Some(lit)) if plain(lit) && !lit.is_empty() => match if longest { value.find(lit) } else { value.rfind(lit) } {
-            Some(i) => &value[..i],
-            None => value,
-        },
-        _ if plain(pattern) && prefix => value.strip_prefix(pattern).unwrap_or(value),
-        _ if plain(pattern) => value.strip_suffix(pattern).unwrap_or(value),
-        _ => return None,
-    };
-    Some(out.to_string())
 }
 
 /// The kinds of run a gate's statements run in, as indexes of
@@ -1213,11 +1002,11 @@ mod tests {
             "vllm serve \"$Q\" --a \"$C\" --b \"$R\" --c \"$(printf '%x' 1)\"\n",
         ));
         assert_eq!(s.commands[0].argv[2..], ["org", "--a", r#"{"m":"/m/Draft-Head","k":3,"al":2.79}"#, "--b", "0.596333", "--c", "$(printf '%x' 1)"]);
-        assert_eq!(arith("((1+2)*3-1)/-2"), Some(-4.0));
-        assert_eq!(arith("1+"), None);
-        assert_eq!(arith(&"(".repeat(100)), None);
-        assert_eq!(printf("%s-%s", &["a".into()]), Some("a-".into()));
-        assert_eq!(printf("%d", &["x".into()]), None);
+        assert_eq!(expand::arith("((1+2)*3-1)/-2"), Some(-4.0));
+        assert_eq!(expand::arith("1+"), None);
+        assert_eq!(expand::arith(&"(".repeat(100)), None);
+        assert_eq!(expand::printf("%s-%s", &["a".into()]), Some("a-".into()));
+        assert_eq!(expand::printf("%d", &["x".into()]), None);
     }
 
     #[test]
