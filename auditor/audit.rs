@@ -3,9 +3,9 @@
 use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout};
 use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Inputs, Status};
-use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
+use crate::facts::{self, Facts};
 use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
@@ -77,13 +77,13 @@ impl ReadBundle {
         let catalog = Catalog::embedded();
         if whole_file {
             let files = if self.sources.is_empty() { self.jobs.first().map(|j| j.files.clone()).unwrap_or_default() } else { self.sources.clone() };
-            return crate::evidence::view::render(&files, catalog);
+            return crate::facts::view::render(&files, catalog);
         }
         let jobs: Vec<serde_json::Value> = self
             .jobs
             .iter()
             .map(|j| {
-                let mut v = crate::evidence::view::render(&j.files, catalog);
+                let mut v = crate::facts::view::render(&j.files, catalog);
                 v["job"] = serde_json::to_value(&j.job).unwrap_or_default();
                 v
             })

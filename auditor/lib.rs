@@ -1,7 +1,8 @@
 //! auditor: a forensic auditor for LLM-serving benchmark submissions.
 //!
-//! Data flows one way: inputs ([`bundle`]) -> typed facts with provenance
-//! ([`evidence`]) -> [`checks`] -> [`finding`]s -> [`report`].
+//! Data flows one way: inputs ([`bundle`]) -> parsed [`evidence`] with
+//! provenance -> [`jobs`] -> per-job [`facts`] -> [`checks`] -> [`finding`]s
+//! -> [`report`].
 
 pub mod audit;
 pub mod baseline;
@@ -9,6 +10,7 @@ pub mod bundle;
 pub mod changes;
 pub mod checks;
 pub mod evidence;
+pub mod facts;
 pub mod finding;
 pub mod image;
 pub mod jobs;

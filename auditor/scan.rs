@@ -11,9 +11,9 @@
 use crate::audit::account;
 use crate::bundle::{self, Bundle, Disposition, FileStatus, Limits, MemberVisitor};
 use crate::checks::{self, AuditedJob, CheckResult, ForbiddenEnvPerFile, Status};
-use crate::evidence::facts::{self, Facts};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence, classify, file_ref};
+use crate::facts::{self, Facts};
 use crate::finding::{Finding, Severity};
 use crate::policy::Policy;
 use crate::report::Report;

@@ -4,9 +4,9 @@
 //! object). The finding quotes the exact flag and value and says what the
 //! overridden keys change.
 
-use super::simulation::text;
 use super::{CheckResult, Context};
-use crate::evidence::facts::json_arg;
+use crate::facts::json_arg;
+use crate::facts::simulation::text;
 use crate::finding::{Finding, Severity};
 use crate::policy::Section;
 use crate::policy::sections::NoSettings;

@@ -10,11 +10,11 @@
 //! With `--checkpoint DIR`, the shipped dtypes of the draft tensors are read
 //! from safetensors headers and shown beside the effective precision.
 
-use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
-use crate::evidence::facts::json_arg;
 use crate::evidence::knobs::Meaning;
+use crate::facts::json_arg;
+use crate::facts::simulation::text;
 use crate::finding::{Finding, Severity};
 use crate::policy::Section;
 use crate::policy::sections::DraftPrecision;

@@ -6,10 +6,10 @@
 //! arguments; a recipe's prefill role does not decide the target and is not
 //! judged. Values compare numerically at the table's two decimals.
 
-use super::simulation::text;
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
-use crate::evidence::facts::{Derivation, Fact};
+use crate::facts::simulation::text;
+use crate::facts::{Derivation, Fact};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use crate::policy::Section;

@@ -11,77 +11,21 @@ mod golden_al;
 mod invariance;
 mod sim_acc_eval;
 mod sim_acc_throughput;
-mod simulation;
 mod upstream_image;
 
 pub use forbidden_env::{PerFile as ForbiddenEnvPerFile, image_env as forbidden_env_in_image};
 pub use sim_acc_eval::{scan_knobs as simulation_knobs_in_file, scan_result as simulation_knobs_result};
 
-use crate::evidence::FileEvidence;
 use crate::evidence::checkpoint::Shipped;
-use crate::evidence::facts::Facts;
 use crate::evidence::knobs::Catalog;
 use crate::evidence::waiver::Waiver;
+pub use crate::facts::AuditedJob;
 use crate::finding::{Finding, Severity};
-use crate::jobs::{Job, JobKind, Unexamined};
+use crate::jobs::JobKind;
 use crate::policy::golden::GoldenSet;
 use crate::policy::thresholds::Thresholds;
 use crate::policy::{Checks, Policy, Section};
 use serde::Serialize;
-
-/// A job with the evidence of its files and the facts derived from them.
-#[derive(Debug, Clone)]
-pub struct AuditedJob {
-    /// The bundle path the job came from.
-    pub bundle: String,
-    pub job: Job,
-    pub files: Vec<FileEvidence>,
-    pub facts: Facts,
-    /// Files of the job that were not (fully) examined: what is absent from
-    /// the evidence may be in them.
-    pub unexamined: Vec<Unexamined>,
-}
-
-impl AuditedJob {
-    pub fn id(&self) -> Option<&str> {
-        Some(self.job.id.as_str())
-    }
-
-    /// The severity of what a check cannot decide for this job: from static
-    /// sources (a launch the reader cannot follow, a recipe no entry runs)
-    /// it is for a reviewer to look at, a warning; from a run, an error.
-    pub fn open_severity(&self) -> Severity {
-        if self.job.from_sources { Severity::Warning } else { Severity::Error }
-    }
-
-    /// Where the job is defined, for a finding about what its files do not
-    /// show: the master-config entry's `image:` line, else the first
-    /// command of its first file, else that file's first line.
-    pub fn anchor(&self) -> Option<crate::provenance::Provenance> {
-        if let Some(at) = self.files.iter().find_map(|f| f.metadata.as_ref().and_then(|m| m.image_at.clone())) {
-            return Some(at);
-        }
-        let file = self.files.first()?;
-        let first_command = file.commands.iter().map(|c| c.provenance.clone()).min_by_key(|p| p.line);
-        Some(first_command.unwrap_or_else(|| crate::provenance::Provenance {
-            file: file.path.clone(),
-            artifact: file.artifact.clone(),
-            line: Some(1),
-            span: None,
-            layer: None,
-            text: String::new(),
-        }))
-    }
-
-    /// A conclusion from absence ("X is not set") is only sound when every
-    /// file of the job was examined; this says which were not.
-    pub fn absence_caveat(&self) -> Option<String> {
-        (!self.unexamined.is_empty()).then(|| {
-            let listed: Vec<String> = self.unexamined.iter().map(ToString::to_string).collect();
-            format!("{} file(s) of this job were not examined ({})", listed.len(), listed.join(", "))
-        })
-    }
-}
 
 /// Reference data the checks compare against, beyond the policy.
 #[derive(Debug, Clone)]

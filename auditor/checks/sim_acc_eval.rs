@@ -4,9 +4,9 @@
 //! job is judged on its own; a throughput job that also ran evals on the
 //! same server under simulation is flagged.
 
-use super::simulation::{KnobKind, knobs};
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::knobs::Catalog;
+use crate::facts::simulation::{KnobKind, knobs};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use crate::policy::Section;

@@ -8,10 +8,10 @@
 //! also when only the runner's `SYNTHETIC_ACCEPTANCE` input shows it. A
 //! recipe's prefill role does not generate tokens and is not judged.
 
-use super::simulation::{knobs, text};
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
-use crate::evidence::facts::Fact;
+use crate::facts::Fact;
+use crate::facts::simulation::{knobs, text};
 use crate::finding::{Finding, Severity};
 use crate::jobs::{JobKind, Scenario};
 use crate::policy::Section;

@@ -5,7 +5,6 @@ pub mod args;
 pub mod checkpoint;
 pub mod engine;
 pub mod env;
-pub mod facts;
 pub mod gate;
 pub mod json;
 pub mod knobs;
@@ -16,7 +15,6 @@ pub mod python;
 pub mod records;
 pub mod shell;
 pub mod text;
-pub mod view;
 pub mod waiver;
 pub mod yaml;
 

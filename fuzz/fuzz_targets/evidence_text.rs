@@ -20,5 +20,5 @@ fuzz_target!(|data: &[u8]| {
     let (kind, path) = KINDS[usize::from(selector) % KINDS.len()];
     let extractor = Extractor::new(4096);
     let (evidence, _) = extractor.extract(path, kind, &mut &rest[..]);
-    let _ = auditor::evidence::facts::derive(&[evidence], auditor::evidence::knobs::Catalog::embedded());
+    let _ = auditor::facts::derive(&[evidence], auditor::evidence::knobs::Catalog::embedded());
 });

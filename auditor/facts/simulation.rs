@@ -7,8 +7,8 @@
 
 use super::AuditedJob;
 use crate::evidence::engine::Engine;
-use crate::evidence::facts::{Derivation, Fact};
 use crate::evidence::knobs::{Catalog, Meaning};
+use crate::facts::{Derivation, Fact};
 use crate::jobs::JobKind;
 use crate::provenance::Provenance;
 use serde_json::Value;

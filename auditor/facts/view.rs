@@ -2,9 +2,10 @@
 //! job, with each environment variable resolved to the value that takes
 //! effect and what the engine makes of it.
 
-use super::env::EnvAssignment;
-use super::knobs::Catalog;
-use super::{FileEvidence, facts};
+use crate::evidence::FileEvidence;
+use crate::evidence::env::EnvAssignment;
+use crate::evidence::knobs::Catalog;
+use crate::facts;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
@@ -29,7 +30,7 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
         if r.via_legacy {
             entry["via"] = json!(a.name);
         }
-        if let super::knobs::Meaning::Invalid { reason, .. } = &meaning {
+        if let crate::evidence::knobs::Meaning::Invalid { reason, .. } = &meaning {
             entry["warning"] = json!(format!("{reason}; the engine keeps its default"));
         }
         if !a.gate.is_always() {

@@ -1,21 +1,83 @@
-//! One vocabulary over every engine and version: from the engine records
-//! (SGLang ServerArgs, vLLM args/config), launch commands, recipe role
-//! configs (the generation role's) and the effective environment of a job,
-//! derive `server_args` (the engine's own names) and the `summary` and
-//! `speculative` facts that checks consume — each fact with the place it
-//! was read from.
+//! The facts stage: one typed model per job, derived once from its files'
+//! evidence and read by every check. From the engine records (SGLang
+//! ServerArgs, vLLM args/config), launch commands, recipe role configs (the
+//! generation role's) and the effective environment of a job it derives
+//! `server_args` (the engine's own names) and the `summary` and
+//! `speculative` facts under one vocabulary for every engine, each with the
+//! place it was read from; [`simulation`] decides whether the engine
+//! simulates acceptance; [`view`] renders it all for `auditor evidence`.
 
-use super::args::launch::{self, LaunchArgs};
-use super::engine::Engine;
-use super::knobs::{Catalog, Meaning};
-use super::log::startup::{EngineRecord, RecordKind};
-use super::provenance::Provenance;
-use super::shell::branches::Branch;
-use super::yaml::recipe::RoleConfig;
-use super::{EnvAssignment, FileEvidence};
+pub mod simulation;
+pub mod view;
+
+use crate::evidence::FileEvidence;
+use crate::evidence::args::launch::{self, LaunchArgs};
+use crate::evidence::engine::Engine;
+use crate::evidence::env::EnvAssignment;
+use crate::evidence::knobs::{Catalog, Meaning};
+use crate::evidence::log::startup::{EngineRecord, RecordKind};
+use crate::evidence::provenance::Provenance;
+use crate::evidence::shell::branches::Branch;
+use crate::evidence::yaml::recipe::RoleConfig;
+use crate::finding::Severity;
+use crate::jobs::{Job, Unexamined};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+
+/// A job with the evidence of its files and the facts derived from them.
+#[derive(Debug, Clone)]
+pub struct AuditedJob {
+    /// The bundle path the job came from.
+    pub bundle: String,
+    pub job: Job,
+    pub files: Vec<FileEvidence>,
+    pub facts: Facts,
+    /// Files of the job that were not (fully) examined: what is absent from
+    /// the evidence may be in them.
+    pub unexamined: Vec<Unexamined>,
+}
+
+impl AuditedJob {
+    pub fn id(&self) -> Option<&str> {
+        Some(self.job.id.as_str())
+    }
+
+    /// The severity of what a check cannot decide for this job: from static
+    /// sources (a launch the reader cannot follow, a recipe no entry runs)
+    /// it is for a reviewer to look at, a warning; from a run, an error.
+    pub fn open_severity(&self) -> Severity {
+        if self.job.from_sources { Severity::Warning } else { Severity::Error }
+    }
+
+    /// Where the job is defined, for a finding about what its files do not
+    /// show: the master-config entry's `image:` line, else the first
+    /// command of its first file, else that file's first line.
+    pub fn anchor(&self) -> Option<crate::provenance::Provenance> {
+        if let Some(at) = self.files.iter().find_map(|f| f.metadata.as_ref().and_then(|m| m.image_at.clone())) {
+            return Some(at);
+        }
+        let file = self.files.first()?;
+        let first_command = file.commands.iter().map(|c| c.provenance.clone()).min_by_key(|p| p.line);
+        Some(first_command.unwrap_or_else(|| crate::provenance::Provenance {
+            file: file.path.clone(),
+            artifact: file.artifact.clone(),
+            line: Some(1),
+            span: None,
+            layer: None,
+            text: String::new(),
+        }))
+    }
+
+    /// A conclusion from absence ("X is not set") is only sound when every
+    /// file of the job was examined; this says which were not.
+    pub fn absence_caveat(&self) -> Option<String> {
+        (!self.unexamined.is_empty()).then(|| {
+            let listed: Vec<String> = self.unexamined.iter().map(ToString::to_string).collect();
+            format!("{} file(s) of this job were not examined ({})", listed.len(), listed.join(", "))
+        })
+    }
+}
 
 /// A derived fact and where it was read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
