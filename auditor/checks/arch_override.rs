@@ -51,8 +51,8 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
             continue;
         }
         examined += 1;
-        let serving = facts.serving();
-        for (fact, flag) in [(serving.hf_overrides, "--hf-overrides"), (serving.json_model_override_args, "--json-model-override-args")] {
+        let serving = &facts.summary;
+        for (fact, flag) in [(serving.hf_overrides.as_ref(), "--hf-overrides"), (serving.json_model_override_args.as_ref(), "--json-model-override-args")] {
             let Some(fact) = fact else { continue };
             let value = json_arg(&fact.value).unwrap_or_else(|| fact.value.clone());
             let empty = match &value {

@@ -35,7 +35,7 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 pub fn run(ctx: &Context, settings: &Section<DraftPrecision>) -> CheckResult {
-    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.facts.spec().method.is_some()).collect();
+    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.facts.speculative.method.is_some()).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job runs speculative decoding");
     }
@@ -64,16 +64,16 @@ fn same_dtype(draft: &str, target: Option<&str>) -> bool {
 
 fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, findings: &mut Vec<Finding>) {
     let facts = &job.facts;
-    let spec = facts.spec();
+    let spec = &facts.speculative;
     let id = job.id();
     let mut push = |rule: &str, severity, message: String, evidence: Vec<Provenance>| findings.push(Finding::new(rule, severity, message, id, evidence));
-    let serving = facts.serving();
-    let target_quant = serving.quantization.map(|f| text(&f.value));
+    let serving = &facts.summary;
+    let target_quant = serving.quantization.as_ref().map(|f| text(&f.value));
     let mut effective: Vec<String> = Vec::new();
 
     // Draft quantization: explicit on the command line, or different from the target's.
     let explicit = facts.command_args.get("speculative_draft_model_quantization").filter(|v| !v.is_null());
-    if let Some(fact) = spec.draft_quantization.filter(|f| !f.value.is_null()) {
+    if let Some(fact) = spec.draft_quantization.as_ref().filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
         let inherited = explicit.is_none() && target_quant.as_deref() == Some(value.as_str()) && facts.engine == Some(Engine::Sglang);
         if !inherited {
@@ -91,8 +91,8 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
             effective.push(format!("quantized {value}"));
         }
     }
-    let target_kv = serving.kv_cache_dtype.map(|f| text(&f.value));
-    if let Some(fact) = spec.draft_kv_cache_dtype.filter(|f| !f.value.is_null()) {
+    let target_kv = serving.kv_cache_dtype.as_ref().map(|f| text(&f.value));
+    if let Some(fact) = spec.draft_kv_cache_dtype.as_ref().filter(|f| !f.value.is_null()) {
         let value = text(&fact.value);
         if !same_dtype(&value, target_kv.as_deref()) {
             push(
@@ -108,7 +108,7 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
             effective.push(format!("KV cache {value}"));
         }
     }
-    if let Some(fact) = spec.draft_dtype.filter(|f| !f.value.is_null() && !same_dtype(&text(&f.value), None)) {
+    if let Some(fact) = spec.draft_dtype.as_ref().filter(|f| !f.value.is_null() && !same_dtype(&text(&f.value), None)) {
         push(
             "draft-precision/dtype",
             Severity::Error,
@@ -120,8 +120,8 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
 
     // The draft checkpoint: the model's own head, or an agreed standalone draft.
     let prefix = job.job.meta.model_prefix.clone().unwrap_or_default();
-    let model = serving.model.map(|f| text(&f.value)).unwrap_or_default();
-    if let Some(fact) = spec.draft_model.filter(|f| !f.value.is_null()) {
+    let model = serving.model.as_ref().map(|f| text(&f.value)).unwrap_or_default();
+    if let Some(fact) = spec.draft_model.as_ref().filter(|f| !f.value.is_null()) {
         let draft = text(&fact.value);
         let bundled = normalise_path(&draft) == normalise_path(&model);
         let agreed = settings.agreed_drafts.get(&prefix).into_iter().flatten().any(|repo| same_checkpoint(&draft, repo));
@@ -129,7 +129,7 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
         let listed = ctx.inputs.known_drafts.iter().find(|row| {
             let for_target = match (&row.prefix, prefix.is_empty()) {
                 (Some(p), false) => *p == prefix,
-                _ => row.names_target(&model) || serving.served_model_name.is_some_and(|f| row.names_target(&text(&f.value))),
+                _ => row.names_target(&model) || serving.served_model_name.as_ref().is_some_and(|f| row.names_target(&text(&f.value))),
             };
             for_target && row.drafts.iter().any(|repo| same_checkpoint(&draft, repo))
         });
@@ -184,7 +184,7 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
         let excludes: Vec<String> = config.get("exclude_layer").and_then(Value::as_array).map(|a| a.iter().map(text).collect()).unwrap_or_default();
         let covers_draft = excludes.iter().any(|p| ["mtp", "nextn", "draft", "eagle"].iter().any(|k| p.to_ascii_lowercase().contains(k)));
         if !covers_draft {
-            let provenance = facts.arg_provenance("online_quant_config").cloned().or_else(|| serving.model.and_then(|f| f.provenance.clone()));
+            let provenance = facts.arg_provenance("online_quant_config").cloned().or_else(|| serving.model.as_ref().and_then(|f| f.provenance.clone()));
             push(
                 "draft-precision/online-quant",
                 Severity::Error,

@@ -37,7 +37,8 @@ struct Key {
 }
 
 pub fn run(ctx: &Context, settings: &Section<GoldenAl>) -> CheckResult {
-    let jobs: Vec<&AuditedJob> = ctx.jobs.iter().filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.spec().simulated).collect();
+    let jobs: Vec<&AuditedJob> =
+        ctx.jobs.iter().filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.speculative.is_simulated()).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");
     }
@@ -65,9 +66,9 @@ pub fn run(ctx: &Context, settings: &Section<GoldenAl>) -> CheckResult {
 }
 
 fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings: &mut Vec<Finding>) {
-    let spec = job.facts.spec();
+    let spec = &job.facts.speculative;
     let id = job.id();
-    let Some(sim) = spec.simulated_al else { return };
+    let Some(sim) = spec.simulated_al.as_ref() else { return };
     let Some(value) = sim.value.as_f64() else { return };
     let open_severity = job.open_severity();
     let undetermined = |findings: &mut Vec<Finding>, what: String| {
@@ -76,9 +77,9 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
     };
     // A draft length and an AL chosen in different arms of a script's
     // `if`/`case` cannot be paired by reading the script in order.
-    if let Some(note) = [spec.draft_length, Some(sim)].into_iter().flatten().find_map(|f| f.branch.clone()) {
+    if let Some(note) = [spec.draft_length.as_ref(), Some(sim)].into_iter().flatten().find_map(|f| f.branch.clone()) {
         let mut evidence: Vec<Provenance> = sim.provenance.iter().cloned().collect();
-        evidence.extend(spec.draft_length.and_then(|f| f.provenance.clone()).filter(|p| Some(p) != sim.provenance.as_ref()));
+        evidence.extend(spec.draft_length.as_ref().and_then(|f| f.provenance.clone()).filter(|p| Some(p) != sim.provenance.as_ref()));
         findings.push(Finding::new(
             "golden-al/undetermined",
             open_severity,
@@ -92,8 +93,8 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
         Ok(key) => key,
         Err(missing) => return undetermined(findings, format!("simulates at {} but {missing}", text(&sim.value))),
     };
-    let draft_model = spec.draft_model.map(|f| text(&f.value)).unwrap_or_default();
-    let sample_method = spec.draft_sample_method.map(|f| text(&f.value));
+    let draft_model = spec.draft_model.as_ref().map(|f| text(&f.value)).unwrap_or_default();
+    let sample_method = spec.draft_sample_method.as_ref().map(|f| text(&f.value));
     // vLLM drafts greedily unless told otherwise; another engine's default is not known.
     let sample_method = sample_method.or_else(|| (job.facts.engine == Some(Engine::Vllm)).then(|| "greedy".to_string()));
     let table_name = table_name(settings, &key, &draft_model, sample_method.as_deref());
@@ -137,7 +138,7 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
         None => (default_mode.clone(), format!("thinking mode defaulted to {default_mode}: the run shows no thinking indicator"), None),
     };
     let mut evidence: Vec<Provenance> = sim.provenance.iter().cloned().collect();
-    evidence.extend(spec.draft_length.and_then(|f| f.provenance.clone()));
+    evidence.extend(spec.draft_length.as_ref().and_then(|f| f.provenance.clone()));
     evidence.extend(mode_evidence);
     let where_ = format!("{} ({}) / {mode} / K={}", table.name, table.model, key.draft_length);
     let Some(cell) = table.cell(&mode, key.draft_length) else {
@@ -181,7 +182,7 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
         }
     }
     let mut hints = Vec::new();
-    if let Some(forced) = spec.forced_accepted_tokens.and_then(|f| f.value.as_f64()) {
+    if let Some(forced) = spec.forced_accepted_tokens.as_ref().and_then(|f| f.value.as_f64()) {
         if equal(forced, cell.al) {
             hints.push(format!("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted draft tokens, excluding the bonus token: it must be AL - 1 = {:.2}, not the AL itself", cell.al - 1.0));
         }
@@ -217,8 +218,8 @@ fn cells_listing(table: &Table) -> String {
 /// Model prefix, method and draft length of a job, or what is missing.
 fn key_of(settings: &Section<GoldenAl>, job: &AuditedJob) -> Result<Key, String> {
     let facts = &job.facts;
-    let serving = facts.serving();
-    let names = [serving.served_model_name, serving.model].into_iter().flatten().map(|f| text(&f.value)).chain(job.job.meta.model.clone());
+    let serving = &facts.summary;
+    let names = [serving.served_model_name.as_ref(), serving.model.as_ref()].into_iter().flatten().map(|f| text(&f.value)).chain(job.job.meta.model.clone());
     let prefix = job.job.meta.model_prefix.clone().or_else(|| {
         names.into_iter().find_map(|name| {
             let lower = name.to_ascii_lowercase();
@@ -231,14 +232,17 @@ fn key_of(settings: &Section<GoldenAl>, job: &AuditedJob) -> Result<Key, String>
         })
     });
     let prefix = prefix.ok_or("the model prefix is unknown (no RESULT_FILENAME grammar, no infmax_model_prefix, no known model name)")?;
-    let method = facts.spec().method.map(|f| text(&f.value).to_ascii_lowercase()).ok_or("the speculative method is unknown")?;
+    let method = facts.speculative.method.as_ref().map(|f| text(&f.value).to_ascii_lowercase()).ok_or("the speculative method is unknown")?;
     let method = match method.as_str() {
         "eagle" | "nextn" => settings.eagle_means.get(&prefix).cloned().unwrap_or_else(|| "mtp".to_string()),
         m if m == "mtp" || m.ends_with("_mtp") => "mtp".to_string(),
         m => m.to_string(),
     };
-    let draft =
-        facts.spec().draft_length.ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
+    let draft = facts
+        .speculative
+        .draft_length
+        .as_ref()
+        .ok_or("the draft length is unknown (no speculative_num_steps / block size / num_speculative_tokens / max_draft_len)")?;
     let draft_length =
         draft.value.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| format!("the draft length {} is not a whole number", text(&draft.value)))?;
     Ok(Key { prefix, method, draft_length })

@@ -23,7 +23,7 @@ fn reword(text: &str) -> String {
 /// Rewrite every piece of prose a check could see in a job.
 fn reword_job(job: &mut AuditedJob) {
     let facts = &mut job.facts;
-    for fact in facts.summary.values_mut().chain(facts.speculative.values_mut()).chain(facts.thinking.iter_mut()) {
+    for fact in facts.summary.facts_mut().chain(facts.speculative.facts_mut()).chain(facts.thinking.iter_mut()) {
         fact.from = reword(&fact.from);
         fact.branch = fact.branch.as_deref().map(reword);
     }

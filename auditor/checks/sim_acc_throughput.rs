@@ -63,7 +63,7 @@ const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
 /// Judge one job; false when it does not run (or claim) speculative decoding.
 fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
     let facts = &job.facts;
-    let spec = facts.spec();
+    let spec = &facts.speculative;
     let labelled = job.job.meta.spec_decoding.as_deref().is_some_and(|s| s != "none");
     let drafting = spec.drafting();
     let id = job.id();
@@ -155,8 +155,8 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
         }
         Some(Scenario::AgenticCoding) => {}
     }
-    let simulated = spec.simulated;
-    let method = spec.method.map(|f| text(&f.value)).unwrap_or_default();
+    let simulated = spec.is_simulated();
+    let method = spec.method.as_ref().map(|f| text(&f.value)).unwrap_or_default();
     if !simulated {
         let engine = facts.engine.map_or("unknown engine", Engine::as_str);
         let expected = match facts.engine {
@@ -169,7 +169,7 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
             None => "the engine's simulated-acceptance settings",
         };
         let mut evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
-        evidence.extend(spec.method.and_then(|f| f.provenance.clone()));
+        evidence.extend(spec.method.as_ref().and_then(|f| f.provenance.clone()));
         let (rule, caveat) = match job.absence_caveat() {
             Some(c) => ("sim-acc-throughput/undetermined", format!(" — but {c}, so the settings may be there")),
             None => ("sim-acc-throughput/not-simulated", String::new()),
@@ -197,17 +197,17 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
     }
     if facts.engine == Some(Engine::Sglang) {
         let get = |fact: Option<&Fact>, default: &str| fact.map_or((default.to_string(), true), |f| (text(&f.value), false));
-        let (method_value, _) = get(spec.simulate_method, "match-expected");
+        let (method_value, _) = get(spec.simulate_method.as_ref(), "match-expected");
         if method_value != "match-expected" {
             push(
                 findings,
                 "sim-acc-throughput/method",
                 Severity::Error,
                 format!("SGLANG_SIMULATE_ACC_METHOD={method_value}: InferenceX requires match-expected"),
-                spec.simulate_method.and_then(|f| f.provenance.clone()).into_iter().collect(),
+                spec.simulate_method.as_ref().and_then(|f| f.provenance.clone()).into_iter().collect(),
             );
         }
-        let (mode, mode_default) = get(spec.simulate_token_mode, "fixed");
+        let (mode, mode_default) = get(spec.simulate_token_mode.as_ref(), "fixed");
         if mode != "real-draft-token" && mode_default && job.absence_caveat().is_some() {
             let caveat = job.absence_caveat().unwrap_or_default();
             push(
@@ -228,11 +228,11 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
                 "sim-acc-throughput/token-mode",
                 Severity::Error,
                 why,
-                spec.simulate_token_mode.and_then(|f| f.provenance.clone()).into_iter().collect(),
+                spec.simulate_token_mode.as_ref().and_then(|f| f.provenance.clone()).into_iter().collect(),
             );
         }
     }
-    let al = spec.simulated_al.map(|f| text(&f.value)).unwrap_or_else(|| "an unknown target".to_string());
+    let al = spec.simulated_al.as_ref().map(|f| text(&f.value)).unwrap_or_else(|| "an unknown target".to_string());
     push(findings, "sim-acc-throughput/simulated", Severity::Info, format!("simulates acceptance at {al} ({method})"), evidence);
     true
 }

@@ -136,6 +136,115 @@ pub struct ArgsSource {
     pub stop: Option<String>,
 }
 
+/// Declares a struct of optional facts, one named field per fact, so that
+/// a fact is read as `facts.speculative.draft_length` (a misspelt name is a
+/// compile error) and the evidence view lists the fields by name.
+macro_rules! fact_fields {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[doc = $doc:literal])* $field:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+        pub struct $name {
+            $($(#[doc = $doc])* #[serde(skip_serializing_if = "Option::is_none")] pub $field: Option<Fact>,)*
+        }
+
+        impl $name {
+            /// Every fact that is set, with its field name, in name order.
+            pub fn entries(&self) -> Vec<(&'static str, &Fact)> {
+                let mut out: Vec<(&'static str, &Fact)> = [$((stringify!($field), self.$field.as_ref()),)*]
+                    .into_iter()
+                    .filter_map(|(name, fact)| Some((name, fact?)))
+                    .collect();
+                out.sort_by_key(|(name, _)| *name);
+                out
+            }
+
+            /// Every fact that is set, to change in place.
+            pub fn facts_mut(&mut self) -> impl Iterator<Item = &mut Fact> {
+                [$(self.$field.as_mut(),)*].into_iter().flatten()
+            }
+        }
+    };
+}
+
+fact_fields! {
+    /// What the engine serves and how, under one vocabulary for every engine.
+    pub struct Summary {
+        /// The model path or id the engine loads.
+        model,
+        served_model_name,
+        tensor_parallel,
+        expert_parallel,
+        data_parallel,
+        quantization,
+        dtype,
+        kv_cache_dtype,
+        chat_template,
+        reasoning_parser,
+        disaggregation_mode,
+        /// SGLang's model-config overrides.
+        json_model_override_args,
+        /// vLLM's model-config overrides.
+        hf_overrides,
+        default_chat_template_kwargs,
+    }
+}
+
+fact_fields! {
+    /// The speculative-decoding facts, under one vocabulary for every engine
+    /// (vLLM `spec_tokens`, `num_spec_tokens` and `num_speculative_tokens`
+    /// are all `draft_length`). Values are as read.
+    pub struct Speculative {
+        /// As the engine names it (`EAGLE`, `DSPARK`, `Eagle3`).
+        algorithm,
+        /// Lowercase, SGLang's `NEXTN` read as `eagle`.
+        method,
+        draft_model,
+        /// Tokens drafted per step (K); its `derivation` says when it was computed.
+        draft_length,
+        /// SGLang's verify window and tree width.
+        num_draft_tokens,
+        eagle_topk,
+        draft_sample_method,
+        draft_quantization,
+        draft_kv_cache_dtype,
+        draft_dtype,
+        draft_moe_runner_backend,
+        /// The acceptance length the engine is made to reach; its `derivation`
+        /// says how the run wrote it.
+        simulated_al,
+        /// Whether the engine simulates acceptance at all (a boolean value).
+        simulated,
+        /// SGLang's `SGLANG_SIMULATE_ACC_METHOD` / `_TOKEN_MODE`.
+        simulate_method,
+        simulate_token_mode,
+        /// TensorRT-LLM's forced accepted draft tokens (AL - 1).
+        forced_accepted_tokens,
+        /// vLLM's rejection sampling and its synthetic targets.
+        rejection_sample_method,
+        synthetic_acceptance_length,
+        synthetic_acceptance_rates,
+        /// ATOM's forced acceptance rate.
+        acceptance_rate,
+    }
+}
+
+impl Speculative {
+    /// Whether the server drafts: an algorithm or a draft length is set.
+    pub fn drafting(&self) -> bool {
+        self.algorithm.is_some() || self.draft_length.is_some()
+    }
+
+    /// vLLM accepts drafts by synthetic rejection sampling.
+    pub fn synthetic_rejection(&self) -> bool {
+        self.rejection_sample_method.as_ref().is_some_and(|f| f.value == "synthetic")
+    }
+
+    /// Whether the engine simulates acceptance.
+    pub fn is_simulated(&self) -> bool {
+        self.simulated.as_ref().is_some_and(|f| f.value == true)
+    }
+}
+
 /// The facts of one job (or one file).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Facts {
@@ -144,8 +253,8 @@ pub struct Facts {
     pub server_args_sources: Vec<ArgsSource>,
     /// Arguments given explicitly on the launch command (engine names).
     pub command_args: Map<String, Value>,
-    pub summary: BTreeMap<String, Fact>,
-    pub speculative: BTreeMap<String, Fact>,
+    pub summary: Summary,
+    pub speculative: Speculative,
     /// `thinking_on` / `thinking_off` when the run shows the mode.
     pub thinking: Option<Fact>,
     pub notes: Vec<String>,
@@ -158,13 +267,15 @@ pub struct Facts {
 }
 
 impl Facts {
-    fn set(map: &mut BTreeMap<String, Fact>, branchy: &[(Provenance, Branch)], key: &str, (value, from, provenance): Found, derivation: Derivation) {
+    /// Put a found value into `slot` (a null leaves it as it was), marked
+    /// with the script branch it depends on, if any.
+    fn set(slot: &mut Option<Fact>, branchy: &[(Provenance, Branch)], (value, from, provenance): Found, derivation: Derivation) {
         if !value.is_null() {
             // A JSON-valued argument may depend on a branch only in some keys
             // (`from` is `command.speculative_config.<key>` for those).
             let depends = |b: &Branch| b.keys.as_ref().is_none_or(|keys| keys.iter().any(|k| from.ends_with(&format!(".{k}"))));
             let branch = provenance.as_ref().and_then(|p| branchy.iter().find(|(at, b)| at == p && depends(b))).map(|(_, b)| b.note.clone());
-            map.insert(key.to_string(), Fact { value, from, provenance, branch, derivation });
+            *slot = Some(Fact { value, from, provenance, branch, derivation });
         }
     }
 
@@ -180,19 +291,19 @@ impl Facts {
         Some((value, from, provenance))
     }
 
-    fn summary_from(&mut self, key: &str, fields: &[&str]) {
+    fn summary_from(&mut self, slot: SummarySlot, fields: &[&str]) {
         if let Some(found) = fields.iter().find_map(|f| self.arg(f).filter(|(v, _, _)| !v.is_null())) {
-            Self::set(&mut self.summary, &self.branchy, key, found, Derivation::AsWritten);
+            Self::set(slot(&mut self.summary), &self.branchy, found, Derivation::AsWritten);
         }
     }
 
-    fn spec_from(&mut self, key: &str, value: Option<Found>) {
-        self.spec_derived(key, value, Derivation::AsWritten);
+    fn spec_from(&mut self, slot: SpecSlot, value: Option<Found>) {
+        self.spec_derived(slot, value, Derivation::AsWritten);
     }
 
-    fn spec_derived(&mut self, key: &str, value: Option<Found>, derivation: Derivation) {
+    fn spec_derived(&mut self, slot: SpecSlot, value: Option<Found>, derivation: Derivation) {
         if let Some(found) = value {
-            Self::set(&mut self.speculative, &self.branchy, key, found, derivation);
+            Self::set(slot(&mut self.speculative), &self.branchy, found, derivation);
         }
     }
 }
@@ -200,107 +311,9 @@ impl Facts {
 /// A value, the field it came from and where that was written.
 type Found = (Value, String, Option<Provenance>);
 
-/// The speculative-decoding facts by name: checks read these fields, and
-/// only [`Facts::spec`] knows the keys of `speculative` (the map stays the
-/// one store, so evidence output is unchanged). Values are as read.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Speculative<'a> {
-    /// As the engine names it (`EAGLE`, `DSPARK`, `Eagle3`).
-    pub algorithm: Option<&'a Fact>,
-    /// Lowercase, SGLang's `NEXTN` read as `eagle`.
-    pub method: Option<&'a Fact>,
-    pub draft_model: Option<&'a Fact>,
-    /// Tokens drafted per step (K); its `derivation` says when it was computed.
-    pub draft_length: Option<&'a Fact>,
-    pub draft_sample_method: Option<&'a Fact>,
-    pub draft_quantization: Option<&'a Fact>,
-    pub draft_kv_cache_dtype: Option<&'a Fact>,
-    pub draft_dtype: Option<&'a Fact>,
-    /// The acceptance length the engine is made to reach; its `derivation`
-    /// says how the run wrote it.
-    pub simulated_al: Option<&'a Fact>,
-    /// Whether the engine simulates acceptance at all.
-    pub simulated: bool,
-    /// SGLang's `SGLANG_SIMULATE_ACC_METHOD` / `_TOKEN_MODE`.
-    pub simulate_method: Option<&'a Fact>,
-    pub simulate_token_mode: Option<&'a Fact>,
-    /// TensorRT-LLM's forced accepted draft tokens (AL - 1).
-    pub forced_accepted_tokens: Option<&'a Fact>,
-    /// vLLM's rejection sampling and its synthetic targets.
-    pub rejection_sample_method: Option<&'a Fact>,
-    pub synthetic_acceptance_length: Option<&'a Fact>,
-    pub synthetic_acceptance_rates: Option<&'a Fact>,
-    /// ATOM's forced acceptance rate.
-    pub acceptance_rate: Option<&'a Fact>,
-}
-
-impl Speculative<'_> {
-    /// Whether the server drafts: an algorithm or a draft length is set.
-    pub fn drafting(&self) -> bool {
-        self.algorithm.is_some() || self.draft_length.is_some()
-    }
-
-    /// vLLM accepts drafts by synthetic rejection sampling.
-    pub fn synthetic_rejection(&self) -> bool {
-        self.rejection_sample_method.is_some_and(|f| f.value == "synthetic")
-    }
-}
-
-/// The summary facts checks read, by name (see [`Speculative`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Serving<'a> {
-    /// The model path or id the engine loads.
-    pub model: Option<&'a Fact>,
-    pub served_model_name: Option<&'a Fact>,
-    pub quantization: Option<&'a Fact>,
-    pub kv_cache_dtype: Option<&'a Fact>,
-    pub chat_template: Option<&'a Fact>,
-    pub default_chat_template_kwargs: Option<&'a Fact>,
-    /// Model-config overrides: vLLM's and SGLang's.
-    pub hf_overrides: Option<&'a Fact>,
-    pub json_model_override_args: Option<&'a Fact>,
-}
-
-impl Facts {
-    /// The summary facts, by name.
-    pub fn serving(&self) -> Serving<'_> {
-        let get = |key: &str| self.summary.get(key);
-        Serving {
-            model: get("model"),
-            served_model_name: get("served_model_name"),
-            quantization: get("quantization"),
-            kv_cache_dtype: get("kv_cache_dtype"),
-            chat_template: get("chat_template"),
-            default_chat_template_kwargs: get("default_chat_template_kwargs"),
-            hf_overrides: get("hf_overrides"),
-            json_model_override_args: get("json_model_override_args"),
-        }
-    }
-
-    /// The speculative-decoding facts, by name.
-    pub fn spec(&self) -> Speculative<'_> {
-        let get = |key: &str| self.speculative.get(key);
-        Speculative {
-            algorithm: get("algorithm"),
-            method: get("method"),
-            draft_model: get("draft_model"),
-            draft_length: get("draft_length"),
-            draft_sample_method: get("draft_sample_method"),
-            draft_quantization: get("draft_quantization"),
-            draft_kv_cache_dtype: get("draft_kv_cache_dtype"),
-            draft_dtype: get("draft_dtype"),
-            simulated_al: get("simulated_al"),
-            simulated: get("simulated").is_some_and(|f| f.value == true),
-            simulate_method: get("simulate_method"),
-            simulate_token_mode: get("simulate_token_mode"),
-            forced_accepted_tokens: get("forced_accepted_tokens"),
-            rejection_sample_method: get("rejection_sample_method"),
-            synthetic_acceptance_length: get("synthetic_acceptance_length"),
-            synthetic_acceptance_rates: get("synthetic_acceptance_rates"),
-            acceptance_rate: get("acceptance_rate"),
-        }
-    }
-}
+/// One field of [`Summary`] or [`Speculative`], for the derivations that set several alike.
+type SummarySlot = fn(&mut Summary) -> &mut Option<Fact>;
+type SpecSlot = fn(&mut Speculative) -> &mut Option<Fact>;
 
 /// The records of the engines that generate tokens. A disaggregated job's
 /// logs hold both roles' startup records; a prefill worker's (SGLang
@@ -504,14 +517,14 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
             found.push((true, format!("env {name}={v}"), Some(p)));
         }
     }
-    let serving = facts.serving();
-    if let Some(f) = serving.chat_template {
+    let serving = &facts.summary;
+    if let Some(f) = &serving.chat_template {
         let path = f.value.as_str().unwrap_or_default().to_ascii_lowercase();
         if path.contains("thinking") && !path.contains("no_thinking") && !path.contains("nothink") {
             found.push((true, format!("{} (a thinking chat template)", f.from), f.provenance.clone()));
         }
     }
-    if let Some(f) = serving.default_chat_template_kwargs {
+    if let Some(f) = &serving.default_chat_template_kwargs {
         let kwargs = json_arg(&f.value).unwrap_or(Value::Null);
         let flag =
             match (kwargs.get("thinking_mode").and_then(Value::as_str), kwargs.get("enable_thinking").or(kwargs.get("thinking")).and_then(Value::as_bool)) {
@@ -535,26 +548,26 @@ fn mode_name(on: bool) -> &'static str {
 }
 
 fn summarize(facts: &mut Facts) {
-    facts.summary_from("model", &["model_path", "model", "model_tag"]);
-    facts.summary_from("served_model_name", &["served_model_name"]);
-    facts.summary_from("tensor_parallel", &["tp_size", "tensor_parallel_size"]);
-    facts.summary_from("expert_parallel", &["ep_size", "moe_expert_parallel_size", "expert_parallel_size"]);
-    facts.summary_from("data_parallel", &["dp_size", "data_parallel_size"]);
-    facts.summary_from("quantization", &["quantization"]);
-    facts.summary_from("dtype", &["dtype"]);
-    facts.summary_from("kv_cache_dtype", &["kv_cache_dtype"]);
-    facts.summary_from("chat_template", &["chat_template"]);
-    facts.summary_from("reasoning_parser", &["reasoning_parser"]);
-    facts.summary_from("disaggregation_mode", &["disaggregation_mode"]);
-    facts.summary_from("json_model_override_args", &["json_model_override_args"]);
-    facts.summary_from("hf_overrides", &["hf_overrides"]);
-    facts.summary_from("default_chat_template_kwargs", &["default_chat_template_kwargs", "chat_template_kwargs"]);
+    facts.summary_from(|s| &mut s.model, &["model_path", "model", "model_tag"]);
+    facts.summary_from(|s| &mut s.served_model_name, &["served_model_name"]);
+    facts.summary_from(|s| &mut s.tensor_parallel, &["tp_size", "tensor_parallel_size"]);
+    facts.summary_from(|s| &mut s.expert_parallel, &["ep_size", "moe_expert_parallel_size", "expert_parallel_size"]);
+    facts.summary_from(|s| &mut s.data_parallel, &["dp_size", "data_parallel_size"]);
+    facts.summary_from(|s| &mut s.quantization, &["quantization"]);
+    facts.summary_from(|s| &mut s.dtype, &["dtype"]);
+    facts.summary_from(|s| &mut s.kv_cache_dtype, &["kv_cache_dtype"]);
+    facts.summary_from(|s| &mut s.chat_template, &["chat_template"]);
+    facts.summary_from(|s| &mut s.reasoning_parser, &["reasoning_parser"]);
+    facts.summary_from(|s| &mut s.disaggregation_mode, &["disaggregation_mode"]);
+    facts.summary_from(|s| &mut s.json_model_override_args, &["json_model_override_args"]);
+    facts.summary_from(|s| &mut s.hf_overrides, &["hf_overrides"]);
+    facts.summary_from(|s| &mut s.default_chat_template_kwargs, &["default_chat_template_kwargs", "chat_template_kwargs"]);
 }
 
 /// TensorRT-LLM's KV-cache dtype: `kv_cache_config.dtype` of its LLM-API
 /// YAML (a file of the input, a config a log shows, or a recipe role's).
 fn trtllm_kv_cache(facts: &mut Facts, records: &[&EngineRecord]) {
-    if facts.engine != Some(Engine::Trtllm) || facts.summary.contains_key("kv_cache_dtype") {
+    if facts.engine != Some(Engine::Trtllm) || facts.summary.kv_cache_dtype.is_some() {
         return;
     }
     let found = match best(records, &[RecordKind::TrtllmKvCacheConfig]) {
@@ -562,7 +575,7 @@ fn trtllm_kv_cache(facts: &mut Facts, records: &[&EngineRecord]) {
         None => facts.arg("kv_cache_config").and_then(|(v, from, p)| Some((v.get("dtype")?.clone(), format!("{from}.dtype"), p))),
     };
     if let Some(found) = found {
-        Facts::set(&mut facts.summary, &facts.branchy, "kv_cache_dtype", found, Derivation::AsWritten);
+        Facts::set(&mut facts.summary.kv_cache_dtype, &facts.branchy, found, Derivation::AsWritten);
     }
 }
 
@@ -600,12 +613,12 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
             let algorithm = facts.arg("speculative_algorithm").filter(|(v, _, _)| !v.is_null());
             let Some(algorithm) = algorithm else { return };
             let name = algorithm.0.as_str().unwrap_or_default().to_ascii_uppercase();
-            facts.spec_from("algorithm", Some(algorithm.clone()));
+            facts.spec_from(|s| &mut s.algorithm, Some(algorithm.clone()));
             let method = match name.as_str() {
                 "NEXTN" => "eagle".to_string(),
                 other => other.to_ascii_lowercase(),
             };
-            facts.spec_from("method", Some((Value::String(method), algorithm.1.clone(), algorithm.2.clone())));
+            facts.spec_from(|s| &mut s.method, Some((Value::String(method), algorithm.1.clone(), algorithm.2.clone())));
             let (length, derivation) = match name.as_str() {
                 "DSPARK" => (facts.arg("speculative_dspark_block_size"), Derivation::AsWritten),
                 "DFLASH" => (
@@ -616,27 +629,30 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
                 ),
                 _ => (facts.arg("speculative_num_steps"), Derivation::AsWritten),
             };
-            facts.spec_derived("draft_length", length.filter(|(v, _, _)| !v.is_null()), derivation);
+            facts.spec_derived(|s| &mut s.draft_length, length.filter(|(v, _, _)| !v.is_null()), derivation);
             let draft = facts.arg("speculative_draft_model_path");
-            facts.spec_from("draft_model", draft);
-            for (key, field) in [
-                ("num_draft_tokens", "speculative_num_draft_tokens"),
-                ("eagle_topk", "speculative_eagle_topk"),
-                ("draft_quantization", "speculative_draft_model_quantization"),
-                ("draft_kv_cache_dtype", "speculative_draft_kv_cache_dtype"),
-                ("draft_moe_runner_backend", "speculative_moe_runner_backend"),
+            facts.spec_from(|s| &mut s.draft_model, draft);
+            for (slot, field) in [
+                ((|s: &mut Speculative| &mut s.num_draft_tokens) as SpecSlot, "speculative_num_draft_tokens"),
+                (|s| &mut s.eagle_topk, "speculative_eagle_topk"),
+                (|s| &mut s.draft_quantization, "speculative_draft_model_quantization"),
+                (|s| &mut s.draft_kv_cache_dtype, "speculative_draft_kv_cache_dtype"),
+                (|s| &mut s.draft_moe_runner_backend, "speculative_moe_runner_backend"),
             ] {
                 let value = facts.arg(field);
-                facts.spec_from(key, value);
+                facts.spec_from(slot, value);
             }
             if let Some((value, from, provenance)) = env_fact("SGLANG_SIMULATE_ACC_LEN") {
                 let on = number(&value).is_some_and(|n| n >= 0.0);
-                facts.spec_from("simulated_al", on.then(|| (value.clone(), from.clone(), provenance.clone())));
-                facts.spec_from("simulated", Some((Value::Bool(on), from, provenance)));
+                facts.spec_from(|s| &mut s.simulated_al, on.then(|| (value.clone(), from.clone(), provenance.clone())));
+                facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(on), from, provenance)));
             }
-            for (key, var) in [("simulate_method", "SGLANG_SIMULATE_ACC_METHOD"), ("simulate_token_mode", "SGLANG_SIMULATE_ACC_TOKEN_MODE")] {
+            for (slot, var) in [
+                ((|s: &mut Speculative| &mut s.simulate_method) as SpecSlot, "SGLANG_SIMULATE_ACC_METHOD"),
+                (|s| &mut s.simulate_token_mode, "SGLANG_SIMULATE_ACC_TOKEN_MODE"),
+            ] {
                 let value = env_fact(var);
-                facts.spec_from(key, value);
+                facts.spec_from(slot, value);
             }
         }
         Some(Engine::Vllm) => vllm_speculative(facts),
@@ -650,21 +666,24 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
                     (None, Some((config, from, provenance))) => config.get(key).map(|v| (v.clone(), format!("{from}.{key}"), provenance.clone())),
                     (None, None) => None,
                 };
-                facts.spec_from("algorithm", field("decoding_type"));
-                facts.spec_from("method", field("decoding_type").map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
+                facts.spec_from(|s| &mut s.algorithm, field("decoding_type"));
+                facts.spec_from(
+                    |s| &mut s.method,
+                    field("decoding_type").map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)),
+                );
                 // MTP names its draft length by the MTP layers it runs.
-                facts.spec_from("draft_length", field("max_draft_len").or_else(|| field("num_nextn_predict_layers")));
-                facts.spec_from("draft_model", field("speculative_model").or_else(|| field("speculative_model_dir")));
+                facts.spec_from(|s| &mut s.draft_length, field("max_draft_len").or_else(|| field("num_nextn_predict_layers")));
+                facts.spec_from(|s| &mut s.draft_model, field("speculative_model").or_else(|| field("speculative_model_dir")));
             }
             if let Some((value, from, provenance)) = env_fact("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS") {
                 if let Some(n) = number(&value) {
-                    facts.spec_from("forced_accepted_tokens", Some((value, from.clone(), provenance.clone())));
+                    facts.spec_from(|s| &mut s.forced_accepted_tokens, Some((value, from.clone(), provenance.clone())));
                     facts.spec_derived(
-                        "simulated_al",
+                        |s| &mut s.simulated_al,
                         Some((derived(n + 1.0), format!("{from} plus 1"), provenance.clone())),
                         Derivation::ForcedAcceptedPlusOne,
                     );
-                    facts.spec_from("simulated", Some((Value::Bool(true), from, provenance)));
+                    facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from, provenance)));
                 }
             }
         }
@@ -686,21 +705,21 @@ fn injected(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
         Some(e @ (Engine::Sglang | Engine::Vllm)) => e,
         _ => return,
     };
-    if facts.speculative.contains_key("simulated_al") || !facts.speculative.contains_key("method") {
+    if facts.speculative.simulated_al.is_some() || facts.speculative.method.is_none() {
         return;
     }
     let on = env_fact(catalog, env, "SYNTHETIC_ACCEPTANCE").is_some_and(|(v, _, _)| v.as_str().is_some_and(|s| s.eq_ignore_ascii_case("true")));
     let Some((length, from, provenance)) = env_fact(catalog, env, "SYNTHETIC_ACCEPTANCE_LENGTH") else { return };
     let Some(al) = number(&length).filter(|_| on) else { return };
     let from = format!("{from} (written into the recipe by the runner's SA injector)");
-    facts.spec_from("simulated_al", Some((derived(al), from.clone(), provenance.clone())));
-    facts.spec_from("simulated", Some((Value::Bool(true), from.clone(), provenance.clone())));
-    let written: &[(&str, &str)] = match engine {
-        Engine::Sglang => &[("simulate_method", "match-expected"), ("simulate_token_mode", "real-draft-token")],
-        _ => &[("rejection_sample_method", "synthetic")],
+    facts.spec_from(|s| &mut s.simulated_al, Some((derived(al), from.clone(), provenance.clone())));
+    facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from.clone(), provenance.clone())));
+    let written: &[(SpecSlot, &str)] = match engine {
+        Engine::Sglang => &[(|s| &mut s.simulate_method, "match-expected"), (|s| &mut s.simulate_token_mode, "real-draft-token")],
+        _ => &[(|s| &mut s.rejection_sample_method, "synthetic")],
     };
-    for (key, value) in written {
-        facts.spec_from(key, Some((Value::from(*value), from.clone(), provenance.clone())));
+    for (slot, value) in written {
+        facts.spec_from(*slot, Some((Value::from(*value), from.clone(), provenance.clone())));
     }
 }
 
@@ -721,24 +740,24 @@ fn vllm_speculative(facts: &mut Facts) {
     if method.is_none() && draft.is_none() && length.is_none() {
         return;
     }
-    facts.spec_from("algorithm", method.clone());
-    facts.spec_from("method", method.map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
-    facts.spec_from("draft_model", draft);
-    facts.spec_from("draft_length", length);
-    for (key, names) in [
-        ("rejection_sample_method", &["rejection_sample_method"][..]),
-        ("draft_sample_method", &["draft_sample_method"][..]),
-        ("draft_quantization", &["quantization"][..]),
-        ("draft_kv_cache_dtype", &["kv_cache_dtype"][..]),
-        ("draft_dtype", &["dtype"][..]),
-        ("synthetic_acceptance_length", &["synthetic_acceptance_length"][..]),
-        ("synthetic_acceptance_rates", &["synthetic_acceptance_rates"][..]),
+    facts.spec_from(|s| &mut s.algorithm, method.clone());
+    facts.spec_from(|s| &mut s.method, method.map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
+    facts.spec_from(|s| &mut s.draft_model, draft);
+    facts.spec_from(|s| &mut s.draft_length, length);
+    for (slot, names) in [
+        ((|s: &mut Speculative| &mut s.rejection_sample_method) as SpecSlot, &["rejection_sample_method"][..]),
+        (|s| &mut s.draft_sample_method, &["draft_sample_method"][..]),
+        (|s| &mut s.draft_quantization, &["quantization"][..]),
+        (|s| &mut s.draft_kv_cache_dtype, &["kv_cache_dtype"][..]),
+        (|s| &mut s.draft_dtype, &["dtype"][..]),
+        (|s| &mut s.synthetic_acceptance_length, &["synthetic_acceptance_length"][..]),
+        (|s| &mut s.synthetic_acceptance_rates, &["synthetic_acceptance_rates"][..]),
     ] {
         let value = field(facts, names, &[]);
-        facts.spec_from(key, value);
+        facts.spec_from(slot, value);
     }
-    let synthetic = facts.speculative.get("rejection_sample_method").is_some_and(|f| f.value == "synthetic");
-    let al = match (facts.speculative.get("synthetic_acceptance_length"), facts.speculative.get("synthetic_acceptance_rates")) {
+    let synthetic = facts.speculative.rejection_sample_method.as_ref().is_some_and(|f| f.value == "synthetic");
+    let al = match (facts.speculative.synthetic_acceptance_length.as_ref(), facts.speculative.synthetic_acceptance_rates.as_ref()) {
         (Some(f), _) => number(&f.value).map(|n| (n, f.from.clone(), f.provenance.clone(), Derivation::AsWritten)),
         (None, Some(f)) => f.value.as_array().map(|rates| {
             (1.0 + rates.iter().filter_map(number).sum::<f64>(), format!("1 + sum of {}", f.from), f.provenance.clone(), Derivation::SumOfRatesPlusOne)
@@ -746,8 +765,8 @@ fn vllm_speculative(facts: &mut Facts) {
         _ => None,
     };
     if let Some((n, from, provenance, derivation)) = al {
-        facts.spec_derived("simulated_al", Some((derived(n), from.clone(), provenance.clone())), derivation);
-        facts.spec_from("simulated", Some((Value::Bool(synthetic), from, provenance)));
+        facts.spec_derived(|s| &mut s.simulated_al, Some((derived(n), from.clone(), provenance.clone())), derivation);
+        facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(synthetic), from, provenance)));
     }
 }
 
@@ -757,19 +776,19 @@ fn atom_speculative(facts: &mut Facts) {
     if method.is_none() && length.is_none() {
         return;
     }
-    facts.spec_from("algorithm", method.clone());
-    facts.spec_from("method", method.map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
+    facts.spec_from(|s| &mut s.algorithm, method.clone());
+    facts.spec_from(|s| &mut s.method, method.map(|(v, f, p)| (Value::String(v.as_str().unwrap_or_default().to_ascii_lowercase()), f, p)));
     let k = length.as_ref().and_then(|(v, _, _)| number(v));
-    facts.spec_from("draft_length", length);
+    facts.spec_from(|s| &mut s.draft_length, length);
     let draft = facts.arg("draft_model");
-    facts.spec_from("draft_model", draft);
+    facts.spec_from(|s| &mut s.draft_model, draft);
     let al = facts.arg("spec_decode_acceptance_length").and_then(|(v, f, p)| number(&v).map(|n| (n, f, p, Derivation::AsWritten)));
     let rate = facts.arg("spec_decode_acceptance_rate");
-    facts.spec_from("acceptance_rate", rate.clone());
+    facts.spec_from(|s| &mut s.acceptance_rate, rate.clone());
     let implied = rate.and_then(|(v, f, p)| Some((1.0 + number(&v)? * k?, format!("1 + {f} x num_speculative_tokens"), p, Derivation::RateTimesLengthPlusOne)));
     if let Some((n, from, provenance, derivation)) = al.or(implied) {
-        facts.spec_derived("simulated_al", Some((derived(n), from.clone(), provenance.clone())), derivation);
-        facts.spec_from("simulated", Some((Value::Bool(true), from, provenance)));
+        facts.spec_derived(|s| &mut s.simulated_al, Some((derived(n), from.clone(), provenance.clone())), derivation);
+        facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from, provenance)));
     }
 }
 
@@ -785,7 +804,7 @@ mod tests {
     }
 
     fn spec(f: &Facts, key: &str) -> Value {
-        f.speculative.get(key).map(|f| f.value.clone()).unwrap_or(Value::Null)
+        f.speculative.entries().into_iter().find(|(k, _)| *k == key).map(|(_, f)| f.value.clone()).unwrap_or(Value::Null)
     }
 
     #[test]
@@ -794,15 +813,15 @@ mod tests {
         let cmd = "python3 -m sglang.launch_server --model-path /m --tp 4 --speculative-algorithm DSPARK --speculative-dspark-block-size 5 \n";
         let f = facts_of(&[("a/server.log", FileKind::Log, log), ("a/sglang_command.txt", FileKind::Command, cmd)]);
         assert_eq!(f.engine, Some(Engine::Sglang));
-        assert_eq!(f.summary["model"].value, "/m");
-        assert_eq!(f.summary["tensor_parallel"].value, 4);
-        assert_eq!(f.summary["tensor_parallel"].from, "sglang-server-args.tp_size");
+        assert_eq!(f.summary.model.as_ref().unwrap().value, "/m");
+        assert_eq!(f.summary.tensor_parallel.as_ref().unwrap().value, 4);
+        assert_eq!(f.summary.tensor_parallel.as_ref().unwrap().from, "sglang-server-args.tp_size");
         assert_eq!(spec(&f, "method"), "dspark");
         assert_eq!(spec(&f, "draft_length"), 5);
         assert_eq!(spec(&f, "simulated_al"), 3.51);
         assert_eq!(spec(&f, "simulated"), true);
         assert_eq!(spec(&f, "simulate_method"), "match-expected");
-        assert_eq!(f.speculative["simulated_al"].provenance.as_ref().unwrap().line, Some(2));
+        assert_eq!(f.speculative.simulated_al.as_ref().unwrap().provenance.as_ref().unwrap().line, Some(2));
         assert_eq!(f.server_args_sources.len(), 2);
         assert_eq!(f.thinking, None, "no indicator in this log");
     }
@@ -866,14 +885,14 @@ mod tests {
         );
         let f = facts_of(&[("x/run.sh", FileKind::Script, script)]);
         let at = |fact: &Fact| fact.provenance.as_ref().map(|p| (p.line, p.text.clone()));
-        assert_eq!(at(&f.summary["hf_overrides"]), Some((Some(5), r#"--hf-overrides '{"text_config": {"index_topk_freq": 4}}'"#.to_string())));
-        assert_eq!(at(&f.speculative["draft_length"]).map(|(l, _)| l), Some(Some(6)));
+        assert_eq!(at(f.summary.hf_overrides.as_ref().unwrap()), Some((Some(5), r#"--hf-overrides '{"text_config": {"index_topk_freq": 4}}'"#.to_string())));
+        assert_eq!(at(f.speculative.draft_length.as_ref().unwrap()).map(|(l, _)| l), Some(Some(6)));
         let continued = "vllm serve /m \\\n  -tp 4 \\\n  --speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 2}'\n";
         let f = facts_of(&[("x/run.sh", FileKind::Script, continued)]);
-        let p = f.speculative["draft_length"].provenance.clone().unwrap();
+        let p = f.speculative.draft_length.as_ref().unwrap().provenance.clone().unwrap();
         assert_eq!(p.line, Some(3));
         assert_eq!(&continued[p.span.unwrap().0 as usize..][..20], "--speculative-config");
-        assert_eq!(f.summary["tensor_parallel"].provenance.as_ref().unwrap().line, Some(2));
+        assert_eq!(f.summary.tensor_parallel.as_ref().unwrap().provenance.as_ref().unwrap().line, Some(2));
     }
 
     #[test]
@@ -889,10 +908,10 @@ mod tests {
         let f = facts_of(&[("x/run.sh", FileKind::Script, script)]);
         assert_eq!(spec(&f, "draft_length"), 7, "the first arm's pair, not K=0 with AL 3.00");
         assert_eq!(spec(&f, "simulated_al"), 3.84);
-        let note = f.speculative["draft_length"].branch.clone().unwrap();
+        let note = f.speculative.draft_length.as_ref().unwrap().branch.clone().unwrap();
         assert!(note.contains("line 1"), "{note}");
-        assert!(f.speculative["simulated_al"].branch.is_some());
-        assert_eq!(f.summary["tensor_parallel"].branch, None);
+        assert!(f.speculative.simulated_al.as_ref().unwrap().branch.is_some());
+        assert_eq!(f.summary.tensor_parallel.as_ref().unwrap().branch, None);
         // Arms that agree (SPEC_FLAGS the same under DP_ATTENTION or not) are one value.
         let agree = concat!(
             "case \"$MODE\" in\n  a|b)\n    SPEC_FLAGS=(--speculative-algorithm EAGLE --speculative-num-steps 3)\n    PAR=(--dp 8)\n    ;;\n  *)\n",
@@ -901,13 +920,13 @@ mod tests {
         );
         let f = facts_of(&[("x/run.sh", FileKind::Script, agree)]);
         assert_eq!(spec(&f, "draft_length"), 3);
-        assert_eq!(f.speculative["draft_length"].branch, None);
+        assert_eq!(f.speculative.draft_length.as_ref().unwrap().branch, None);
         assert!(f.command_args.get("dp_size").is_some());
     }
 
     #[test]
     fn simulated_al_says_how_it_was_written() {
-        let derivation = |files: &[(&str, FileKind, &str)]| facts_of(files).spec().simulated_al.map(|f| f.derivation);
+        let derivation = |files: &[(&str, FileKind, &str)]| facts_of(files).speculative.simulated_al.map(|f| f.derivation);
         let trt = "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\ntrtllm-serve /m --tp_size 8\n";
         assert_eq!(derivation(&[("x/run.sh", FileKind::Script, trt)]), Some(Derivation::ForcedAcceptedPlusOne));
         let atom = "python -m atom.entrypoints.openai_server --model m --method mtp --num-speculative-tokens 3 --spec-decode-acceptance-rate 0.66 \n";
@@ -920,7 +939,7 @@ mod tests {
         assert_eq!(derivation(&[("a/server.log", FileKind::Log, sglang)]), Some(Derivation::AsWritten));
         let dflash = "python3 -m sglang.launch_server --model-path /m --speculative-algorithm DFLASH --speculative-num-draft-tokens 6 \n";
         let f = facts_of(&[("a/sglang_command.txt", FileKind::Command, dflash)]);
-        assert_eq!(f.spec().draft_length.map(|f| (f.value.clone(), f.derivation)), Some((Value::from(5), Derivation::WindowMinusOne)));
+        assert_eq!(f.speculative.draft_length.as_ref().map(|f| (f.value.clone(), f.derivation)), Some((Value::from(5), Derivation::WindowMinusOne)));
         assert_eq!(f.engine.map(|e| e.to_string()).as_deref(), Some("sglang"));
     }
 

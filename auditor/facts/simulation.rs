@@ -102,7 +102,7 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
             out.push(Knob { kind, setting: Shown(setting), in_effect, why: Shown(why), provenance: Some(a.provenance.clone()) });
         }
     }
-    let spec = job.facts.spec();
+    let spec = &job.facts.speculative;
     let synthetic = spec.synthetic_rejection();
     let target = if synthetic {
         (KnobKind::VllmSynthetic, true, "vLLM's synthetic acceptance target")
@@ -110,17 +110,17 @@ pub fn knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Knob> {
         (KnobKind::VllmSynthetic, false, "no effect unless rejection_sample_method is synthetic")
     };
     let facts = [
-        (spec.rejection_sample_method.filter(|_| synthetic), (KnobKind::VllmSynthetic, true, "vLLM accepts drafts by synthetic rejection sampling")),
-        (spec.synthetic_acceptance_length, target),
-        (spec.synthetic_acceptance_rates, target),
-        (spec.acceptance_rate, (KnobKind::AtomForced, true, "ATOM forces the acceptance rate")),
+        (spec.rejection_sample_method.as_ref().filter(|_| synthetic), (KnobKind::VllmSynthetic, true, "vLLM accepts drafts by synthetic rejection sampling")),
+        (spec.synthetic_acceptance_length.as_ref(), target),
+        (spec.synthetic_acceptance_rates.as_ref(), target),
+        (spec.acceptance_rate.as_ref(), (KnobKind::AtomForced, true, "ATOM forces the acceptance rate")),
     ];
     for (fact, (kind, in_effect, why)) in facts.into_iter().filter_map(|(f, how)| Some((f?, how))) {
         out.push(Knob { kind, setting: shown_fact(fact), in_effect, why: Shown(why.to_string()), provenance: fact.provenance.clone() });
     }
     if job.facts.engine == Some(Engine::Atom) {
         // An acceptance length ATOM was given, not one implied by a forced rate (that knob is listed above).
-        if let Some(fact) = spec.simulated_al.filter(|f| f.derivation == Derivation::AsWritten) {
+        if let Some(fact) = spec.simulated_al.as_ref().filter(|f| f.derivation == Derivation::AsWritten) {
             out.push(Knob {
                 kind: KnobKind::AtomForced,
                 setting: shown_fact(fact),

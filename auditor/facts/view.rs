@@ -43,14 +43,13 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
     }
     let facts = facts::derive(files, catalog);
     let mut sources = Map::new();
-    for (group, map) in [("summary", &facts.summary), ("speculative", &facts.speculative)] {
-        for (key, fact) in map {
+    for (group, entries) in [("summary", facts.summary.entries()), ("speculative", facts.speculative.entries())] {
+        for (key, fact) in entries {
             let place = fact.provenance.as_ref().map(|p| json!({"file": p.file, "line": p.line}));
             sources.insert(format!("{group}.{key}"), json!({"from": fact.from, "at": place}));
         }
     }
-    let values =
-        |map: &std::collections::BTreeMap<String, facts::Fact>| -> Map<String, Value> { map.iter().map(|(k, f)| (k.clone(), f.value.clone())).collect() };
+    let values = |entries: Vec<(&str, &facts::Fact)>| -> Map<String, Value> { entries.into_iter().map(|(k, f)| (k.to_string(), f.value.clone())).collect() };
     let mut notes: Vec<Value> = facts.notes.iter().map(|n| json!({"message": n})).collect();
     notes.extend(files.iter().flat_map(|f| f.notes.iter().map(move |n| json!({"file": f.path, "line": n.line, "message": n.message}))));
     json!({
@@ -58,8 +57,8 @@ pub fn render(files: &[FileEvidence], catalog: &Catalog) -> Value {
         "server_args": facts.server_args,
         "server_args_sources": facts.server_args_sources,
         "command_args": facts.command_args,
-        "summary": values(&facts.summary),
-        "speculative": values(&facts.speculative),
+        "summary": values(facts.summary.entries()),
+        "speculative": values(facts.speculative.entries()),
         "sources": sources,
         "env": env_view,
         "env_dumps": files.iter().flat_map(|f| f.env_dumps.iter()).collect::<Vec<_>>(),
