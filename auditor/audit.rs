@@ -5,7 +5,6 @@ use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Inputs, Status};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
-use crate::facts::{self, Facts};
 use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
@@ -133,7 +132,7 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     for job in &mut jobs {
         let hints = hints(&job.files);
         jobs::apply_hints(&mut job.job, &hints);
-        job.facts = facts::derive(&job.files, Catalog::embedded());
+        job.derive(Catalog::embedded());
     }
     Ok(ReadBundle { bundle, jobs, sources })
 }
@@ -163,10 +162,7 @@ fn outside_the_input(jobs: &[AuditedJob]) -> Vec<String> {
 fn by_artifact(bundle: &Bundle, jobs: Vec<jobs::Job>, assignment: &BTreeMap<String, String>, files: Vec<FileEvidence>) -> Vec<AuditedJob> {
     let label = bundle.path.clone();
     let recognised = !jobs.is_empty();
-    let mut by_job: BTreeMap<String, AuditedJob> = jobs
-        .into_iter()
-        .map(|job| (job.id.clone(), AuditedJob { bundle: label.clone(), job, files: Vec::new(), facts: Facts::default(), unexamined: Vec::new() }))
-        .collect();
+    let mut by_job: BTreeMap<String, AuditedJob> = jobs.into_iter().map(|job| (job.id.clone(), AuditedJob::new(&label, job, Vec::new(), Vec::new()))).collect();
     let job_of = |artifact: Option<&str>| {
         artifact.and_then(|a| assignment.get(a)).cloned().unwrap_or_else(|| if recognised { "run".to_string() } else { "bundle".to_string() })
     };
@@ -174,13 +170,7 @@ fn by_artifact(bundle: &Bundle, jobs: Vec<jobs::Job>, assignment: &BTreeMap<Stri
         let job_id = job_of(evidence.artifact.as_deref());
         by_job
             .entry(job_id.clone())
-            .or_insert_with(|| AuditedJob {
-                bundle: label.clone(),
-                job: jobs::unassigned_job(&job_id, recognised),
-                files: Vec::new(),
-                facts: Facts::default(),
-                unexamined: Vec::new(),
-            })
+            .or_insert_with(|| AuditedJob::new(&label, jobs::unassigned_job(&job_id, recognised), Vec::new(), Vec::new()))
             .files
             .push(evidence);
     }
@@ -204,13 +194,13 @@ fn from_repository(bundle: &Bundle, repo: Vec<repository::RepoJob>, files: &[Fil
                 r.files.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| Unexamined::File(f.path.clone())).collect();
             unexamined.dedup();
             unexamined.extend(r.unexamined);
-            AuditedJob { bundle: bundle.path.clone(), job: r.job, files: r.files, facts: Facts::default(), unexamined }
+            AuditedJob::new(&bundle.path, r.job, r.files, unexamined)
         })
         .collect();
     let rest: Vec<FileEvidence> = files.iter().filter(|f| !used.contains(&f.path)).cloned().collect();
     if !rest.is_empty() {
         let unexamined = rest.iter().filter(|f| incomplete.contains(f.path.as_str())).map(|f| Unexamined::File(f.path.clone())).collect();
-        jobs.push(AuditedJob { bundle: bundle.path.clone(), job: repository::leftover_job(), files: rest, facts: Facts::default(), unexamined });
+        jobs.push(AuditedJob::new(&bundle.path, repository::leftover_job(), rest, unexamined));
     }
     jobs.sort_by(|a, b| a.job.id.cmp(&b.job.id));
     jobs

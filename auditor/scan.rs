@@ -13,7 +13,6 @@ use crate::bundle::{self, Bundle, Disposition, FileStatus, Limits, MemberVisitor
 use crate::checks::{self, AuditedJob, CheckResult, ForbiddenEnvPerFile, Status};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence, classify, file_ref};
-use crate::facts::{self, Facts};
 use crate::finding::{Finding, Severity};
 use crate::policy::Policy;
 use crate::report::Report;
@@ -52,9 +51,9 @@ impl Scanner<'_, '_> {
             return Vec::new();
         }
         let job = crate::jobs::unassigned_job(&evidence.path, false);
-        let mut job = AuditedJob { bundle: String::new(), job, files: vec![evidence], facts: Facts::default(), unexamined: Vec::new() };
-        job.facts = facts::derive(&job.files, self.catalog);
-        let found = checks::simulation_knobs_in_file(&job, self.catalog);
+        let mut job = AuditedJob::new("", job, vec![evidence], Vec::new());
+        job.derive(self.catalog);
+        let found = checks::simulation_knobs_in_file(&job);
         self.knob_files += usize::from(!found.is_empty());
         found
     }

@@ -8,7 +8,7 @@
 
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
-use crate::facts::simulation::text;
+use crate::facts::simulation::{InEffect, text};
 use crate::facts::{Derivation, Fact};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
@@ -38,7 +38,7 @@ struct Key {
 
 pub fn run(ctx: &Context, settings: &Section<GoldenAl>) -> CheckResult {
     let jobs: Vec<&AuditedJob> =
-        ctx.jobs.iter().filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.facts.speculative.is_simulated()).collect();
+        ctx.jobs.iter().filter(|j| j.job.kind != JobKind::EvalOnly && !j.job.informational() && j.simulation.generating == InEffect::Yes).collect();
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");
     }

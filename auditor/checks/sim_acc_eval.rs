@@ -5,8 +5,7 @@
 //! same server under simulation is flagged.
 
 use super::{AuditedJob, CheckResult, Context};
-use crate::evidence::knobs::Catalog;
-use crate::facts::simulation::{KnobKind, knobs};
+use crate::facts::simulation::{InEffect, KnobKind};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use crate::policy::Section;
@@ -19,6 +18,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("sim-acc-eval/in-job-eval", "a throughput job under simulated acceptance also ran evals on the same server"),
     ("sim-acc-eval/runner-setting", "an eval-only job carries the runner's SYNTHETIC_ACCEPTANCE inputs"),
     ("sim-acc-eval/inactive-knob", "a simulation knob is present but has no effect"),
+    ("sim-acc-eval/undetermined", "an eval-only job's simulation knob comes from a value the input does not show"),
     ("sim-acc-eval/real-verification", "the job's launch env dump shows no simulation: real verification"),
     ("sim-acc-eval/knob", "`auditor scan`: a simulated-acceptance knob in a file (information: a scan has no jobs to tell throughput from eval)"),
 ];
@@ -31,10 +31,21 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
     let mut findings = Vec::new();
     let mut failing = 0;
     for job in &evals {
-        let found = knobs(job, ctx.catalog);
-        let active: Vec<_> = found.iter().filter(|k| k.in_effect).collect();
+        let found = &job.simulation.knobs;
+        let active: Vec<_> = job.simulation.active().collect();
         let eval_only = job.job.kind == JobKind::EvalOnly;
-        if !active.is_empty() {
+        if job.simulation.anywhere() == InEffect::Unknown && eval_only {
+            let unknown: Vec<_> = found.iter().filter(|k| k.in_effect == InEffect::Unknown).collect();
+            let shown: Vec<String> = unknown.iter().map(|k| format!("{} ({})", k.setting, k.why)).collect();
+            findings.push(Finding::new(
+                "sim-acc-eval/undetermined",
+                job.open_severity(),
+                format!("eval-only job: whether it runs with simulated acceptance is not known: {}", shown.join(", ")),
+                job.id(),
+                unknown.iter().filter_map(|k| k.provenance.clone()).collect(),
+            ));
+        }
+        if job.simulation.anywhere() == InEffect::Yes {
             let settings_text: Vec<String> = active.iter().map(|k| k.setting.to_string()).collect();
             let (rule, severity, what) = if eval_only {
                 failing += 1;
@@ -50,14 +61,14 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
                 active.iter().filter_map(|k| k.provenance.clone()).collect(),
             ));
         }
-        for knob in found.iter().filter(|k| !k.in_effect && eval_only) {
+        for knob in found.iter().filter(|k| k.in_effect == InEffect::No && eval_only) {
             let (rule, severity) = match knob.kind {
                 KnobKind::RunnerInput => ("sim-acc-eval/runner-setting", Severity::Warning),
                 _ => ("sim-acc-eval/inactive-knob", Severity::Info),
             };
             findings.push(Finding::new(rule, severity, format!("{}: {}", knob.setting, knob.why), job.id(), knob.provenance.clone().into_iter().collect()));
         }
-        if active.is_empty() && eval_only {
+        if job.simulation.anywhere() == InEffect::No && eval_only {
             let dump = job
                 .files
                 .iter()
@@ -83,12 +94,19 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
 /// the one file of `job`), as information: a scan has no jobs, so whether a
 /// knob may be set (for an agentic throughput run, yes; for an eval, no) is
 /// for `audit` to judge. Each says whether the engine simulates because of it.
-pub fn scan_knobs(job: &AuditedJob, catalog: &Catalog) -> Vec<Finding> {
-    knobs(job, catalog)
-        .into_iter()
+pub fn scan_knobs(job: &AuditedJob) -> Vec<Finding> {
+    job.simulation
+        .knobs
+        .iter()
         .map(|knob| {
-            let state = if knob.in_effect { "in effect" } else { "no effect" };
-            Finding::new("sim-acc-eval/knob", Severity::Info, format!("{} ({state}: {})", knob.setting, knob.why), None, knob.provenance.into_iter().collect())
+            let state = knob.in_effect.as_str();
+            Finding::new(
+                "sim-acc-eval/knob",
+                Severity::Info,
+                format!("{} ({state}: {})", knob.setting, knob.why),
+                None,
+                knob.provenance.iter().cloned().collect(),
+            )
         })
         .collect()
 }

@@ -11,7 +11,7 @@
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::engine::Engine;
 use crate::facts::Fact;
-use crate::facts::simulation::{knobs, text};
+use crate::facts::simulation::{InEffect, text};
 use crate::finding::{Finding, Severity};
 use crate::jobs::{JobKind, Scenario};
 use crate::policy::Section;
@@ -35,7 +35,7 @@ pub fn run(ctx: &Context, settings: &Section<SimAccThroughput>) -> CheckResult {
     let mut findings = Vec::new();
     let mut judged = 0;
     for job in jobs {
-        judged += usize::from(judge(ctx, settings, job, &mut findings));
+        judged += usize::from(judge(settings, job, &mut findings));
     }
     if judged == 0 {
         return CheckResult::not_applicable(ID, settings, "no speculative-decoding throughput jobs in the input");
@@ -61,7 +61,7 @@ const SPEC_ARGS: &[&str] =
 const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
 
 /// Judge one job; false when it does not run (or claim) speculative decoding.
-fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
+fn judge(settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
     let facts = &job.facts;
     let spec = &facts.speculative;
     let labelled = job.job.meta.spec_decoding.as_deref().is_some_and(|s| s != "none");
@@ -75,7 +75,7 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
     if !drafting && !labelled {
         return false;
     }
-    let active: Vec<_> = knobs(job, ctx.catalog).into_iter().filter(|k| k.in_effect).collect();
+    let active: Vec<_> = job.simulation.active().collect();
     let evidence: Vec<_> = active.iter().filter_map(|k| k.provenance.clone()).collect();
     let fixed_seq = job.job.scenario == Some(Scenario::FixedSeqLen);
     if fixed_seq && !active.is_empty() && !settings.allow_fixed_seq_simulation {
@@ -155,9 +155,23 @@ fn judge(ctx: &Context, settings: &Section<SimAccThroughput>, job: &AuditedJob, 
         }
         Some(Scenario::AgenticCoding) => {}
     }
-    let simulated = spec.is_simulated();
     let method = spec.method.as_ref().map(|f| text(&f.value)).unwrap_or_default();
-    if !simulated {
+    if job.simulation.generating == InEffect::Unknown {
+        let unknown: Vec<_> = job.simulation.knobs.iter().filter(|k| k.in_effect == InEffect::Unknown).collect();
+        let shown: Vec<String> = unknown.iter().map(|k| format!("{} ({})", k.setting, k.why)).collect();
+        push(
+            findings,
+            "sim-acc-throughput/undetermined",
+            open_severity,
+            format!(
+                "agentic throughput job runs {method} speculative decoding; whether it simulates acceptance at the golden AL is not known: {}",
+                shown.join(", ")
+            ),
+            unknown.iter().filter_map(|k| k.provenance.clone()).collect(),
+        );
+        return true;
+    }
+    if job.simulation.generating == InEffect::No {
         let engine = facts.engine.map_or("unknown engine", Engine::as_str);
         let expected = match facts.engine {
             Some(Engine::Sglang) => {

@@ -33,12 +33,26 @@ pub struct AuditedJob {
     pub job: Job,
     pub files: Vec<FileEvidence>,
     pub facts: Facts,
+    /// Whether the job simulates acceptance, decided once from its facts.
+    pub simulation: simulation::Simulation,
     /// Files of the job that were not (fully) examined: what is absent from
     /// the evidence may be in them.
     pub unexamined: Vec<Unexamined>,
 }
 
 impl AuditedJob {
+    /// A job whose facts are not derived yet ([`AuditedJob::derive`]).
+    pub fn new(bundle: &str, job: Job, files: Vec<FileEvidence>, unexamined: Vec<Unexamined>) -> Self {
+        AuditedJob { bundle: bundle.to_string(), job, files, facts: Facts::default(), simulation: simulation::Simulation::default(), unexamined }
+    }
+
+    /// Derive the job's facts and decide its simulation, once, when its
+    /// files and kind are final.
+    pub fn derive(&mut self, catalog: &Catalog) {
+        self.facts = derive(&self.files, catalog);
+        self.simulation = simulation::Simulation::decide(self, catalog);
+    }
+
     pub fn id(&self) -> Option<&str> {
         Some(self.job.id.as_str())
     }
@@ -237,11 +251,6 @@ impl Speculative {
     /// vLLM accepts drafts by synthetic rejection sampling.
     pub fn synthetic_rejection(&self) -> bool {
         self.rejection_sample_method.as_ref().is_some_and(|f| f.value == "synthetic")
-    }
-
-    /// Whether the engine simulates acceptance.
-    pub fn is_simulated(&self) -> bool {
-        self.simulated.as_ref().is_some_and(|f| f.value == true)
     }
 }
 

@@ -344,7 +344,8 @@ fn an_eval_job_simulates_only_at_a_length_sglang_reads_as_on() {
     // (value in the launch script, status, the one finding's rule, what its message says)
     let cases = [
         ("2.49", "fail", "sim-acc-eval/simulated", "SGLANG_SIMULATE_ACC_LEN=2.49"),
-        ("$GOLDEN_AL", "fail", "sim-acc-eval/simulated", "SGLANG_SIMULATE_ACC_LEN=$GOLDEN_AL"),
+        // A value the input does not show: not known either way (one decision for every check).
+        ("$GOLDEN_AL", "error", "sim-acc-eval/undetermined", "SGLANG_SIMULATE_ACC_LEN=$GOLDEN_AL"),
         ("-1", "pass", "sim-acc-eval/inactive-knob", "a negative value disables simulation"),
         ("off", "pass", "sim-acc-eval/inactive-knob", "not a number: SGLang keeps the default (-1, off)"),
     ];
@@ -359,6 +360,26 @@ fn an_eval_job_simulates_only_at_a_length_sglang_reads_as_on() {
         let message = c["findings"][0]["message"].as_str().unwrap();
         assert!(message.contains(said), "{value}: {message}");
     }
+}
+
+/// One decision of "simulation in effect" for every check: a length from an
+/// expansion the input does not show is "not known" for the throughput job
+/// (sim-acc-throughput undetermined, golden-al not judged) as for the eval job.
+#[test]
+fn a_length_the_input_does_not_show_is_not_known_to_every_check() {
+    let rf = DSV4_RF;
+    let log =
+        "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
+    let script = "export SGLANG_SIMULATE_ACC_LEN=$GOLDEN_AL\npython3 -m sglang.launch_server --model-path /m --tp 8\n";
+    let (code, report) =
+        audit_files(&[(&format!("server_logs_{rf}/results/server.log"), log), (&format!("server_logs_{rf}/results/launch.sh"), script)]);
+    let c = check(&report, "sim-acc-throughput");
+    assert_eq!((c["status"].as_str(), c["findings"][0]["rule"].as_str()), (Some("error"), Some("sim-acc-throughput/undetermined")), "{c:#}");
+    let message = c["findings"][0]["message"].as_str().unwrap();
+    assert!(message.contains("SGLANG_SIMULATE_ACC_LEN=$GOLDEN_AL (set from an expansion"), "{message}");
+    assert_eq!(c["findings"][0]["evidence"][0]["line"], 1, "{c:#}");
+    assert_ne!(check(&report, "golden-al")["status"], "fail");
+    assert_eq!(code, 3, "nothing failed, part could not be judged");
 }
 
 #[test]
