@@ -5,6 +5,8 @@ use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Inputs, Status};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
+use crate::facts::Facts;
+use crate::facts::view::{self, EvidenceView};
 use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
@@ -69,29 +71,19 @@ pub struct ReadBundle {
 }
 
 impl ReadBundle {
-    /// What `auditor evidence` shows: for one file (`whole_file`) its
-    /// evidence whole — a script or recipe is split into jobs that each see
-    /// part of it — else each job's, with what was not examined.
-    pub fn view(&self, whole_file: bool) -> serde_json::Value {
-        let catalog = Catalog::embedded();
-        if whole_file {
-            let files = if self.sources.is_empty() { self.jobs.first().map(|j| j.files.clone()).unwrap_or_default() } else { self.sources.clone() };
-            return crate::facts::view::render(&files, catalog);
-        }
-        let jobs: Vec<serde_json::Value> = self
-            .jobs
-            .iter()
-            .map(|j| {
-                let mut v = crate::facts::view::render(&j.files, catalog);
-                v["job"] = serde_json::to_value(&j.job).unwrap_or_default();
-                v
-            })
-            .collect();
-        serde_json::json!({
-            "input": { "path": self.bundle.path, "sha256": self.bundle.sha256 },
-            "jobs": jobs,
-            "not_examined": self.bundle.not_examined,
-        })
+    /// What `auditor evidence` shows of one file: its evidence whole (a
+    /// script or recipe is split into jobs that each see part of it), with
+    /// the facts derived over the whole file.
+    pub fn whole_file(&self) -> (&[FileEvidence], Facts) {
+        let files = if self.sources.is_empty() { self.jobs.first().map(|j| j.files.as_slice()).unwrap_or_default() } else { self.sources.as_slice() };
+        (files, crate::facts::derive(files, Catalog::embedded()))
+    }
+
+    /// What `auditor evidence` shows of a bundle: each job's evidence and
+    /// the facts already derived for it, with what was not examined.
+    pub fn jobs_view(&self) -> EvidenceView<'_> {
+        let input = view::Input { path: &self.bundle.path, sha256: self.bundle.sha256.as_deref() };
+        view::jobs(input, &self.jobs, &self.bundle.not_examined, Catalog::embedded())
     }
 }
 

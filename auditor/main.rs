@@ -545,10 +545,14 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Evidence { path, format, limits } => {
             let engine = auditor::signatures::Engine::embedded()?;
             let read = audit::read(&path, &limits.limits(), &engine, &audit::ReadOptions::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let view = read.view(path.is_file() && read.bundle.files.len() == 1);
+            let whole = (path.is_file() && read.bundle.files.len() == 1).then(|| read.whole_file());
+            let view = match &whole {
+                Some((files, facts)) => view::EvidenceView::Files(view::files(files, facts, auditor::evidence::knobs::Catalog::embedded())),
+                None => read.jobs_view(),
+            };
             let text = match format {
-                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&view)?),
-                EvidenceFormat::Text => view::text(&view),
+                EvidenceFormat::Json => format!("{}\n", serde_json::to_string_pretty(&view.to_json())?),
+                EvidenceFormat::Text => view.text(),
             };
             emit(&text, None)?;
             Ok(u8::from(read.bundle.is_incomplete()) * 3)

@@ -22,6 +22,16 @@ for b in samples/bundles/* samples/recipes-pass samples/recipes-fail; do
   run "audit-golden-$n.json" audit "$b" --golden samples/golden --format json --today 2026-12-01
   [ -d "$b" ] || [ -f "$b" ] && run "evidence-$n.json" evidence "$b" --format json
 done
+# Single files (the whole-file view) and the text format.
+i=0
+while IFS= read -r f; do
+  i=$((i + 1))
+  run "evidence-file-$i.json" evidence "$f" --format json
+  run "evidence-file-$i.txt" evidence "$f" --format text
+done < <(find samples/bundles samples/recipes-fail -type f \( -name '*.log' -o -name '*.sh' -o -name '*.yaml' -o -name '*.txt' -o -name '*.json' \) | sort | awk 'NR % 7 == 1')
+for b in samples/bundles/*; do
+  [ -d "$b" ] && run "evidence-$(basename "$b").txt" evidence "$b" --format text
+done
 tree_tgz=../shared/data/inferencex/tree-843c6254.tar.gz
 if [ -f "$tree_tgz" ]; then
   tmp="$(mktemp -d)"

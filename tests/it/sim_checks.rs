@@ -371,8 +371,7 @@ fn a_length_the_input_does_not_show_is_not_known_to_every_check() {
     let log =
         "[2026-09-02 14:40:07] server_args=ServerArgs(model_path='/m', speculative_algorithm='EAGLE', speculative_num_steps=3, speculative_eagle_topk=1)\n";
     let script = "export SGLANG_SIMULATE_ACC_LEN=$GOLDEN_AL\npython3 -m sglang.launch_server --model-path /m --tp 8\n";
-    let (code, report) =
-        audit_files(&[(&format!("server_logs_{rf}/results/server.log"), log), (&format!("server_logs_{rf}/results/launch.sh"), script)]);
+    let (code, report) = audit_files(&[(&format!("server_logs_{rf}/results/server.log"), log), (&format!("server_logs_{rf}/results/launch.sh"), script)]);
     let c = check(&report, "sim-acc-throughput");
     assert_eq!((c["status"].as_str(), c["findings"][0]["rule"].as_str()), (Some("error"), Some("sim-acc-throughput/undetermined")), "{c:#}");
     let message = c["findings"][0]["message"].as_str().unwrap();
