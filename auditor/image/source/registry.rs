@@ -103,8 +103,20 @@ struct ManifestAnswer {
     digest_header: Option<String>,
 }
 
+/// reqwest and oci-client use the process's default rustls crypto provider,
+/// which must be installed before their first client: ring, the one this
+/// build carries (Cargo.toml says why).
+fn install_tls_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err only when a provider is installed already, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 impl Registry {
     fn new(name: &str, r: &RegistryRef, creds: Option<Credentials>, options: &OpenOptions) -> Result<Registry, ImageError> {
+        install_tls_provider();
         let transport = |detail: String| ImageError::Transport { reference: name.to_string(), detail };
         let reference: oci_client::Reference = format!("{}/{}:{}", r.registry, r.repository, r.tag.as_deref().unwrap_or("latest"))
             .parse()
