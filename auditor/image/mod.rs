@@ -19,6 +19,8 @@ pub mod limits;
 mod source;
 
 pub use forensics::{Inspection, inspect, render_text};
+#[doc(hidden)]
+pub use source::fuzz_documents;
 pub(crate) use source::short;
 pub use source::{
     Change, ChangeKind, History, Image, ImageConfig, ImageError, ImageRef, LayerInfo, NotAPlatform, OpenOptions, Platform, RawManifest, RegistryRef,

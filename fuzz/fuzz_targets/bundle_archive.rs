@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 const NAMES: [&str; 5] = ["bundle.zip", "bundle.tar.gz", "bundle.tar", "server.log.gz", "server.log"];
 
 const LIMITS: Limits =
-    Limits { max_members: 64, max_member_size: 1 << 20, max_total_size: 4 << 20, max_line_length: 4096, max_depth: 4, max_ratio: 100 };
+    Limits { max_members: 64, max_member_size: 1 << 20, max_total_size: 4 << 20, max_line_length: 4096, max_depth: 4, max_ratio: 100, scan_seconds: 0 };
 
 /// One scratch directory per fuzzing process; the readers take a path.
 fn scratch() -> &'static PathBuf {

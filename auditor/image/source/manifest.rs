@@ -151,6 +151,33 @@ fn is_attestation(d: &Descriptor) -> bool {
     d.annotations.contains_key("vnd.docker.reference.type") || d.platform.as_ref().is_some_and(|p| p.os == "unknown")
 }
 
+/// What the fuzz target `image_json` runs on arbitrary bytes: the
+/// documents a source hands over (a manifest or index, announced with the
+/// media type `selector` picks, then platform selection from an index),
+/// an image config, an image reference and a platform, parsed as the
+/// sources parse them. Panics only when a property breaks: a parsed
+/// manifest has schema version 2.
+#[doc(hidden)]
+pub fn fuzz_documents(selector: u8, bytes: &[u8]) {
+    const ANNOUNCED: [Option<&str>; 5] = [None, Some(OCI_MANIFEST), Some(OCI_INDEX), Some(DOCKER_LIST), Some("text/plain")];
+    match parse("fuzz", ANNOUNCED[usize::from(selector) % ANNOUNCED.len()], bytes) {
+        Ok(Parsed::Index(index)) => {
+            for wanted in ["linux/amd64", "linux/arm64/v8", "windows/amd64"] {
+                let _ = select("fuzz", &index, &Platform::parse(wanted).expect("a valid platform"));
+            }
+        }
+        Ok(Parsed::Image(m)) => assert_eq!(m.schema_version, 2),
+        Err(_) => {}
+    }
+    if let Ok(config) = super::config::ImageConfig::parse("fuzz", bytes) {
+        let _ = config.platform();
+    }
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        let _ = text.parse::<super::ImageRef>().map(|r| r.to_string());
+        let _ = Platform::parse(text).map(|p| p.to_string());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

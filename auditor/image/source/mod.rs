@@ -35,7 +35,7 @@ mod store;
 pub use config::{History, ImageConfig};
 pub use daemon::{Change, ChangeKind, changes_text, container_changes};
 pub use error::{ImageError, Tamper, TamperKind, tamper_of};
-pub use manifest::{NotAPlatform, Platform};
+pub use manifest::{NotAPlatform, Platform, fuzz_documents};
 pub use reference::{ImageRef, RegistryRef};
 pub use retry::RetryPolicy;
 
