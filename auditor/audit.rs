@@ -2,13 +2,14 @@
 
 use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout};
 use crate::changes::{self, Changes, ChangesError};
-use crate::checks::{self, AuditedJob, Context, Inputs, Status};
+use crate::checks::{self, AuditedJob, Context, Status};
 use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
 use crate::facts::Facts;
 use crate::facts::view::{self, EvidenceView};
 use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
+use crate::reference::{References, TreeReference};
 use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
 use crate::signatures::Engine;
 use std::collections::{BTreeMap, BTreeSet};
@@ -214,14 +215,14 @@ fn hints(files: &[FileEvidence]) -> jobs::ContentHints {
     hints
 }
 
-/// Audit bundles under a policy, against reference `inputs` (golden tables, ...).
-pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs) -> Result<Report, AuditError> {
-    audit_with(paths, policy, limits, inputs, &Options::default())
+/// Audit bundles under a policy, against `references` (golden tables, ...).
+pub fn audit(paths: &[PathBuf], policy: &Policy, limits: &Limits, references: &References) -> Result<Report, AuditError> {
+    audit_with(paths, policy, limits, references, &Options::default())
 }
 
 /// [`audit`], judging only what `options` selects.
-pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, inputs: &Inputs, options: &Options) -> Result<Report, AuditError> {
-    audit_prepared(paths, policy, limits, inputs, options, &|_| {})
+pub fn audit_with(paths: &[PathBuf], policy: &Policy, limits: &Limits, references: &References, options: &Options) -> Result<Report, AuditError> {
+    audit_prepared(paths, policy, limits, references, options, &|_| {})
 }
 
 /// [`audit_with`], with `prepare` applied to every job between reading and
@@ -230,7 +231,7 @@ pub(crate) fn audit_prepared(
     paths: &[PathBuf],
     policy: &Policy,
     limits: &Limits,
-    inputs: &Inputs,
+    references: &References,
     options: &Options,
     prepare: &dyn Fn(&mut AuditedJob),
 ) -> Result<Report, AuditError> {
@@ -246,9 +247,14 @@ pub(crate) fn audit_prepared(
     let mut reference_only = Vec::new();
     let mut changed_files = 0;
     let mut blank = Vec::new();
+    let mut tree = Vec::new();
     for (n, path) in paths.iter().enumerate() {
-        let ReadBundle { bundle, jobs: read_jobs, sources } =
+        let ReadBundle { mut bundle, jobs: read_jobs, sources } =
             read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() })?;
+        let mut files: Box<dyn Iterator<Item = &FileEvidence>> =
+            if sources.is_empty() { Box::new(read_jobs.iter().flat_map(|j| j.files.iter())) } else { Box::new(sources.iter()) };
+        tree.extend(tree_references(&mut bundle, &mut files));
+        drop(files);
         if !read_jobs.iter().any(judgeable) {
             blank.push(nothing_judged(&bundle, paths.len() > 1));
         }
@@ -277,9 +283,9 @@ pub(crate) fn audit_prepared(
     let mut seen = jobs;
     seen.extend(reference_only);
     seen.iter_mut().for_each(prepare);
-    let inputs = &with_tree_references(inputs, &mut bundles);
-    let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), inputs, policy };
-    let mut results = checks::run_all(&ctx, policy, &inputs.today);
+    let references = &references.with_tree(&tree);
+    let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), references, policy };
+    let mut results = checks::run_all(&ctx, policy, references.today);
     seen.truncate(judged);
     let unread = unread(&bundles, &seen, options.changed_since.is_some());
     qualify(&mut results, &unread);
@@ -376,56 +382,17 @@ fn nothing_judged(bundle: &Bundle, several: bool) -> String {
     )
 }
 
-/// The references a checkout carries for itself: its golden-AL tables (any
-/// `golden_al_distribution/*.yaml`) and its model list (`MODELS.md`). A
-/// tree is judged against its own tables, which replace the embedded ones
-/// (tables given with `--golden` still apply on top); a table that does not
-/// parse is listed as not examined. Only directory inputs are read so.
-fn with_tree_references(inputs: &Inputs, bundles: &mut [Bundle]) -> Inputs {
-    let mut out = inputs.clone();
-    let mut tree = crate::policy::golden::GoldenSet::default();
-    for bundle in bundles.iter_mut() {
-        let root = Path::new(&bundle.path);
-        if !root.is_dir() {
-            continue;
+/// The references a checkout carries for itself (its golden-AL tables and
+/// `MODELS.md`), as the reader found them in `files`; a table that does not
+/// parse is listed as not examined in `bundle`.
+fn tree_references(bundle: &mut Bundle, files: &mut dyn Iterator<Item = &FileEvidence>) -> Vec<TreeReference> {
+    let found: Vec<TreeReference> = files.filter_map(|f| f.reference.as_deref().cloned()).collect();
+    for reference in &found {
+        if let TreeReference::Golden(Err(e)) = reference {
+            bundle.not_examined.push(format!("{e}: the embedded tables do not stand in for it"));
         }
-        let mut problems = Vec::new();
-        for file in bundle.files.iter().filter(|f| f.status == FileStatus::Read) {
-            let path = file.path.as_str();
-            let name = path.rsplit('/').next().unwrap_or(path);
-            let golden = path.split('/').any(|d| d == "golden_al_distribution") && (name.ends_with(".yaml") || name.ends_with(".yml"));
-            if !golden && name != "MODELS.md" {
-                continue;
-            }
-            let text = match std::fs::read_to_string(root.join(path)) {
-                Ok(text) => text,
-                Err(e) => {
-                    problems.push(format!("{path}: {e}"));
-                    continue;
-                }
-            };
-            if name == "MODELS.md" {
-                out.known_drafts.extend(crate::policy::models::agreed_drafts(path, &text));
-                continue;
-            }
-            let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
-            match crate::policy::golden::parse(stem, path, &text) {
-                Ok(table) => {
-                    tree.tables.insert(stem.to_string(), table);
-                }
-                Err(e) => problems.push(format!("{e}: the embedded tables do not stand in for it")),
-            }
-        }
-        bundle.not_examined.extend(problems);
     }
-    if !tree.tables.is_empty() {
-        // Tables from --golden DIR (not embedded) still apply on top of the tree's.
-        for (name, table) in inputs.golden.tables.iter().filter(|(_, t)| !t.source.starts_with(crate::policy::golden::EMBEDDED_SOURCE)) {
-            tree.tables.insert(name.clone(), table.clone());
-        }
-        out.golden = tree;
-    }
-    out
+    found
 }
 
 fn report(bundles: &[Bundle], jobs: &[AuditedJob], skipped: &[(AuditedJob, String)], checks: Vec<checks::CheckResult>, policy: &Policy) -> Report {

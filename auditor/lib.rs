@@ -16,6 +16,7 @@ pub mod image;
 pub mod jobs;
 pub mod policy;
 pub mod provenance;
+pub mod reference;
 pub mod report;
 pub mod rules;
 pub mod scan;

@@ -7,13 +7,13 @@ use auditor::audit::{self, AuditError};
 use auditor::baseline::{Baseline, BaselineFile};
 use auditor::bundle::Limits;
 use auditor::bundle::limits::parse_size;
-use auditor::checks::Inputs;
-use auditor::evidence::waiver;
 use auditor::facts::view;
 use auditor::image::{self, ImageRef, OpenOptions, Platform};
 use auditor::image::{forensics, limits};
 use auditor::policy::Policy;
-use auditor::policy::thresholds::Thresholds;
+use auditor::reference::References;
+use auditor::reference::thresholds::Thresholds;
+use auditor::reference::waiver;
 use auditor::report::{Format, Report};
 use auditor::rules;
 use auditor::scan;
@@ -139,7 +139,7 @@ struct AuditInputs {
     waivers: Option<PathBuf>,
     /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
     #[arg(long, value_name = "DATE", value_parser = parse_today)]
-    today: Option<String>,
+    today: Option<jiff::civil::Date>,
     /// Also audit retired configs of a checkout (files under a `deprecated/` directory, and
     /// recipes only they run); by default they are listed as skipped.
     #[arg(long)]
@@ -150,9 +150,9 @@ struct AuditInputs {
 
 impl AuditInputs {
     /// The policy and reference inputs these options name.
-    fn load(&self) -> Result<(Policy, Inputs)> {
+    fn load(&self) -> Result<(Policy, References)> {
         let policy = load_policy(self.policy.as_ref())?;
-        let mut inputs = Inputs::default();
+        let mut inputs = References::default();
         if let Some(path) = &self.thresholds {
             inputs.thresholds = Thresholds::load(path)?;
         }
@@ -160,10 +160,10 @@ impl AuditInputs {
             inputs.waivers = waiver::read_dir(dir)?;
         }
         if let Some(date) = &self.today {
-            inputs.today = date.clone();
+            inputs.today = *date;
         }
         if let Some(dir) = &self.checkpoint {
-            inputs.checkpoint = Some(auditor::evidence::checkpoint::read(dir)?);
+            inputs.checkpoint = Some(auditor::reference::checkpoint::read(dir)?);
         }
         for dir in &self.golden {
             inputs.golden.add_dir(dir)?;
@@ -354,7 +354,7 @@ struct ForensicArgs {
     policy: Option<PathBuf>,
     /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
     #[arg(long, value_name = "DATE", value_parser = parse_today)]
-    today: Option<String>,
+    today: Option<jiff::civil::Date>,
 }
 
 /// How images are fetched from a registry: the same for every image command.
@@ -385,8 +385,8 @@ impl FetchArgs {
 }
 
 /// `--today`: a calendar date, checked where it enters (a usage error, exit 2).
-fn parse_today(text: &str) -> Result<String, String> {
-    auditor::policy::suppressions::parse_date(text).map(|d| d.to_string()).map_err(|e| e.to_string())
+fn parse_today(text: &str) -> Result<jiff::civil::Date, String> {
+    auditor::policy::suppressions::parse_date(text).map_err(|e| e.to_string())
 }
 
 /// An image reference, checked where it enters (a usage error, exit 2).
@@ -408,7 +408,7 @@ impl ForensicArgs {
         let Some(cache_dir) = self.cache_dir.clone().or_else(forensics::default_cache_dir) else {
             bail!("no cache directory: set HOME or XDG_CACHE_HOME, or pass --cache-dir DIR");
         };
-        let today = self.today.clone().unwrap_or_else(auditor::policy::suppressions::today);
+        let today = self.today.unwrap_or_else(auditor::policy::suppressions::today);
         let limits = limits::LayerLimits {
             max_size: self.max_layer_size,
             max_ratio: self.max_layer_ratio,
@@ -488,7 +488,7 @@ enum EvidenceFormat {
 /// `--format`: the report's own format names, mapped here so the library
 /// does not depend on the argument parser.
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
-    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name)).try_map(|name| name.parse::<Format>())
+    clap::builder::PossibleValuesParser::new(Format::ALL.iter().map(|f| f.name())).try_map(|name| name.parse::<Format>())
 }
 
 fn main() -> ExitCode {

@@ -29,6 +29,22 @@ pub struct Provenance {
 }
 
 impl Provenance {
+    /// A location in `file` (at `line`, when known) showing `text` as given;
+    /// no artifact, span or layer ([`Provenance::in_artifact`], [`Provenance::in_layer`] add them).
+    pub fn new(file: impl Into<String>, line: Option<u64>, text: impl Into<String>) -> Self {
+        Provenance { file: file.into(), artifact: None, line, span: None, layer: None, text: text.into() }
+    }
+
+    /// This location inside `artifact`.
+    pub fn in_artifact(self, artifact: Option<String>) -> Self {
+        Provenance { artifact, ..self }
+    }
+
+    /// This location inside image layer `layer`.
+    pub fn in_layer(self, layer: Option<String>) -> Self {
+        Provenance { layer, ..self }
+    }
+
     /// A location at `line` covering `text`, which starts at byte `offset` of the file.
     pub fn at_line(file: &FileRef, line: u64, offset: u64, text: &str) -> Self {
         Provenance {

@@ -5,8 +5,9 @@
 use serde::Serialize;
 
 /// How a file is read, decided by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum FileKind {
     /// A `printf '%q '` launch command file.
     Command,
@@ -29,15 +30,7 @@ impl FileKind {
 
     /// The kind's name as rule packs and JSON spell it.
     pub fn name(self) -> &'static str {
-        match self {
-            FileKind::Command => "command",
-            FileKind::Script => "script",
-            FileKind::Json => "json",
-            FileKind::Yaml => "yaml",
-            FileKind::Python => "python",
-            FileKind::Log => "log",
-            FileKind::Doc => "doc",
-        }
+        self.into()
     }
 }
 

@@ -126,7 +126,7 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
         let bundled = normalise_path(&draft) == normalise_path(&model);
         let agreed = settings.agreed_drafts.get(&prefix).into_iter().flatten().any(|repo| same_checkpoint(&draft, repo));
         // The benchmark's own model list names it for this target (by prefix, or by the target's name when no entry gives the prefix).
-        let listed = ctx.inputs.known_drafts.iter().find(|row| {
+        let listed = ctx.references.known_drafts.iter().find(|row| {
             let for_target = match (&row.prefix, prefix.is_empty()) {
                 (Some(p), false) => *p == prefix,
                 _ => row.names_target(&model) || serving.served_model_name.as_ref().is_some_and(|f| row.names_target(&text(&f.value))),
@@ -197,7 +197,7 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
         }
     }
 
-    if let Some(shipped) = &ctx.inputs.checkpoint {
+    if let Some(shipped) = &ctx.references.checkpoint {
         let effective = if effective.is_empty() { "as shipped".to_string() } else { effective.join(", ") };
         push(
             "draft-precision/shipped-vs-effective",

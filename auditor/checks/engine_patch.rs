@@ -20,11 +20,11 @@ use super::{CheckResult, Context};
 use crate::evidence::FileKind;
 use crate::evidence::gate::Gate;
 use crate::evidence::shell::actions::{ActionKind, ScriptAction};
-use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
 use crate::policy::Section;
 use crate::policy::pattern::{self, normalise_name};
 use crate::policy::sections::EnginePatch;
+use crate::reference::waiver::Waiver;
 
 const ID: &str = "engine-patch";
 
@@ -71,7 +71,7 @@ pub const RULES: &[(&str, &str)] = &[
 ];
 
 pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
-    let waivers: Vec<&Waiver> = ctx.jobs.iter().flat_map(|j| j.files.iter().filter_map(|f| f.waiver.as_ref())).chain(ctx.inputs.waivers.iter()).collect();
+    let waivers: Vec<&Waiver> = ctx.jobs.iter().flat_map(|j| j.files.iter().filter_map(|f| f.waiver.as_ref())).chain(ctx.references.waivers.iter()).collect();
     let mut findings: Vec<Finding> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for job in ctx.jobs {

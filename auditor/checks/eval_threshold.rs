@@ -28,7 +28,7 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
     if jobs.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no eval jobs or eval results in the input");
     }
-    let thresholds = &ctx.inputs.thresholds;
+    let thresholds = &ctx.references.thresholds;
     let mut findings = Vec::new();
     let mut scored = 0;
     for job in &jobs {
@@ -50,14 +50,7 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
                 Severity::Error,
                 format!("eval concurrencies {:?} failed (meta_env.json failed_eval_concs)", file.failed_eval_concs),
                 job.id(),
-                vec![crate::provenance::Provenance {
-                    layer: None,
-                    file: file.path.clone(),
-                    artifact: file.artifact.clone(),
-                    line: None,
-                    span: None,
-                    text: "failed_eval_concs".into(),
-                }],
+                vec![crate::provenance::Provenance::new(file.path.clone(), None, "failed_eval_concs").in_artifact(file.artifact.clone())],
             ));
         }
         for score in scores {

@@ -4,7 +4,7 @@
 
 use super::{AuditedJob, CheckResult, Context};
 use crate::evidence::FileEvidence;
-use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::knobs::{Catalog, Meaning};
 use crate::finding::{Finding, Severity};
 use crate::policy::sections::ForbiddenEnv;
@@ -114,8 +114,8 @@ fn env_sources(job: &AuditedJob) -> usize {
 
 /// Distinct places in one file that record an environment.
 fn file_sources(file: &FileEvidence) -> usize {
-    let mut scopes: Vec<&str> = file.env.iter().map(|a| a.scope.as_str()).collect();
-    scopes.extend(file.env_dumps.iter().map(|d| d.scope.as_str()));
+    let mut scopes: Vec<&Scope> = file.env.iter().map(|a| &a.scope).collect();
+    scopes.extend(file.env_dumps.iter().map(|d| &d.scope));
     scopes.sort_unstable();
     scopes.dedup();
     scopes.len()
@@ -130,15 +130,8 @@ pub fn image_env(catalog: &Catalog, settings: &Section<ForbiddenEnv>, reference:
         .enumerate()
         .filter_map(|(i, entry)| {
             let (name, value) = entry.split_once('=')?;
-            let provenance = Provenance {
-                file: reference.to_string(),
-                artifact: None,
-                line: Some(i as u64 + 1),
-                span: None,
-                layer: None,
-                text: clip(&redact(&format!("Env {entry}"))),
-            };
-            Some(EnvAssignment::new(name, Some(value.to_string()), EnvOrigin::ImageConfig, "image config", provenance))
+            let provenance = Provenance::new(reference.to_string(), Some(i as u64 + 1), clip(&redact(&format!("Env {entry}"))));
+            Some(EnvAssignment::new(name, Some(value.to_string()), EnvOrigin::ImageConfig, Scope::ImageConfig, provenance))
         })
         .collect();
     let mut findings = Vec::new();

@@ -13,9 +13,9 @@ use crate::facts::{Derivation, Fact};
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use crate::policy::Section;
-use crate::policy::golden::Table;
 use crate::policy::sections::GoldenAl;
 use crate::provenance::Provenance;
+use crate::reference::golden::Table;
 
 const ID: &str = "golden-al";
 
@@ -108,7 +108,7 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
             format!("no golden curve is defined for {} {} {shown} (the policy's curve rules do not cover it)", key.prefix, key.method),
         );
     };
-    let Some(table) = ctx.inputs.golden.tables.get(&table_name) else {
+    let Some(table) = ctx.references.golden.tables.get(&table_name) else {
         let looked = format!("table {table_name} (model prefix {}, method {})", key.prefix, key.method);
         match settings.al_sources.get(&key.prefix) {
             Some(source) => findings.push(Finding::new(
@@ -123,7 +123,7 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
                 Severity::Error,
                 format!(
                     "no golden {looked} among {} table(s) (add one with --golden DIR, or name the AL source in the policy); simulated at {}",
-                    ctx.inputs.golden.tables.len(),
+                    ctx.references.golden.tables.len(),
                     text(&sim.value)
                 ),
                 id,

@@ -9,9 +9,9 @@
 use super::AuditedJob;
 use crate::audit::{Options, audit_prepared};
 use crate::bundle::Limits;
-use crate::checks::Inputs;
 use crate::jobs::Unexamined;
 use crate::policy::Policy;
+use crate::reference::References;
 use std::path::{Path, PathBuf};
 
 /// Text no check may match on: reversed, so that every substring and prefix
@@ -46,7 +46,7 @@ type Place = (Option<String>, String, Option<String>, Option<u64>);
 type Verdict = Vec<(String, String, Vec<(String, String, Option<String>, Vec<String>, Vec<Place>)>)>;
 
 fn verdict(paths: &[PathBuf], prepare: &dyn Fn(&mut AuditedJob)) -> Verdict {
-    let mut inputs = Inputs::default();
+    let mut inputs = References::default();
     inputs.golden.add_dir(&root().join("samples/golden")).unwrap();
     let report = audit_prepared(paths, &Policy::embedded(), &Limits::default(), &inputs, &Options::default(), prepare).unwrap();
     report

@@ -16,50 +16,19 @@ mod upstream_image;
 pub use forbidden_env::{PerFile as ForbiddenEnvPerFile, image_env as forbidden_env_in_image};
 pub use sim_acc_eval::{scan_knobs as simulation_knobs_in_file, scan_result as simulation_knobs_result};
 
-use crate::evidence::checkpoint::Shipped;
 use crate::evidence::knobs::Catalog;
-use crate::evidence::waiver::Waiver;
 pub use crate::facts::AuditedJob;
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
-use crate::policy::golden::GoldenSet;
-use crate::policy::thresholds::Thresholds;
 use crate::policy::{Checks, Policy, Section};
+use crate::reference::References;
 use serde::Serialize;
-
-/// Reference data the checks compare against, beyond the policy.
-#[derive(Debug, Clone)]
-pub struct Inputs {
-    pub golden: GoldenSet,
-    pub thresholds: Thresholds,
-    /// The served checkpoint's shipped draft precision (`--checkpoint DIR`).
-    pub checkpoint: Option<Shipped>,
-    /// The date suppressions are judged at (`YYYY-MM-DD`).
-    pub today: String,
-    /// Engine-patch waivers given with `--waivers DIR` (those inside the input are found there).
-    pub waivers: Vec<Waiver>,
-    /// Agreed drafts per target, from the audited tree's own model list (`MODELS.md`).
-    pub known_drafts: Vec<crate::policy::models::DraftRow>,
-}
-
-impl Default for Inputs {
-    fn default() -> Self {
-        Inputs {
-            golden: GoldenSet::embedded(),
-            thresholds: Thresholds::embedded(),
-            checkpoint: None,
-            today: crate::policy::suppressions::today(),
-            waivers: Vec::new(),
-            known_drafts: Vec::new(),
-        }
-    }
-}
 
 /// What checks see.
 pub struct Context<'a> {
     pub jobs: &'a [AuditedJob],
     pub catalog: &'a Catalog,
-    pub inputs: &'a Inputs,
+    pub references: &'a References,
     /// The whole policy, so a check can leave to another check what that one owns.
     pub policy: &'a Policy,
 }
@@ -77,8 +46,9 @@ impl Context<'_> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Status {
     Pass,
     Fail,
@@ -90,12 +60,7 @@ pub enum Status {
 
 impl Status {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Fail => "fail",
-            Status::Na => "na",
-            Status::Error => "error",
-        }
+        self.into()
     }
 }
 
@@ -163,8 +128,8 @@ pub const REGISTRY: &[CheckInfo] = &[
 ];
 
 /// Run every check the policy enables, then apply the policy's suppressions
-/// (as of `today`, `YYYY-MM-DD`).
-pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> {
+/// (as of `today`).
+pub fn run_all(ctx: &Context, policy: &Policy, today: jiff::civil::Date) -> Vec<CheckResult> {
     let mut results: Vec<CheckResult> = REGISTRY.iter().filter_map(|info| (info.run)(ctx, &policy.checks)).collect();
     for result in &mut results {
         result.findings = crate::finding::group_by_place(std::mem::take(&mut result.findings));
@@ -175,7 +140,7 @@ pub fn run_all(ctx: &Context, policy: &Policy, today: &str) -> Vec<CheckResult> 
 
 /// Mark findings accepted by a live suppression, re-judge the checks whose
 /// failures are all accepted, and report expired and unused suppressions.
-pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
+pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: jiff::civil::Date) {
     if policy.suppressions.is_empty() {
         return;
     }
@@ -198,14 +163,7 @@ pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: &str) {
     let mut findings = Vec::new();
     for (s, used) in policy.suppressions.iter().zip(used) {
         let what = format!("suppression of {} (owner {}, reason: {})", s.rule, s.owner, s.reason);
-        let provenance = crate::provenance::Provenance {
-            layer: None,
-            file: format!("policy {}", policy.name),
-            artifact: None,
-            line: None,
-            span: None,
-            text: format!("rule = {:?}, expires = {:?}", s.rule, s.expires),
-        };
+        let provenance = crate::provenance::Provenance::new(format!("policy {}", policy.name), None, format!("rule = {:?}, expires = {:?}", s.rule, s.expires));
         if s.expired(today) {
             findings.push(Finding::new(
                 "suppressions/expired",

@@ -123,14 +123,7 @@ fn judge(settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut 
                 vec![],
             );
         } else {
-            let evidence = facts.server_args_sources.first().map(|s| crate::provenance::Provenance {
-                layer: None,
-                file: s.file.clone(),
-                artifact: None,
-                line: s.line,
-                span: None,
-                text: s.kind.clone(),
-            });
+            let evidence = facts.server_args_sources.first().map(|s| crate::provenance::Provenance::new(s.file.clone(), s.line, s.kind.clone()));
             push(
                 findings,
                 "sim-acc-throughput/no-drafting",

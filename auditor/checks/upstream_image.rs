@@ -71,14 +71,7 @@ pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
         let recorded = job.files.iter().find_map(|f| f.metadata.as_ref().filter(|m| m.meta.image.as_deref() == Some(image)).map(|m| (f, m)));
         let evidence: Vec<Provenance> = recorded
             .map(|(f, m)| {
-                m.image_at.clone().unwrap_or_else(|| Provenance {
-                    layer: None,
-                    file: f.path.clone(),
-                    artifact: f.artifact.clone(),
-                    line: None,
-                    span: None,
-                    text: format!("\"image\": \"{image}\""),
-                })
+                m.image_at.clone().unwrap_or_else(|| Provenance::new(f.path.clone(), None, format!("\"image\": \"{image}\"")).in_artifact(f.artifact.clone()))
             })
             .into_iter()
             .collect();

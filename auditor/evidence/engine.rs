@@ -3,10 +3,9 @@
 //! it serializes as the lowercase name reports have always carried.
 
 use serde::{Serialize, Serializer};
-use std::fmt;
-use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, strum::IntoStaticStr, strum::Display, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "lowercase", parse_err_fn = unknown_engine, parse_err_ty = String)]
 pub enum Engine {
     Sglang,
     Vllm,
@@ -14,29 +13,14 @@ pub enum Engine {
     Atom,
 }
 
+fn unknown_engine(s: &str) -> String {
+    format!("unknown engine {s:?}")
+}
+
 impl Engine {
     /// The name used in reports, policy data and `signatures/engine-args.toml`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Engine::Sglang => "sglang",
-            Engine::Vllm => "vllm",
-            Engine::Trtllm => "trtllm",
-            Engine::Atom => "atom",
-        }
-    }
-}
-
-impl fmt::Display for Engine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Engine {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Engine::Sglang, Engine::Vllm, Engine::Trtllm, Engine::Atom].into_iter().find(|e| e.as_str() == s).ok_or_else(|| format!("unknown engine {s:?}"))
+        self.into()
     }
 }
 
@@ -52,7 +36,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_serialize_as_before() {
-        for e in [Engine::Sglang, Engine::Vllm, Engine::Trtllm, Engine::Atom] {
+        for e in <Engine as strum::VariantArray>::VARIANTS.iter().copied() {
             assert_eq!(e.as_str().parse::<Engine>(), Ok(e));
             assert_eq!(serde_json::to_string(&e).unwrap(), format!("\"{e}\""));
         }

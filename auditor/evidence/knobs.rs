@@ -2,7 +2,7 @@
 //! catalog of variables (type, default, legacy spelling) is data in
 //! `signatures/engine-env.toml`; the parsing rules mirror the engines' own.
 
-use super::env::{EnvAssignment, EnvOrigin};
+use super::env::{EnvAssignment, EnvOrigin, Scope};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -190,10 +190,10 @@ impl Catalog {
     /// overrides the current one.
     pub fn resolve<'a>(&self, assignments: &'a [EnvAssignment], name: &str) -> Vec<Resolved<'a>> {
         let legacy = self.legacy_name(name);
-        let mut scopes: BTreeMap<(&str, &str), Vec<&'a EnvAssignment>> = BTreeMap::new();
+        let mut scopes: BTreeMap<(&str, &Scope), Vec<&'a EnvAssignment>> = BTreeMap::new();
         for a in assignments.iter().filter(|a| a.name == name || Some(&a.name) == legacy.as_ref()) {
             if a.origin.reaches_environment() {
-                scopes.entry((a.provenance.file.as_str(), a.scope.as_str())).or_default().push(a);
+                scopes.entry((a.provenance.file.as_str(), &a.scope)).or_default().push(a);
             }
         }
         let mut resolved = Vec::new();
@@ -272,9 +272,9 @@ mod tests {
     }
 
     fn assign(name: &str, value: Option<&str>, scope: &str, line: u64) -> EnvAssignment {
-        let provenance = Provenance { file: "f".into(), artifact: None, line: Some(line), span: None, layer: None, text: String::new() };
+        let provenance = Provenance::new("f", Some(line), "");
         let origin = if value.is_some() { EnvOrigin::Export } else { EnvOrigin::Unset };
-        EnvAssignment::new(name, value.map(Into::into), origin, scope, provenance)
+        EnvAssignment::new(name, value.map(Into::into), origin, Scope::Yaml(scope.to_string()), provenance)
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! bundle is read once, as a stream, by the parsers its kind calls for.
 
 pub mod args;
-pub mod checkpoint;
 pub mod engine;
 pub mod env;
 pub mod gate;
@@ -15,11 +14,11 @@ pub mod python;
 pub mod records;
 pub mod shell;
 pub mod text;
-pub mod waiver;
 pub mod yaml;
 
 pub use crate::bundle::kind::{FileKind, classify};
 use crate::bundle::{Disposition, Examine, Examined, MemberVisitor, layout};
+use crate::reference::TreeReference;
 use crate::signatures::{Engine, Stream};
 use env::{EnvAssignment, EnvDump};
 use log::env_listing::ListingScanner;
@@ -91,7 +90,11 @@ pub struct FileEvidence {
     pub signatures: Vec<crate::finding::Finding>,
     /// An engine-patch waiver (`docs/waiver/<PR>.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waiver: Option<waiver::Waiver>,
+    pub waiver: Option<crate::reference::waiver::Waiver>,
+    /// A reference the audited tree carries for itself (a golden-AL table,
+    /// `MODELS.md`), read here under the reader's limits like any file.
+    #[serde(skip)]
+    pub reference: Option<Box<TreeReference>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
 }
@@ -115,6 +118,7 @@ impl FileEvidence {
             actions: Vec::new(),
             signatures: Vec::new(),
             waiver: None,
+            reference: None,
             notes: Vec::new(),
         }
     }
@@ -144,6 +148,7 @@ impl FileEvidence {
             actions: self.actions.clone(),
             signatures: self.signatures.clone(),
             waiver: self.waiver.clone(),
+            reference: None,
             notes: self.notes.clone(),
         }
     }
@@ -214,15 +219,23 @@ impl<'e> Extractor<'e> {
         let file = file.clone();
         let mut evidence = FileEvidence::new(&file, kind);
         if kind == FileKind::Doc {
+            // A model list is read whole (to the document cap); other documents only as far as a waiver goes.
+            let reference = TreeReference::is_reference_path(&file.path);
+            let cap = if reference { MAX_DOCUMENT } else { crate::reference::waiver::MAX_WAIVER as u64 };
             let mut text = Vec::new();
-            if let Err(e) = reader.take(waiver::MAX_WAIVER as u64).read_to_end(&mut text) {
+            if let Err(e) = reader.take(cap).read_to_end(&mut text) {
                 return (evidence, Some(format!("read error: {e}")));
             }
-            if waiver::Waiver::is_waiver_path(&file.path) {
-                evidence.waiver = Some(waiver::Waiver::parse(&file.path, &String::from_utf8_lossy(&text)));
+            if crate::reference::waiver::Waiver::is_waiver_path(&file.path) {
+                evidence.waiver = Some(crate::reference::waiver::Waiver::parse(&file.path, &String::from_utf8_lossy(&text)));
+            }
+            if reference {
+                evidence.reference = TreeReference::read(&file.path, &String::from_utf8_lossy(&text)).map(Box::new);
             }
             // The rest of a document over the cap is prose nobody parses; drain it for the digest.
             return match io::copy(reader, &mut io::sink()) {
+                Ok(0) => (evidence, None),
+                Ok(_) if reference => (evidence, Some(format!("larger than {MAX_DOCUMENT} bytes: read as far as that"))),
                 Ok(_) => (evidence, None),
                 Err(e) => (evidence, Some(format!("read error: {e}"))),
             };
@@ -233,7 +246,12 @@ impl<'e> Extractor<'e> {
                     Ok(()) => return (evidence, None),
                     Err(why) => (bytes, why),
                 },
-                Ok(Document::TooLarge(bytes)) => (bytes, format!("larger than {MAX_DOCUMENT} bytes")),
+                Ok(Document::TooLarge(bytes)) => {
+                    if TreeReference::is_reference_path(&file.path) {
+                        evidence.reference = Some(Box::new(TreeReference::Golden(Err(format!("{}: larger than {MAX_DOCUMENT} bytes", file.path)))));
+                    }
+                    (bytes, format!("larger than {MAX_DOCUMENT} bytes"))
+                }
                 Err(e) => return (evidence, Some(format!("read error: {e}"))),
             };
             evidence.notes.push(Note { line: None, message: format!("{}; scanned as text", head.1) });
@@ -284,7 +302,7 @@ impl<'e> Extractor<'e> {
             }
             match evidence.kind {
                 FileKind::Command | FileKind::Script => shell.script_line(&line),
-                FileKind::Python => evidence.env.extend(python::environ::scan_line(file, &line, "file")),
+                FileKind::Python => evidence.env.extend(python::environ::scan_line(file, &line, &env::Scope::File)),
                 FileKind::Log | FileKind::Json | FileKind::Yaml | FileKind::Doc => {
                     let clean = text::logline::clean(&line.text);
                     records.read(&line, &clean);
@@ -336,7 +354,15 @@ fn read_document(reader: &mut dyn Read) -> io::Result<Document> {
 impl Extractor<'_> {
     /// Parse a whole JSON or YAML document; `Err` says why it must be read as text.
     fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
-        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"));
+        if TreeReference::is_reference_path(&file.path) {
+            let reference = match &text {
+                Ok(text) => TreeReference::read(&file.path, text),
+                Err(why) => Some(TreeReference::Golden(Err(format!("{}: {why}", file.path)))),
+            };
+            evidence.reference = reference.map(Box::new);
+        }
+        let text = text?;
         if kind == FileKind::Yaml {
             let yaml = yaml::env::scan(file, text).map_err(|e| e.to_string())?;
             evidence.env = yaml.env;

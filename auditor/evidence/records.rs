@@ -3,13 +3,15 @@
 //! shares, apart from the scanners that find them (`log::startup`,
 //! `log::fragment`, `log::shown_yaml`, `yaml::env`).
 
+use super::engine::Engine;
 use super::provenance::Provenance;
 use super::python::repr::Py;
 use serde::Serialize;
 
 /// Which engine record a line starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum RecordKind {
     /// SGLang `server_args=ServerArgs(...)` or `server_args={...}`.
     SglangServerArgs,
@@ -26,12 +28,19 @@ pub enum RecordKind {
 }
 
 impl RecordKind {
-    pub fn engine(self) -> &'static str {
+    /// The engine that writes it: every kind names one, so a new kind
+    /// cannot be taken for another engine's by a fallback.
+    pub fn engine(self) -> Engine {
         match self {
-            RecordKind::SglangServerArgs => "sglang",
-            RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig => "trtllm",
-            _ => "vllm",
+            RecordKind::SglangServerArgs => Engine::Sglang,
+            RecordKind::VllmNonDefaultArgs | RecordKind::VllmNamespace | RecordKind::VllmEngineConfig => Engine::Vllm,
+            RecordKind::TrtllmSpeculativeConfig | RecordKind::TrtllmKvCacheConfig => Engine::Trtllm,
         }
+    }
+
+    /// The kind's name, as `server_args_sources` spell it (`sglang-server-args`).
+    pub fn name(self) -> &'static str {
+        self.into()
     }
 
     /// The record a block of a TensorRT-LLM LLM-API YAML config

@@ -73,14 +73,7 @@ impl AuditedJob {
         }
         let file = self.files.first()?;
         let first_command = file.commands.iter().map(|c| c.provenance.clone()).min_by_key(|p| p.line);
-        Some(first_command.unwrap_or_else(|| crate::provenance::Provenance {
-            file: file.path.clone(),
-            artifact: file.artifact.clone(),
-            line: Some(1),
-            span: None,
-            layer: None,
-            text: String::new(),
-        }))
+        Some(first_command.unwrap_or_else(|| crate::provenance::Provenance::new(file.path.clone(), Some(1), "").in_artifact(file.artifact.clone())))
     }
 
     /// A conclusion from absence ("X is not set") is only sound when every
@@ -348,17 +341,6 @@ fn best(records: &[&EngineRecord], kinds: &[RecordKind]) -> Option<EngineRecord>
         .map(|r| (*r).clone())
 }
 
-fn record_kind_name(kind: RecordKind) -> &'static str {
-    match kind {
-        RecordKind::SglangServerArgs => "sglang-server-args",
-        RecordKind::VllmNonDefaultArgs => "vllm-non-default-args",
-        RecordKind::VllmNamespace => "vllm-namespace",
-        RecordKind::VllmEngineConfig => "vllm-engine-config",
-        RecordKind::TrtllmSpeculativeConfig => "trtllm-speculative-config",
-        RecordKind::TrtllmKvCacheConfig => "trtllm-kv-cache-config",
-    }
-}
-
 /// Derive the facts of a set of files (a job's, or one file's).
 pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     let records: Vec<&EngineRecord> = files.iter().flat_map(|f| f.records.iter()).collect();
@@ -381,14 +363,14 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
     } else if records.iter().any(|r| r.kind == RecordKind::TrtllmSpeculativeConfig) {
         Some(Engine::Trtllm)
     } else {
-        records.iter().find(|r| r.fragment).and_then(|r| r.kind.engine().parse().ok())
+        records.iter().find(|r| r.fragment).map(|r| r.kind.engine())
     };
     // Fragments of records (see `fragment`) add what they show for the job's engine.
-    let fragments = records.iter().filter(|r| r.fragment && r.kind.engine().parse().ok() == facts.engine).map(|r| (*r).clone());
+    let fragments = records.iter().filter(|r| r.fragment && Some(r.kind.engine()) == facts.engine).map(|r| (*r).clone());
     for record in sglang.iter().cloned().chain(vllm.iter().cloned()).chain(fragments) {
         let from = match record.fragment {
-            true => format!("{}-fragment", record_kind_name(record.kind)),
-            false => record_kind_name(record.kind).to_string(),
+            true => format!("{}-fragment", record.kind.name()),
+            false => record.kind.name().to_string(),
         };
         facts.server_args_sources.push(ArgsSource {
             kind: from.clone(),
@@ -466,8 +448,7 @@ fn generation_role(files: &[FileEvidence]) -> Option<&RoleConfig> {
 /// Without a recipe role every assignment counts.
 fn generation_env(env: &[EnvAssignment], role: Option<&RoleConfig>) -> Vec<EnvAssignment> {
     let Some(role) = role else { return env.to_vec() };
-    let other_role = |scope: &str| scope.strip_prefix("recipe:").and_then(|rest| rest.rsplit(':').next()).is_some_and(|r| r != role.role);
-    env.iter().filter(|a| !other_role(&a.scope)).cloned().collect()
+    env.iter().filter(|a| a.scope.recipe_role().is_none_or(|(_, r)| r == role.role)).cloned().collect()
 }
 
 /// A recipe role's engine config: explicit arguments, like a launch

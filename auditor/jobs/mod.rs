@@ -13,8 +13,9 @@ pub use crate::evidence::meta::{JobMeta, Scenario};
 pub use artifacts::{group, parse_result_filename};
 
 /// Whether a job measured throughput or only ran evals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum JobKind {
     Throughput,
     EvalOnly,
@@ -27,12 +28,7 @@ pub enum JobKind {
 
 impl JobKind {
     pub fn as_str(self) -> &'static str {
-        match self {
-            JobKind::Throughput => "throughput",
-            JobKind::EvalOnly => "eval-only",
-            JobKind::Unknown => "unknown",
-            JobKind::RunLevel => "run-level",
-        }
+        self.into()
     }
 }
 

@@ -19,7 +19,7 @@
 
 use super::{Job, JobKind, JobMeta, Scenario, Unexamined};
 use crate::evidence::args::launch;
-use crate::evidence::env::EnvAssignment;
+use crate::evidence::env::{EnvAssignment, Scope};
 use crate::evidence::gate::Run;
 use crate::evidence::meta::Metadata;
 use crate::evidence::yaml::master::{MasterEntry, ScenarioEntry};
@@ -153,16 +153,6 @@ fn is_launch_script(file: &FileEvidence) -> bool {
     file.kind == FileKind::Script && !dirs.contains(&"speedbench") && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
 }
 
-/// The (variant, role) an env scope of a recipe belongs to: `recipe:decode`,
-/// `recipe:zip_override_x:decode`.
-fn scope_role(scope: &str) -> Option<(Option<&str>, &str)> {
-    let rest = scope.strip_prefix("recipe:")?;
-    Some(match rest.split_once(':') {
-        Some((variant, role)) => (Some(variant), role),
-        None => (None, rest),
-    })
-}
-
 fn is_base(variant: Option<&str>) -> bool {
     variant.is_none_or(|v| v == "base")
 }
@@ -175,7 +165,7 @@ fn roles(file: &FileEvidence, selection: &Selection) -> Vec<String> {
     };
     let mut out: BTreeSet<String> =
         file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| in_selection(c.variant.as_deref())).map(|c| c.role.clone()).collect();
-    out.extend(file.env.iter().filter_map(|a| scope_role(&a.scope)).filter(|(v, _)| in_selection(*v)).map(|(_, r)| r.to_string()));
+    out.extend(file.env.iter().filter_map(|a| a.scope.recipe_role()).filter(|(v, _)| in_selection(*v)).map(|(_, r)| r.to_string()));
     out.into_iter().collect()
 }
 
@@ -187,7 +177,7 @@ const MAX_VARIANTS: usize = 64;
 /// what was left out.
 fn selections(file: &FileEvidence) -> (Vec<Selection>, Vec<String>) {
     let mut names: BTreeSet<&str> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter_map(|c| c.variant.as_deref()).collect();
-    names.extend(file.env.iter().filter_map(|a| scope_role(&a.scope)?.0));
+    names.extend(file.env.iter().filter_map(|a| a.scope.recipe_role()?.0));
     let mut out = vec![Selection::Base];
     let mut left_out = Vec::new();
     for name in names.into_iter().filter(|n| !is_base(Some(n))) {
@@ -217,17 +207,17 @@ fn role_view(file: &FileEvidence, selection: &Selection, role: &str) -> FileEvid
         Selection::Base => None,
         Selection::Variant(name, _) => Some(name.as_str()),
     };
-    let in_role = |a: &EnvAssignment| match scope_role(&a.scope) {
+    let in_role = |a: &EnvAssignment| match a.scope.recipe_role() {
         Some((v, r)) => r == role && (is_base(v) || v == variant),
-        None => a.scope == "recipe" || a.client,
+        None => a.scope == Scope::Recipe || a.client,
     };
     // A variant's values follow the base's in one scope, so they override them.
     let (base, over): (Vec<EnvAssignment>, Vec<EnvAssignment>) =
-        file.env.iter().filter(|a| in_role(a)).cloned().partition(|a| scope_role(&a.scope).is_none_or(|(v, _)| is_base(v)));
+        file.env.iter().filter(|a| in_role(a)).cloned().partition(|a| a.scope.recipe_role().is_none_or(|(v, _)| is_base(v)));
     // TensorRT-LLM blocks are in the role's config (the file's records mix every role).
     let mut view = file.part(base.into_iter().chain(over).collect(), file.commands.clone());
-    if variant.is_some() {
-        let scope = format!("recipe{}:{role}", selection.suffix());
+    if let Selection::Variant(name, i) = selection {
+        let scope = Scope::RecipeRole { variant: Some(format!("{name}[{i}]")), role: role.to_string() };
         view.env.iter_mut().filter(|a| !a.client).for_each(|a| a.scope = scope.clone());
     }
     let configs: Vec<&RoleConfig> = file.recipe.iter().flat_map(|r| r.roles.iter()).filter(|c| c.role == role).collect();
@@ -443,13 +433,13 @@ fn scenario_name(scenario: Scenario) -> &'static str {
     }
 }
 
-/// The search-space point an `additional-settings` scope belongs to:
+/// The search-space point an `additional-settings` scope path belongs to:
 /// settings of its `prefill`/`decode` blocks are exported together.
-fn point_of(scope: &str) -> &str {
-    let Some(at) = scope.find(".search-space.") else { return scope };
-    let rest = &scope[at + ".search-space.".len()..];
-    let end = rest.find('.').map_or(scope.len(), |i| at + ".search-space.".len() + i);
-    &scope[..end]
+fn point_of(path: &str) -> &str {
+    let Some(at) = path.find(".search-space.") else { return path };
+    let rest = &path[at + ".search-space.".len()..];
+    let end = rest.find('.').map_or(path.len(), |i| at + ".search-space.".len() + i);
+    &path[..end]
 }
 
 /// Every (entry, scenario) of every master config, split by what its
@@ -459,34 +449,35 @@ fn point_of(scope: &str) -> &str {
 fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
     let mut out = Vec::new();
     for file in files.iter().filter(|f| !f.master.is_empty()) {
-        // Sorted by scope (stably: in-scope order kept), so each scenario's settings are one range.
-        let mut sorted: Vec<&EnvAssignment> = file.env.iter().collect();
-        sorted.sort_by(|a, b| a.scope.cmp(&b.scope));
+        // Sorted by scope path (stably: in-scope order kept), so each scenario's settings are one range.
+        let mut sorted: Vec<(&str, &EnvAssignment)> = file.env.iter().filter_map(|a| Some((a.scope.settings_path()?, a))).collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
         for entry in &file.master {
             for scenario in &entry.scenarios {
-                let prefix = scenario.settings_scope.as_str();
-                let start = sorted.partition_point(|a| a.scope.as_str() < prefix);
+                let prefix = scenario.settings_path.as_str();
+                let start = sorted.partition_point(|(path, _)| *path < prefix);
                 let settings: Vec<EnvAssignment> = sorted[start..]
                     .iter()
-                    .take_while(|a| a.scope.starts_with(prefix))
-                    .map(|a| EnvAssignment { scope: point_of(&a.scope).to_string(), ..(*a).clone() })
+                    .take_while(|(path, _)| path.starts_with(prefix))
+                    .map(|(path, a)| EnvAssignment { scope: Scope::Settings(point_of(path).to_string()), ..(*a).clone() })
                     .collect();
-                let value_of =
-                    |point: &str, name: &str| settings.iter().filter(|a| a.scope == point && a.name == name).filter_map(|a| a.value.clone()).next_back();
+                let value_of = |point: &str, name: &str| {
+                    settings.iter().filter(|a| a.scope.settings_path() == Some(point) && a.name == name).filter_map(|a| a.value.clone()).next_back()
+                };
                 type Key = (Option<String>, Option<String>, String);
                 let mut by_run: Vec<(Key, Vec<&str>)> = Vec::new();
                 for point in &scenario.points {
-                    let key = (value_of(&point.scope, "CONFIG_FILE"), value_of(&point.scope, "EVAL_CONFIG_FILE"), point.spec_decoding.clone());
+                    let key = (value_of(&point.settings_path, "CONFIG_FILE"), value_of(&point.settings_path, "EVAL_CONFIG_FILE"), point.spec_decoding.clone());
                     match by_run.iter_mut().find(|(k, _)| *k == key) {
-                        Some((_, list)) => list.push(point.scope.as_str()),
-                        None => by_run.push((key, vec![point.scope.as_str()])),
+                        Some((_, list)) => list.push(point.settings_path.as_str()),
+                        None => by_run.push((key, vec![point.settings_path.as_str()])),
                     }
                 }
                 if by_run.is_empty() {
                     by_run.push(((None, None, "none".to_string()), Vec::new()));
                 }
                 for ((config_file, eval_config_file, spec_decoding), points) in by_run {
-                    let settings = settings.iter().filter(|a| points.contains(&a.scope.as_str())).cloned().collect();
+                    let settings = settings.iter().filter(|a| a.scope.settings_path().is_some_and(|p| points.contains(&p))).cloned().collect();
                     out.push(EntryGroup { file, entry, scenario, settings, config_file, eval_config_file, spec_decoding, link: None, eval_link: None });
                 }
             }
@@ -623,7 +614,8 @@ mod tests {
         let variant = job(&jobs, &format!("{path}:zip_override_k[1]#decode"));
         assert_eq!(steps(variant), [Value::from(2)]);
         // The variant's value follows the base's in one scope: it takes effect.
-        let env: Vec<(&str, &str)> = variant.files[0].env.iter().map(|a| (a.value.as_deref().unwrap(), a.scope.as_str())).collect();
+        let env: Vec<(&str, String)> = variant.files[0].env.iter().map(|a| (a.value.as_deref().unwrap(), a.scope.to_string())).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(v, s)| (*v, s.as_str())).collect();
         assert_eq!(env, [("2.49", "recipe:zip_override_k[1]:decode"), ("2.27", "recipe:zip_override_k[1]:decode")]);
         let prefill = job(&jobs, &format!("{path}#prefill"));
         assert!(prefill.job.informational() && prefill.files[0].env.is_empty());
@@ -726,7 +718,9 @@ mod tests {
         let meta = script_name_meta("benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh");
         assert_eq!((meta.model_prefix.as_deref(), meta.hw.as_deref(), meta.spec_decoding.as_deref()), (Some("dsv4"), Some("b200"), Some("mtp")));
         assert_eq!(script_name_meta("run.sh"), JobMeta::default());
-        assert_eq!(scope_role("recipe:zip_override_k:decode"), Some((Some("zip_override_k"), "decode")));
-        assert_eq!(scope_role("yaml:frontend.env"), None);
+        let role = Scope::RecipeRole { variant: Some("zip_override_k".into()), role: "decode".into() };
+        assert_eq!(role.recipe_role(), Some((Some("zip_override_k"), "decode")));
+        assert_eq!(role.to_string(), "recipe:zip_override_k:decode");
+        assert_eq!(Scope::Yaml("frontend.env".into()).recipe_role(), None);
     }
 }

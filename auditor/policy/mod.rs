@@ -2,12 +2,9 @@
 //! reads about each. The `inferencex` policy is embedded; `--policy FILE`
 //! replaces it, or extends it with `extends = "inferencex"`.
 
-pub mod golden;
-pub mod models;
 pub mod pattern;
 pub mod sections;
 pub mod suppressions;
-pub mod thresholds;
 
 use pattern::PathPatterns;
 use serde::Deserialize;

@@ -29,17 +29,13 @@ impl Suppression {
         rule_ok && self.fingerprint.as_deref().is_none_or(|f| f == fingerprint)
     }
 
-    /// Whether `today` (`YYYY-MM-DD`) is after the expiry date, compared
-    /// as calendar dates. An expiry that is not a date (which [`validate`]
+    /// Whether `today` is after the expiry date. An expiry that is not a date (which [`validate`]
     /// refuses when the policy is loaded) counts as expired: it accepts
     /// nothing.
     ///
     /// [`validate`]: Suppression::validate
-    pub fn expired(&self, today: &str) -> bool {
-        match (parse_date(&self.expires), parse_date(today)) {
-            (Ok(expires), Ok(today)) => today > expires,
-            _ => true,
-        }
+    pub fn expired(&self, today: jiff::civil::Date) -> bool {
+        !matches!(parse_date(&self.expires), Ok(expires) if today <= expires)
     }
 
     /// The expiry must be a calendar date written `YYYY-MM-DD`.
@@ -84,9 +80,9 @@ pub fn parse_date(text: &str) -> Result<jiff::civil::Date, BadDate> {
     })
 }
 
-/// Today's date (UTC) as `YYYY-MM-DD`.
-pub fn today() -> String {
-    jiff::tz::Offset::UTC.to_datetime(jiff::Timestamp::now()).date().to_string()
+/// Today's date (UTC).
+pub fn today() -> jiff::civil::Date {
+    jiff::tz::Offset::UTC.to_datetime(jiff::Timestamp::now()).date()
 }
 
 #[cfg(test)]
@@ -102,14 +98,15 @@ mod tests {
         assert!(s("golden-al/*", None, "2026-12-31").matches("golden-al/mismatch", "f"));
         assert!(!s("golden-al/match", None, "2026-12-31").matches("golden-al/mismatch", "f"));
         assert!(!s("golden-al/mismatch", Some("x"), "2026-12-31").matches("golden-al/mismatch", "f"));
-        assert!(s("a/b", None, "2026-11-29").expired("2026-11-30"));
-        assert!(!s("a/b", None, "2026-11-30").expired("2026-11-30"));
+        let day = |text: &str| parse_date(text).unwrap();
+        assert!(s("a/b", None, "2026-11-29").expired(day("2026-11-30")));
+        assert!(!s("a/b", None, "2026-11-30").expired(day("2026-11-30")));
         assert!(s("a/b", None, "2026-13-01").validate().is_err());
         // a day that does not exist is no expiry
         assert!(s("a/b", None, "2026-02-30").validate().is_err());
-        assert!(s("a/b", None, "2026-02-30").expired("2026-01-01"), "an expiry that is no date accepts nothing");
+        assert!(s("a/b", None, "2026-02-30").expired(day("2026-01-01")), "an expiry that is no date accepts nothing");
         assert!(s("a/b", None, "2024-02-29").validate().is_ok());
-        assert!(s("a/b", None, "2024-02-29").expired("2024-03-01"));
+        assert!(s("a/b", None, "2024-02-29").expired(day("2024-03-01")));
     }
 
     #[test]
@@ -132,6 +129,6 @@ mod tests {
         ] {
             assert!(parse_date(bad).is_err(), "{bad}");
         }
-        assert_eq!(parse_date(&today()).map(|d| d.to_string()), Ok(today()), "today() is in the form it parses");
+        assert_eq!(parse_date(&today().to_string()), Ok(today()), "today() prints in the form it parses");
     }
 }

@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn errors_with_a_file_come_first_and_known_ones_are_not_annotated() {
-        let at = |file: &str| vec![Provenance { file: file.into(), artifact: None, line: Some(7), span: None, layer: None, text: "t".into() }];
+        let at = |file: &str| vec![Provenance::new(file, Some(7), "t")];
         let mut known = Finding::new("c/known", Severity::Error, "known".into(), None, at("k.sh"));
         known.baselined = true;
         let findings = vec![

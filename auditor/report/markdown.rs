@@ -237,8 +237,7 @@ mod tests {
         let findings: Vec<Finding> = (0..n)
             .map(|i| {
                 let severity = [Severity::Error, Severity::Warning, Severity::Info][i % 3];
-                let evidence =
-                    vec![Provenance { file: format!("dir|{i}/`x`<b>.sh"), artifact: None, line: Some(i as u64), span: None, layer: None, text: nasty.into() }];
+                let evidence = vec![Provenance::new(format!("dir|{i}/`x`<b>.sh"), Some(i as u64), nasty)];
                 Finding::new(&format!("forbidden-env/r|{}", i % 7), severity, format!("{nasty}{}", "m".repeat(2_000)), Some(&format!("job|{i}")), evidence)
             })
             .collect();
@@ -292,7 +291,7 @@ mod tests {
 
     #[test]
     fn errors_are_grouped_by_place_with_a_job_count() {
-        let at = |line| vec![Provenance { file: "r.yaml".into(), artifact: None, line: Some(line), span: None, layer: None, text: "X=1".into() }];
+        let at = |line| vec![Provenance::new("r.yaml", Some(line), "X=1")];
         let findings = vec![
             Finding::new("forbidden-env/enabled", Severity::Error, "X on".into(), Some("a"), at(3)),
             Finding::new("forbidden-env/enabled", Severity::Error, "X on".into(), Some("b"), at(3)),

@@ -20,7 +20,8 @@ pub const TOOL: &str = "auditor";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Output formats of `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString, strum::VariantArray)]
+#[strum(serialize_all = "lowercase", parse_err_fn = unknown_format, parse_err_ty = String)]
 pub enum Format {
     Text,
     Json,
@@ -32,27 +33,16 @@ pub enum Format {
 
 impl Format {
     /// Every format, in the order help text lists them.
-    pub const ALL: [Format; 6] = [Format::Text, Format::Json, Format::Markdown, Format::Sarif, Format::Junit, Format::Github];
+    pub const ALL: &[Format] = <Format as strum::VariantArray>::VARIANTS;
 
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Markdown => "markdown",
-            Format::Sarif => "sarif",
-            Format::Junit => "junit",
-            Format::Github => "github",
-        }
+        self.into()
     }
 }
 
-impl std::str::FromStr for Format {
-    type Err = String;
-
-    fn from_str(name: &str) -> Result<Format, String> {
-        Format::ALL.into_iter().find(|f| f.name() == name).ok_or_else(|| format!("unknown report format {name:?}"))
-    }
+fn unknown_format(name: &str) -> String {
+    format!("unknown report format {name:?}")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

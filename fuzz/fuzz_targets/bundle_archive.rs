@@ -5,7 +5,7 @@
 //! whatever the headers claim.
 #![no_main]
 
-use auditor::bundle::{read_bundle_with, FileStatus, Limits};
+use auditor::bundle::{FileStatus, Limits, read_bundle_with};
 use auditor::evidence::Extractor;
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;

@@ -12,7 +12,7 @@ use auditor::image::{ImageRef, OpenOptions};
 use auditor::policy::Policy;
 use auditor::report::Format;
 use libfuzzer_sys::fuzz_target;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -62,7 +62,15 @@ fuzz_target!(|data: &[u8]| {
 
     let reference: ImageRef = format!("oci:{}:t", layout.display()).parse().unwrap();
     let limits = LayerLimits { max_size: 64 << 20, max_entries: 20_000, ..LayerLimits::default() };
-    let options = Options { open: OpenOptions::default(), cache_dir: root.join("cache"), cache_max_bytes: 256 << 20, jobs: 1, limits, today: "2026-11-30".into(), verify_cached: false };
+    let options = Options {
+        open: OpenOptions::default(),
+        cache_dir: root.join("cache"),
+        cache_max_bytes: 256 << 20,
+        jobs: 1,
+        limits,
+        today: jiff::civil::date(2026, 11, 30),
+        verify_cached: false,
+    };
     static POLICY: OnceLock<Policy> = OnceLock::new();
     let policy = POLICY.get_or_init(Policy::embedded);
     let walked = report(&reference, &options, policy);

@@ -3,7 +3,7 @@
 //! carries no line numbers, so each entry is located by searching the raw
 //! text for its encoded string.
 
-use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::provenance::{FileRef, Provenance};
 use serde_json::Value;
 
@@ -43,7 +43,7 @@ fn walk(file: &FileRef, value: &Value, raw: &str, path: &mut Vec<String>, out: &
 }
 
 fn entries(file: &FileRef, section: &Value, raw: &str, path: &str, out: &mut Vec<EnvAssignment>) {
-    let scope = format!("json:{path}");
+    let scope = Scope::Json(path.to_string());
     let pairs: Vec<(String, String, String)> = match section {
         Value::Array(items) => items
             .iter()
@@ -65,7 +65,7 @@ fn entries(file: &FileRef, section: &Value, raw: &str, path: &str, out: &mut Vec
     };
     for (name, value, needle) in pairs.into_iter().filter(|(n, _, _)| crate::evidence::shell::words::is_var_name(n)) {
         let provenance = locate(file, raw, &needle);
-        out.push(EnvAssignment::new(&name, Some(value), EnvOrigin::Config, &scope, provenance));
+        out.push(EnvAssignment::new(&name, Some(value), EnvOrigin::Config, scope.clone(), provenance));
     }
 }
 
@@ -76,7 +76,7 @@ fn locate(file: &FileRef, raw: &str, needle: &str) -> Provenance {
             let line = raw[..at].matches('\n').count() as u64 + 1;
             Provenance::at_line(file, line, at as u64, needle)
         }
-        None => Provenance { file: file.path.clone(), artifact: file.artifact.clone(), line: None, span: None, layer: None, text: needle.to_string() },
+        None => Provenance::new(file.path.clone(), None, needle.to_string()).in_artifact(file.artifact.clone()),
     }
 }
 
@@ -91,7 +91,7 @@ mod tests {
         let got = scan(&FileRef::default(), &value, raw);
         assert_eq!(got.len(), 2);
         assert_eq!((got[1].name.as_str(), got[1].value.as_deref(), got[1].provenance.line), ("SGLANG_X", Some("1"), Some(5)));
-        assert_eq!(got[1].scope, "json:0.Config.Env");
+        assert_eq!(got[1].scope, Scope::Json("0.Config.Env".into()));
         let map: Value = serde_json::json!({"env": {"A": "x", "B": 2, "C": null}});
         let got = scan(&FileRef::default(), &map, &map.to_string());
         assert_eq!(got.iter().map(|a| a.value.clone().unwrap()).collect::<Vec<_>>(), ["x", "2"]);

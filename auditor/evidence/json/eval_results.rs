@@ -60,7 +60,7 @@ pub fn failed_concurrencies(value: &Value) -> Vec<u64> {
 /// root): the line of its key in `raw`, so that two tasks of one file each
 /// cite their own score, not the first line that names the metric.
 fn locate(file: &FileRef, raw: &str, path: &[&str], text: String) -> Provenance {
-    Provenance { layer: None, file: file.path.clone(), artifact: file.artifact.clone(), line: key_line(raw, path), span: None, text }
+    Provenance::new(file.path.clone(), key_line(raw, path), text).in_artifact(file.artifact.clone())
 }
 
 /// The 1-based line of the key at `path` in the JSON text `raw`: a small

@@ -3,7 +3,7 @@
 //! `printenv` print them, and compose `environment:` blocks pasted into a
 //! log — each line read without its log decorations.
 
-use crate::evidence::env::{EnvAssignment, EnvDump, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvDump, EnvOrigin, Scope};
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::shell::words;
 use crate::evidence::text::lines::Line;
@@ -50,7 +50,7 @@ impl ListingScanner {
             }
             let scope = dump.scope.clone();
             match words::split_assignment(text) {
-                Some((name, value)) => self.push(name, value, EnvOrigin::DumpBlock, &scope, Provenance::at_line(&self.file, line.number, offset, text)),
+                Some((name, value)) => self.push(name, value, EnvOrigin::DumpBlock, scope.clone(), Provenance::at_line(&self.file, line.number, offset, text)),
                 // `env` prints a value with newlines over several lines.
                 None => {
                     if let Some(value) = self.assignments.last_mut().filter(|a| a.scope == scope).and_then(|a| a.value.as_mut()) {
@@ -70,7 +70,7 @@ impl ListingScanner {
                 header: text.to_string(),
                 covers_prefix,
                 complete: false,
-                scope: format!("dump@{}", line.number),
+                scope: Scope::Dump(line.number),
                 provenance: Provenance::at_line(&self.file, line.number, offset, text),
             });
             return true;
@@ -79,7 +79,7 @@ impl ListingScanner {
         // included); one that ends in a `\` continuation is a command's start.
         match words::split_assignment(text) {
             Some((name, value)) if is_env_style(name) && !looks_like_command(value) && !text.trim_end().ends_with('\\') => {
-                self.push(name, value, EnvOrigin::Listing, "listing", Provenance::at_line(&self.file, line.number, offset, text));
+                self.push(name, value, EnvOrigin::Listing, Scope::Listing, Provenance::at_line(&self.file, line.number, offset, text));
                 true
             }
             _ => false,
@@ -103,7 +103,7 @@ impl ListingScanner {
         }
     }
 
-    fn push(&mut self, name: &str, value: &str, origin: EnvOrigin, scope: &str, provenance: Provenance) {
+    fn push(&mut self, name: &str, value: &str, origin: EnvOrigin, scope: Scope, provenance: Provenance) {
         self.assignments.push(EnvAssignment::new(name, Some(value.to_string()), origin, scope, provenance));
     }
 }
@@ -146,9 +146,9 @@ mod tests {
         assert_eq!(s.dumps[0].covers_prefix.as_deref(), Some("SGLANG_"));
         assert!(s.dumps[0].complete);
         let a = &s.assignments;
-        assert_eq!((a[0].origin, a[0].scope.as_str(), a[0].provenance.line), (EnvOrigin::DumpBlock, "dump@1", Some(2)));
+        assert_eq!((a[0].origin, &a[0].scope, a[0].provenance.line), (EnvOrigin::DumpBlock, &Scope::Dump(1), Some(2)));
         assert_eq!(a[1].value.as_deref(), Some("x y"));
-        assert_eq!((a[2].origin, a[2].scope.as_str()), (EnvOrigin::Listing, "listing"));
+        assert_eq!((a[2].origin, &a[2].scope), (EnvOrigin::Listing, &Scope::Listing));
         assert_eq!(a[0].provenance.span, Some((36, 46)));
     }
 

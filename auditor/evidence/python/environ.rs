@@ -5,7 +5,7 @@
 //! `os.environ.pop("X")`. Values that are not string literals are kept as
 //! written and flagged as unknown.
 
-use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::python::repr::{self, Py};
 use crate::evidence::text::lines::Line;
@@ -20,13 +20,13 @@ static CALL: LazyLock<Regex> = LazyLock::new(|| {
 static DELETE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"\bdel\s+(?:os\.)?environ\s*\[\s*['"](?P<name>\w+)['"]\s*\]"#).expect("valid regex"));
 
 /// The environment writes on one line of Python.
-pub fn scan_line(file: &FileRef, line: &Line, scope: &str) -> Vec<EnvAssignment> {
+pub fn scan_line(file: &FileRef, line: &Line, scope: &Scope) -> Vec<EnvAssignment> {
     let code = strip_comment(&line.text);
     let mut out = Vec::new();
     let mut push = |name: &str, value: Option<(String, bool)>, origin: EnvOrigin, at: usize, text: &str| {
         let provenance = Provenance::at_line(file, line.number, line.offset + at as u64, text);
         let expands = value.as_ref().is_some_and(|(_, unknown)| *unknown);
-        let mut a = EnvAssignment::new(name, value.map(|(v, _)| v), origin, scope, provenance);
+        let mut a = EnvAssignment::new(name, value.map(|(v, _)| v), origin, scope.clone(), provenance);
         a.expands = expands;
         out.push(a);
     };
@@ -129,7 +129,7 @@ mod tests {
 
     fn scan(text: &str) -> Vec<(String, Option<String>, EnvOrigin, bool)> {
         let line = Line { number: 1, offset: 0, text: text.to_string(), truncated: false };
-        scan_line(&FileRef::default(), &line, "file").into_iter().map(|a| (a.name, a.value, a.origin, a.expands)).collect()
+        scan_line(&FileRef::default(), &line, &Scope::File).into_iter().map(|a| (a.name, a.value, a.origin, a.expands)).collect()
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! assignment and command carries the [`Gate`] of the `EVAL_ONLY` tests
 //! around it.
 
-use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::gate::{self, Gate, Gates};
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::python::environ;
@@ -130,7 +130,7 @@ impl ShellScanner {
                 self.segments.clear();
             }
             Event::Body { lang: BodyLang::Python, opened_at, line } => {
-                let scope = format!("python@{opened_at}");
+                let scope = Scope::Python(opened_at);
                 let gate = self.gates.current();
                 let at = match &self.heredoc_at {
                     Some((n, p)) if *n == opened_at => p.clone(),
@@ -498,8 +498,8 @@ impl ShellScanner {
         Provenance::at_line(&self.file, number, offset, text)
     }
 
-    fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
-        let mut a = EnvAssignment::new(name, value, origin, scope, provenance);
+    fn push(&mut self, name: &str, value: Option<String>, origin: EnvOrigin, expands: bool, scope: &Scope, provenance: Provenance) {
+        let mut a = EnvAssignment::new(name, value, origin, scope.clone(), provenance);
         a.expands = expands;
         a.gate = self.gate;
         self.assignments.push(a);
@@ -536,7 +536,7 @@ impl ShellScanner {
                     for view in &mut self.views {
                         view.remove(&word.text);
                     }
-                    self.push(&word.text, None, EnvOrigin::Unset, false, "file", provenance);
+                    self.push(&word.text, None, EnvOrigin::Unset, false, &Scope::File, provenance);
                 }
             }
             "set" => {
@@ -577,12 +577,12 @@ impl ShellScanner {
                         self.vars.insert(name.to_string(), value.clone());
                     }
                     self.remember(name, word);
-                    self.push(name, Some(value), origin, expands, "file", provenance);
+                    self.push(name, Some(value), origin, expands, &Scope::File, provenance);
                 }
                 // `export NAME` exports the shell variable's current value.
                 None if exported && words::is_var_name(&word.text) => {
                     if let Some(value) = self.vars.get(&word.text).cloned() {
-                        self.push(&word.text, Some(value), EnvOrigin::Export, false, "file", provenance);
+                        self.push(&word.text, Some(value), EnvOrigin::Export, false, &Scope::File, provenance);
                     }
                 }
                 None => {}
@@ -593,7 +593,7 @@ impl ShellScanner {
     /// A command with its environment: leading assignments, `env`, and the
     /// container/launcher options that set a child's environment.
     fn command(&mut self, words: &[&Word], line: &Line, base: usize) {
-        let scope = format!("command@{}", line.number);
+        let scope = Scope::Command(line.number);
         let (prefix, i) = env_prefix(words, 0);
         let is_command = i < words.len();
         self.prefix(&prefix, is_command, &scope, line, base);
@@ -639,7 +639,7 @@ impl ShellScanner {
     }
 
     /// Record a command's prefix: assignments and `env -u` removals, in order.
-    fn prefix(&mut self, prefix: &[(&Word, Option<&Word>)], is_command: bool, scope: &str, line: &Line, base: usize) {
+    fn prefix(&mut self, prefix: &[(&Word, Option<&Word>)], is_command: bool, scope: &Scope, line: &Line, base: usize) {
         for (word, unset) in prefix {
             match unset {
                 Some(name) => {
@@ -650,23 +650,23 @@ impl ShellScanner {
                 // Only assignments: shell variables (exported under `set -a`).
                 None => {
                     let origin = if self.allexport { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
-                    self.assign_word(word, origin, "file", line, base);
+                    self.assign_word(word, origin, &Scope::File, line, base);
                 }
             }
         }
     }
 
-    fn assign_word(&mut self, word: &Word, origin: EnvOrigin, scope: &str, line: &Line, base: usize) {
+    fn assign_word(&mut self, word: &Word, origin: EnvOrigin, scope: &Scope, line: &Line, base: usize) {
         let Some((name, _)) = words::split_assignment(&word.text) else { return };
-        if scope == "file" {
+        if *scope == Scope::File {
             self.touch(name);
         }
         let (resolved, expands) = self.resolve(word);
         let value = resolved.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
-        if scope == "file" && !expands {
+        if *scope == Scope::File && !expands {
             self.vars.insert(name.to_string(), value.clone());
         }
-        if scope == "file" {
+        if *scope == Scope::File {
             self.remember(name, word);
         }
         let provenance = self.at(line, base, &[word]);
@@ -678,7 +678,7 @@ impl ShellScanner {
         let program = words[0].text.rsplit('/').next().unwrap_or("");
         let container =
             matches!(program, "docker" | "podman" | "nerdctl") && words.get(1).is_some_and(|w| matches!(w.text.as_str(), "run" | "create" | "exec"));
-        let scope = format!("{}@{}", if container { "container" } else { "command" }, line.number);
+        let scope = if container { Scope::Container(line.number) } else { Scope::Command(line.number) };
         let mut i = 1;
         while i < words.len() {
             let word = words[i];
@@ -711,7 +711,7 @@ impl ShellScanner {
         }
     }
 
-    fn push_pair(&mut self, item: &str, origin: EnvOrigin, expands: bool, scope: &str, provenance: Provenance) {
+    fn push_pair(&mut self, item: &str, origin: EnvOrigin, expands: bool, scope: &Scope, provenance: Provenance) {
         if let Some((name, value)) = words::split_assignment(item) {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
@@ -803,8 +803,8 @@ mod tests {
                 t("G", Some("7"), EnvOrigin::CommandPrefix),
             ]
         );
-        assert_eq!(s.assignments[0].scope, "command@1");
-        assert_eq!(s.assignments[3].scope, "container@2");
+        assert_eq!(s.assignments[0].scope, Scope::Command(1));
+        assert_eq!(s.assignments[3].scope, Scope::Container(2));
         assert!(s.assignments[6].expands);
         assert_eq!(s.commands.len(), 3);
         assert_eq!(s.commands[0].argv, ["python3", "-m", "sglang.launch_server", "--tp", "8"]);
@@ -847,7 +847,7 @@ mod tests {
     fn python_heredoc_env_writes() {
         let s = scan_script("python3 - <<'PY'\nimport os\nos.environ['SGLANG_X'] = '1'\nPY\n");
         assert_eq!(triples(&s), [t("SGLANG_X", Some("1"), EnvOrigin::Python)]);
-        assert_eq!(s.assignments[0].scope, "python@1");
+        assert_eq!(s.assignments[0].scope, Scope::Python(1));
     }
 
     #[test]

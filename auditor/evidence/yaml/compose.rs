@@ -5,7 +5,7 @@
 //! means what it means in the compose file. What compose puts into
 //! `environment` is the container's environment: the server's.
 
-use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::text::lines::Line;
 use crate::evidence::yaml::env;
@@ -70,7 +70,7 @@ impl ComposeBlocks {
         let text: String = block.lines.iter().map(|(_, _, t)| format!("{}\n", t.get(block.indent..).unwrap_or(t.trim_start()))).collect();
         // Not YAML after all (prose that ends in `environment:`): nothing is assigned.
         let Ok(yaml) = env::scan(&self.file, &text) else { return };
-        let scope = format!("compose@{}", block.lines[0].0);
+        let scope = Scope::Compose(block.lines[0].0);
         for mut a in yaml.env {
             let Some((number, offset, raw)) = a.provenance.line.and_then(|k| block.lines.get(k as usize - 1)) else { continue };
             let lead = raw.len() - raw.trim_start().len();
@@ -95,7 +95,7 @@ mod tests {
             blocks.line(&line, &line.text, line.offset, &mut out);
         }
         blocks.close(&mut out);
-        assert!(out.iter().all(|a| a.origin == EnvOrigin::Container && a.scope.starts_with("compose@")));
+        assert!(out.iter().all(|a| a.origin == EnvOrigin::Container && matches!(a.scope, Scope::Compose(_))));
         out.into_iter().map(|a| (a.name, a.value, a.provenance.line.unwrap())).collect()
     }
 

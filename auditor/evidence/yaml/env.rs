@@ -12,11 +12,11 @@
 //! recipe ([`crate::evidence::yaml::recipe`]) and the entries of a master config
 //! ([`crate::evidence::yaml::master`]).
 
-use crate::evidence::env::{EnvAssignment, EnvOrigin};
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::records::{EngineRecord, RecordKind};
 use crate::evidence::yaml::master::{self, MasterEntry};
-use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, python_str, scalar_text, settings_scope};
+use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, python_str, scalar_text, settings_path};
 use crate::evidence::yaml::recipe::{self, Recipe};
 use saphyr::{MarkedYaml, YamlData, YamlLoader};
 
@@ -194,10 +194,10 @@ fn variant_of(path: &[String]) -> Option<&str> {
 /// process gets its role section, then the recipe-wide `environment`.
 fn assign(file: &FileRef, lines: &LineIndex, sections: Vec<Section>) -> Vec<EnvAssignment> {
     let mut out = Vec::new();
-    let make = |entry: &Entry, scope: &str, client: bool, origin: EnvOrigin| {
+    let make = |entry: &Entry, scope: &Scope, client: bool, origin: EnvOrigin| {
         let line = entry.node.span.start.line();
         let (offset, text) = lines.line(line);
-        let mut a = EnvAssignment::new(&entry.name, entry.value.clone(), origin, scope, Provenance::at_line(file, line as u64, offset, text.trim()));
+        let mut a = EnvAssignment::new(&entry.name, entry.value.clone(), origin, scope.clone(), Provenance::at_line(file, line as u64, offset, text.trim()));
         a.expands = entry.value.is_none();
         if a.value.is_none() {
             a.value = Some(format!("${}", entry.name));
@@ -216,10 +216,7 @@ fn assign(file: &FileRef, lines: &LineIndex, sections: Vec<Section>) -> Vec<EnvA
         let key = section.path.last().map(String::as_str).unwrap_or("");
         let client = section.path.len() >= 2 && matches!(section.path[section.path.len() - 2].as_str(), "frontend" | "benchmark");
         if let Some((_, role)) = roles.iter().find(|(s, _)| std::ptr::eq(*s, section)) {
-            let scope = match variant_of(&section.path) {
-                Some(v) => format!("recipe:{v}:{role}"),
-                None => format!("recipe:{role}"),
-            };
+            let scope = Scope::RecipeRole { variant: variant_of(&section.path).map(str::to_string), role: role.clone() };
             out.extend(section.entries.iter().map(|e| make(e, &scope, false, EnvOrigin::Config)));
             // The recipe-wide environment is applied after the role's.
             for wide in recipe_wide.iter().filter(|w| variant_of(&w.path) == variant_of(&section.path)) {
@@ -227,11 +224,11 @@ fn assign(file: &FileRef, lines: &LineIndex, sections: Vec<Section>) -> Vec<EnvA
             }
         } else if recipe_wide.iter().any(|w| std::ptr::eq(*w, section)) {
             if !roles.iter().any(|(s, _)| variant_of(&s.path) == variant_of(&section.path)) {
-                out.extend(section.entries.iter().map(|e| make(e, "recipe", false, EnvOrigin::Config)));
+                out.extend(section.entries.iter().map(|e| make(e, &Scope::Recipe, false, EnvOrigin::Config)));
             }
         } else {
             let origin = EnvOrigin::Config;
-            let scope = if key == "additional-settings" { settings_scope(&section.path) } else { format!("yaml:{dotted}") };
+            let scope = if key == "additional-settings" { Scope::Settings(settings_path(&section.path)) } else { Scope::Yaml(dotted) };
             out.extend(section.entries.iter().map(|e| make(e, &scope, client, origin)));
         }
     }
@@ -245,7 +242,12 @@ mod tests {
     use crate::evidence::yaml::nodes::python_float_repr;
 
     fn scan_text(text: &str) -> Vec<(String, Option<String>, String, bool)> {
-        scan(&FileRef { path: "recipe.yaml".into(), artifact: None }, text).unwrap().env.into_iter().map(|a| (a.name, a.value, a.scope, a.client)).collect()
+        scan(&FileRef { path: "recipe.yaml".into(), artifact: None }, text)
+            .unwrap()
+            .env
+            .into_iter()
+            .map(|a| (a.name, a.value, a.scope.to_string(), a.client))
+            .collect()
     }
 
     fn t(name: &str, value: &str, scope: &str) -> (String, Option<String>, String, bool) {
@@ -321,7 +323,7 @@ frontend:
                 ("SYNTHETIC_ACCEPTANCE", Some("true"), false)
             ]
         );
-        assert!(got[3].scope.starts_with("additional-settings:"));
+        assert!(matches!(got[3].scope, Scope::Settings(_)));
     }
 
     #[test]

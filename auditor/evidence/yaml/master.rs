@@ -9,7 +9,7 @@
 
 use crate::evidence::meta::{JobMeta, Scenario};
 use crate::evidence::provenance::{FileRef, Provenance};
-use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, scalar_text, settings_scope};
+use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, scalar_text, settings_path};
 use saphyr::{MarkedYaml, YamlData};
 
 /// One scenario of a config entry.
@@ -20,16 +20,17 @@ pub struct ScenarioEntry {
     pub scenario: Option<Scenario>,
     /// Its search-space items, each with its own `spec-decoding` label.
     pub points: Vec<SearchPoint>,
-    /// Every `additional-settings` assignment of this scenario has a scope starting with this.
-    pub settings_scope: String,
+    /// Every `additional-settings` assignment of this scenario has a scope
+    /// whose path starts with this.
+    pub settings_path: String,
 }
 
 /// One item of a scenario's search space.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchPoint {
-    /// The scope prefix of this item's `additional-settings` (its
+    /// The scope path prefix of this item's `additional-settings` (its
     /// `prefill`/`decode` blocks' settings too).
-    pub scope: String,
+    pub settings_path: String,
     /// Its own `spec-decoding` label (`none` when it omits it): the runner
     /// picks the `_mtp` script and the label per item, never from a sibling.
     pub spec_decoding: String,
@@ -71,8 +72,8 @@ pub(super) fn read<'y>(file: &FileRef, lines: &LineIndex, docs: &'y [MarkedYaml<
             let (offset, text) = lines.line(line);
             let mut scenarios = get("scenarios").map(|s| scenarios(&key, s)).unwrap_or_default();
             if scenarios.is_empty() {
-                let settings_scope = settings_scope(std::slice::from_ref(&key)) + ".";
-                scenarios.push(ScenarioEntry { scenario: None, points: Vec::new(), settings_scope });
+                let settings_path = settings_path(std::slice::from_ref(&key)) + ".";
+                scenarios.push(ScenarioEntry { scenario: None, points: Vec::new(), settings_path });
             }
             out.push(MasterEntry { key, meta, scenarios, image_at: Provenance::at_line(file, line as u64, offset, text.trim()) });
         }
@@ -91,20 +92,20 @@ fn scenarios(key: &str, node: &MarkedYaml) -> Vec<ScenarioEntry> {
         .into_iter()
         .filter_map(|(name, items)| {
             let scenario = Scenario::parse(&name)?;
-            let settings_scope = settings_scope(&[key.to_string(), "scenarios".to_string(), name.clone()]) + ".";
+            let settings_path = settings_path(&[key.to_string(), "scenarios".to_string(), name.clone()]) + ".";
             let mut points = Vec::new();
             for (i, item) in sequence(items).enumerate() {
                 for (_, space) in entries(item, 0).into_iter().filter(|(k, _)| k == "search-space") {
                     for (j, point) in sequence(space).enumerate() {
                         let label = entries(point, 0).into_iter().find(|(k, _)| k == "spec-decoding").and_then(|(_, v)| scalar_text(v));
                         points.push(SearchPoint {
-                            scope: format!("{settings_scope}{i}.search-space.{j}"),
+                            settings_path: format!("{settings_path}{i}.search-space.{j}"),
                             spec_decoding: label.unwrap_or_else(|| "none".to_string()),
                         });
                     }
                 }
             }
-            Some(ScenarioEntry { scenario: Some(scenario), points, settings_scope })
+            Some(ScenarioEntry { scenario: Some(scenario), points, settings_path })
         })
         .collect()
 }
@@ -158,7 +159,8 @@ no-scenarios:
         assert_eq!(e.scenarios[0].scenario, Some(Scenario::AgenticCoding));
         let labels: Vec<&str> = e.scenarios[0].points.iter().map(|p| p.spec_decoding.as_str()).collect();
         assert_eq!(labels, ["none", "mtp"], "each item keeps its own label");
-        let settings: Vec<_> = y.env.iter().filter(|a| a.scope.starts_with(&e.scenarios[0].settings_scope)).map(|a| a.name.as_str()).collect();
+        let settings: Vec<_> =
+            y.env.iter().filter(|a| a.scope.settings_path().is_some_and(|p| p.starts_with(&e.scenarios[0].settings_path))).map(|a| a.name.as_str()).collect();
         assert_eq!(settings, ["CONFIG_FILE", "SYNTHETIC_ACCEPTANCE"]);
     }
 }

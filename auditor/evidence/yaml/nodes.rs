@@ -202,7 +202,7 @@ pub(super) fn normal_role(key: &str) -> Option<String> {
     }
 }
 
-/// The scope of the `additional-settings` at `path` (joined with `.`).
-pub(super) fn settings_scope(path: &[String]) -> String {
-    format!("additional-settings:{}", path.join("."))
+/// The dotted path of the `additional-settings` at `path`: its scope's.
+pub(super) fn settings_path(path: &[String]) -> String {
+    path.join(".")
 }

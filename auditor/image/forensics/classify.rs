@@ -69,7 +69,7 @@ impl<'a> Side<'a> {
     /// that wrote it, and `text`.
     pub(super) fn evidence(&self, path: &str, node: Option<&Node>, text: String) -> Provenance {
         let layer = node.and_then(|n| self.image.layers.get(usize::from(n.layer))).map(|l| l.digest.clone());
-        Provenance { file: path.to_string(), artifact: None, line: None, span: None, layer, text: clip(&text) }
+        Provenance::new(path, None, clip(&text)).in_layer(layer)
     }
 
     /// `layer 3 (RUN pip install …)`: the layer that wrote an entry, with

@@ -22,7 +22,7 @@ fn env_map(config: &ImageConfig) -> BTreeMap<&str, &str> {
 }
 
 fn finding(reference: &str, rule: &str, severity: Severity, message: String, text: String) -> Finding {
-    let evidence = Provenance { file: reference.to_string(), artifact: None, line: None, span: None, layer: None, text: clip(&redact(&text)) };
+    let evidence = Provenance::new(reference.to_string(), None, clip(&redact(&text)));
     Finding::new(rule, severity, redact(&message), None, vec![evidence]).in_image("config", None)
 }
 

@@ -41,7 +41,7 @@ pub struct Options {
     /// What one layer may cost.
     pub limits: LayerLimits,
     /// Suppression expiry is judged at this date (`YYYY-MM-DD`).
-    pub today: String,
+    pub today: jiff::civil::Date,
     /// Read again the layers the cache holds (verified when they were
     /// cached, by an earlier run): their blobs are streamed, checked against
     /// their digests and indexed anew.
@@ -178,7 +178,7 @@ fn finish(
     if let Some(settings) = policy.checks.forbidden_env() {
         checks.insert(0, forbidden_env_in_image(Catalog::embedded(), settings, &image.reference, &image.config.env));
     }
-    suppress(&mut checks, policy, &options.today);
+    suppress(&mut checks, policy, options.today);
     let mut report = Report::new(policy.name.clone(), inputs, checks, Vec::new(), Vec::new(), not_examined);
     report.layer_cache = Some(counts);
     Ok(report)
@@ -260,7 +260,7 @@ fn integrity_check(images: &[(&Image, &Indexed)], trouble: &Trouble) -> CheckRes
                 break;
             }
             let layer = image.layers.get(usize::from(h.layer)).map(|l| l.digest.clone());
-            let evidence = Provenance { file: h.path.clone(), artifact: None, line: None, span: None, layer, text: h.reason.clone() };
+            let evidence = Provenance::new(h.path.clone(), None, h.reason.clone()).in_layer(layer);
             let message = format!("{}: layer {} entry {}: {} (a crafted layer)", image.reference, h.layer, h.path, h.reason);
             findings.push(Finding::new(integrity::HOSTILE_RULE, Severity::Error, message, None, vec![evidence]).in_image("hostile-entry", Some(&h.path)));
         }

@@ -26,8 +26,7 @@ pub(super) const HOSTILE_RULE: &str = "image-integrity/hostile-entry";
 /// The finding for one tampered blob of image `reference`.
 pub(super) fn finding(reference: &str, tamper: &Tamper) -> Finding {
     let message = format!("{tamper}: the image is not what its digests promise (corrupted or tampered with in the registry, the archive or in transit)");
-    let evidence =
-        Provenance { file: reference.to_string(), artifact: None, line: None, span: None, layer: Some(tamper.digest.clone()), text: tamper.to_string() };
+    let evidence = Provenance::new(reference.to_string(), None, tamper.to_string()).in_layer(Some(tamper.digest.clone()));
     Finding::new(tamper.kind.rule(), Severity::Error, message, None, vec![evidence])
 }
 

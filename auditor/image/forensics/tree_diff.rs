@@ -10,7 +10,8 @@ use super::node::{Kind, Node};
 use std::cmp::Ordering;
 use std::iter::Peekable;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub(super) enum ChangeKind {
     Added,
     Modified,
@@ -22,12 +23,7 @@ pub(super) enum ChangeKind {
 impl ChangeKind {
     /// The finding `kind` of a plain change.
     pub(super) fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Added => "added",
-            ChangeKind::Modified => "modified",
-            ChangeKind::Deleted => "deleted",
-            ChangeKind::Metadata => "metadata",
-        }
+        self.into()
     }
 }
 

@@ -66,14 +66,7 @@ pub fn agreed_drafts(file: &str, text: &str) -> Vec<DraftRow> {
         if drafts.is_empty() {
             continue;
         }
-        let provenance = Provenance {
-            file: file.to_string(),
-            artifact: None,
-            line: Some(i as u64 + 1),
-            span: None,
-            layer: None,
-            text: line_trim.chars().take(200).collect(),
-        };
+        let provenance = Provenance::new(file.to_string(), Some(i as u64 + 1), line_trim.chars().take(200).collect::<String>());
         rows.push(DraftRow { model, prefix, drafts, provenance });
     }
     rows

@@ -137,7 +137,7 @@ pub fn parse(name: &str, source: &str, text: &str) -> Result<Table, GoldenError>
             }
             let line = v.span.start.line();
             let shown = lines.get(line.saturating_sub(1)).map_or("", |l| l.trim());
-            let provenance = Provenance { layer: None, file: source.to_string(), artifact: None, line: Some(line as u64), span: None, text: shown.to_string() };
+            let provenance = Provenance::new(source.to_string(), Some(line as u64), shown.to_string());
             row.insert(draft, Cell { al, text, provenance });
         }
         table.modes.insert(mode, row);

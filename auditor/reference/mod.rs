@@ -1,0 +1,101 @@
+//! What the checks compare a run against, beyond the policy: the golden
+//! acceptance-length tables, the eval thresholds, the agreed drafts of the
+//! benchmark's model list, the served checkpoint's shipped precision and
+//! engine-patch waivers. Defaults are embedded; flags add their own; an
+//! audited checkout's own tables and model list, read through the bundle
+//! reader under its limits like every other file, replace the embedded ones.
+
+pub mod checkpoint;
+pub mod golden;
+pub mod models;
+pub mod thresholds;
+pub mod waiver;
+
+use checkpoint::Shipped;
+use golden::{GoldenSet, Table};
+use models::DraftRow;
+use thresholds::Thresholds;
+use waiver::Waiver;
+
+/// Reference data the checks compare against, beyond the policy.
+#[derive(Debug, Clone)]
+pub struct References {
+    pub golden: GoldenSet,
+    pub thresholds: Thresholds,
+    /// The served checkpoint's shipped draft precision (`--checkpoint DIR`).
+    pub checkpoint: Option<Shipped>,
+    /// The date suppressions are judged at.
+    pub today: jiff::civil::Date,
+    /// Engine-patch waivers given with `--waivers DIR` (those inside the input are found there).
+    pub waivers: Vec<Waiver>,
+    /// Agreed drafts per target, from the audited tree's own model list (`MODELS.md`).
+    pub known_drafts: Vec<models::DraftRow>,
+}
+
+impl Default for References {
+    fn default() -> Self {
+        References {
+            golden: GoldenSet::embedded(),
+            thresholds: Thresholds::embedded(),
+            checkpoint: None,
+            today: crate::policy::suppressions::today(),
+            waivers: Vec::new(),
+            known_drafts: Vec::new(),
+        }
+    }
+}
+
+/// A reference an audited tree carries for itself, as the bundle reader found it.
+#[derive(Debug, Clone)]
+pub enum TreeReference {
+    /// A golden-AL table (`golden_al_distribution/<name>.yaml`), or why it does not parse.
+    Golden(Result<Table, String>),
+    /// The agreed drafts of the tree's model list (`MODELS.md`).
+    Drafts(Vec<DraftRow>),
+}
+
+impl TreeReference {
+    /// What `path` holds, if it is a reference a tree carries: the text parsed.
+    pub fn read(path: &str, text: &str) -> Option<TreeReference> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if name == "MODELS.md" {
+            return Some(TreeReference::Drafts(models::agreed_drafts(path, text)));
+        }
+        let (stem, ext) = name.rsplit_once('.')?;
+        let golden = path.split('/').any(|d| d == "golden_al_distribution") && matches!(ext, "yaml" | "yml");
+        golden.then(|| TreeReference::Golden(golden::parse(stem, path, text).map_err(|e| e.to_string())))
+    }
+
+    /// Whether `path` may hold one ([`TreeReference::read`] decides).
+    pub fn is_reference_path(path: &str) -> bool {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name == "MODELS.md" || (path.split('/').any(|d| d == "golden_al_distribution") && (name.ends_with(".yaml") || name.ends_with(".yml")))
+    }
+}
+
+impl References {
+    /// These references with a tree's own: its golden tables replace the
+    /// embedded set (tables given with `--golden` still apply on top), its
+    /// model list adds agreed drafts. A table that does not parse is left
+    /// out (the caller lists it as not examined).
+    pub fn with_tree<'a>(&self, found: impl IntoIterator<Item = &'a TreeReference>) -> References {
+        let mut out = self.clone();
+        let mut tree = GoldenSet::default();
+        for reference in found {
+            match reference {
+                TreeReference::Drafts(rows) => out.known_drafts.extend(rows.iter().cloned()),
+                TreeReference::Golden(Ok(table)) => {
+                    tree.tables.insert(table.name.clone(), table.clone());
+                }
+                TreeReference::Golden(Err(_)) => {}
+            }
+        }
+        if !tree.tables.is_empty() {
+            for (name, table) in self.golden.tables.iter().filter(|(_, t)| !t.source.starts_with(golden::EMBEDDED_SOURCE)) {
+                tree.tables.insert(name.clone(), table.clone());
+            }
+            out.golden = tree;
+        }
+        out
+    }
+}
