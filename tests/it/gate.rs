@@ -301,3 +301,24 @@ fn the_real_tree_reports_exactly_the_triaged_error_places() {
         assert!(!lm_eval, "the evaluation client (lm-eval installs, its sitecustomize) is harness: {f}");
     }
 }
+
+/// A checkout given as a `.tar.gz` is judged against its own golden tables
+/// and model list, read from the archive under the reader's limits, as the
+/// same checkout unpacked is: the golden-AL findings cite the tree's table,
+/// never the embedded copy, and the drafts its `MODELS.md` agrees are no
+/// substitution.
+#[test]
+fn the_real_tree_as_a_tar_gz_is_judged_against_its_own_tables() {
+    let archive = root().join("../shared/data/inferencex/tree-843c6254.tar.gz");
+    let out = auditor(&["audit", s(&archive), "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report = json(&out);
+    let golden = check(&report, "golden-al");
+    let cited: Vec<&str> =
+        golden["findings"].as_array().unwrap().iter().flat_map(|f| f["evidence"].as_array().unwrap()).filter_map(|e| e["file"].as_str()).collect();
+    assert!(cited.iter().any(|f| f.starts_with("InferenceX/golden_al_distribution/")), "{cited:?}");
+    assert!(!cited.iter().any(|f| f.starts_with("policies/golden/")), "an embedded table stood in for the tree's: {cited:?}");
+    let drafts = check(&report, "draft-precision");
+    let errors = drafts["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").count();
+    assert_eq!(errors, 2, "only the two online-quantisation errors of the triaged list: {drafts:#}");
+}
