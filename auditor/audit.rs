@@ -386,7 +386,8 @@ fn nothing_judged(bundle: &Bundle, several: bool) -> String {
 /// `MODELS.md`), as the reader found them in `files`; a table that does not
 /// parse is listed as not examined in `bundle`.
 fn tree_references(bundle: &mut Bundle, files: &mut dyn Iterator<Item = &FileEvidence>) -> Vec<TreeReference> {
-    let found: Vec<TreeReference> = files.filter_map(|f| f.reference.as_deref().cloned()).collect();
+    let found: Vec<TreeReference> =
+        files.filter_map(|f| f.tree_document.as_deref().map(|(document, text)| TreeReference::read(&f.path, document, text))).collect();
     for reference in &found {
         if let TreeReference::Golden(Err(e)) = reference {
             bundle.not_examined.push(format!("{e}: the embedded tables do not stand in for it"));

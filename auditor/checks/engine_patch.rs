@@ -20,11 +20,11 @@ use super::{CheckResult, Context};
 use crate::evidence::FileKind;
 use crate::evidence::gate::Gate;
 use crate::evidence::shell::actions::{ActionKind, ScriptAction};
+use crate::evidence::waiver::Waiver;
 use crate::finding::{Finding, Severity};
 use crate::policy::Section;
 use crate::policy::pattern::{self, normalise_name};
 use crate::policy::sections::EnginePatch;
-use crate::reference::waiver::Waiver;
 
 const ID: &str = "engine-patch";
 

@@ -14,11 +14,11 @@ pub mod python;
 pub mod records;
 pub mod shell;
 pub mod text;
+pub mod waiver;
 pub mod yaml;
 
 pub use crate::bundle::kind::{FileKind, classify};
 use crate::bundle::{Disposition, Examine, Examined, MemberVisitor, layout};
-use crate::reference::TreeReference;
 use crate::signatures::{Engine, Stream};
 use env::{EnvAssignment, EnvDump};
 use log::env_listing::ListingScanner;
@@ -38,6 +38,26 @@ pub const MAX_DOCUMENT: u64 = 32 << 20;
 /// The file at bundle path `path`, with the artifact folder it lies in.
 pub fn file_ref(path: &str) -> FileRef {
     FileRef { path: path.to_string(), artifact: layout::artifact_of(path).map(str::to_string) }
+}
+
+/// A reference document an audited tree carries for itself, by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TreeDocument {
+    /// A golden-AL table: `golden_al_distribution/<name>.yaml`.
+    GoldenTable,
+    /// The benchmark's model list: `MODELS.md`.
+    ModelList,
+}
+
+impl TreeDocument {
+    pub fn of(path: &str) -> Option<TreeDocument> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        if name == "MODELS.md" {
+            return Some(TreeDocument::ModelList);
+        }
+        let golden = path.split('/').any(|d| d == "golden_al_distribution") && (name.ends_with(".yaml") || name.ends_with(".yml"));
+        golden.then_some(TreeDocument::GoldenTable)
+    }
 }
 
 /// A problem met while parsing a file that did not stop the file being read.
@@ -90,11 +110,13 @@ pub struct FileEvidence {
     pub signatures: Vec<crate::finding::Finding>,
     /// An engine-patch waiver (`docs/waiver/<PR>.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waiver: Option<crate::reference::waiver::Waiver>,
-    /// A reference the audited tree carries for itself (a golden-AL table,
-    /// `MODELS.md`), read here under the reader's limits like any file.
+    pub waiver: Option<waiver::Waiver>,
+    /// A reference document the audited tree carries for itself (a
+    /// golden-AL table, `MODELS.md`), read under the reader's limits like
+    /// any file and kept as text for `reference/` to parse; `Err` says why
+    /// it could not be read whole.
     #[serde(skip)]
-    pub reference: Option<Box<TreeReference>>,
+    pub tree_document: Option<Box<(TreeDocument, Result<String, String>)>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
 }
@@ -118,7 +140,7 @@ impl FileEvidence {
             actions: Vec::new(),
             signatures: Vec::new(),
             waiver: None,
-            reference: None,
+            tree_document: None,
             notes: Vec::new(),
         }
     }
@@ -148,7 +170,7 @@ impl FileEvidence {
             actions: self.actions.clone(),
             signatures: self.signatures.clone(),
             waiver: self.waiver.clone(),
-            reference: None,
+            tree_document: None,
             notes: self.notes.clone(),
         }
     }
@@ -220,22 +242,22 @@ impl<'e> Extractor<'e> {
         let mut evidence = FileEvidence::new(&file, kind);
         if kind == FileKind::Doc {
             // A model list is read whole (to the document cap); other documents only as far as a waiver goes.
-            let reference = TreeReference::is_reference_path(&file.path);
-            let cap = if reference { MAX_DOCUMENT } else { crate::reference::waiver::MAX_WAIVER as u64 };
+            let reference = TreeDocument::of(&file.path);
+            let cap = if reference.is_some() { MAX_DOCUMENT } else { waiver::MAX_WAIVER as u64 };
             let mut text = Vec::new();
             if let Err(e) = reader.take(cap).read_to_end(&mut text) {
                 return (evidence, Some(format!("read error: {e}")));
             }
-            if crate::reference::waiver::Waiver::is_waiver_path(&file.path) {
-                evidence.waiver = Some(crate::reference::waiver::Waiver::parse(&file.path, &String::from_utf8_lossy(&text)));
+            if waiver::Waiver::is_waiver_path(&file.path) {
+                evidence.waiver = Some(waiver::Waiver::parse(&file.path, &String::from_utf8_lossy(&text)));
             }
-            if reference {
-                evidence.reference = TreeReference::read(&file.path, &String::from_utf8_lossy(&text)).map(Box::new);
+            if let Some(document) = reference {
+                evidence.tree_document = Some(Box::new((document, Ok(String::from_utf8_lossy(&text).into_owned()))));
             }
             // The rest of a document over the cap is prose nobody parses; drain it for the digest.
             return match io::copy(reader, &mut io::sink()) {
                 Ok(0) => (evidence, None),
-                Ok(_) if reference => (evidence, Some(format!("larger than {MAX_DOCUMENT} bytes: read as far as that"))),
+                Ok(_) if reference.is_some() => (evidence, Some(format!("larger than {MAX_DOCUMENT} bytes: read as far as that"))),
                 Ok(_) => (evidence, None),
                 Err(e) => (evidence, Some(format!("read error: {e}"))),
             };
@@ -247,8 +269,8 @@ impl<'e> Extractor<'e> {
                     Err(why) => (bytes, why),
                 },
                 Ok(Document::TooLarge(bytes)) => {
-                    if TreeReference::is_reference_path(&file.path) {
-                        evidence.reference = Some(Box::new(TreeReference::Golden(Err(format!("{}: larger than {MAX_DOCUMENT} bytes", file.path)))));
+                    if let Some(document) = TreeDocument::of(&file.path) {
+                        evidence.tree_document = Some(Box::new((document, Err(format!("larger than {MAX_DOCUMENT} bytes")))));
                     }
                     (bytes, format!("larger than {MAX_DOCUMENT} bytes"))
                 }
@@ -355,12 +377,8 @@ impl Extractor<'_> {
     /// Parse a whole JSON or YAML document; `Err` says why it must be read as text.
     fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"));
-        if TreeReference::is_reference_path(&file.path) {
-            let reference = match &text {
-                Ok(text) => TreeReference::read(&file.path, text),
-                Err(why) => Some(TreeReference::Golden(Err(format!("{}: {why}", file.path)))),
-            };
-            evidence.reference = reference.map(Box::new);
+        if let Some(document) = TreeDocument::of(&file.path) {
+            evidence.tree_document = Some(Box::new((document, text.clone().map(str::to_string))));
         }
         let text = text?;
         if kind == FileKind::Yaml {

@@ -4,7 +4,7 @@
 //! tables, replacing embedded ones of the same name.
 
 use crate::provenance::Provenance;
-use saphyr::{MarkedYaml, YamlData, YamlLoader};
+use saphyr::{MarkedYaml, YamlData};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -107,13 +107,7 @@ pub enum GoldenError {
 /// Parse one table file.
 pub fn parse(name: &str, source: &str, text: &str) -> Result<Table, GoldenError> {
     let err = |message: String| GoldenError::Invalid { origin: source.to_string(), message };
-    let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
-    loader.early_parse(false);
-    saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| err(e.to_string()))?;
-    if let Some(e) = loader.error() {
-        return Err(err(e.to_string()));
-    }
-    let docs = loader.into_documents();
+    let docs = crate::evidence::yaml::nodes::load(text, false).map_err(err)?;
     let Some(YamlData::Mapping(top)) = docs.first().map(|d| &d.data) else { return Err(err("not a mapping".into())) };
     let mut models = top.iter();
     let (Some((key, modes)), None) = (models.next(), models.next()) else {

@@ -9,13 +9,13 @@ pub mod checkpoint;
 pub mod golden;
 pub mod models;
 pub mod thresholds;
-pub mod waiver;
 
+use crate::evidence::TreeDocument;
+use crate::evidence::waiver::Waiver;
 use checkpoint::Shipped;
 use golden::{GoldenSet, Table};
 use models::DraftRow;
 use thresholds::Thresholds;
-use waiver::Waiver;
 
 /// Reference data the checks compare against, beyond the policy.
 #[derive(Debug, Clone)]
@@ -55,21 +55,19 @@ pub enum TreeReference {
 }
 
 impl TreeReference {
-    /// What `path` holds, if it is a reference a tree carries: the text parsed.
-    pub fn read(path: &str, text: &str) -> Option<TreeReference> {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        if name == "MODELS.md" {
-            return Some(TreeReference::Drafts(models::agreed_drafts(path, text)));
+    /// What a reference document of the tree holds, parsed from the text the
+    /// reader kept (or why it could not be read whole).
+    pub fn read(path: &str, document: &TreeDocument, text: &Result<String, String>) -> TreeReference {
+        match (document, text) {
+            (TreeDocument::ModelList, Ok(text)) => TreeReference::Drafts(models::agreed_drafts(path, text)),
+            (TreeDocument::ModelList, Err(_)) => TreeReference::Drafts(Vec::new()),
+            (TreeDocument::GoldenTable, Ok(text)) => {
+                let name = path.rsplit('/').next().unwrap_or(path);
+                let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+                TreeReference::Golden(golden::parse(stem, path, text).map_err(|e| e.to_string()))
+            }
+            (TreeDocument::GoldenTable, Err(why)) => TreeReference::Golden(Err(format!("{path}: {why}"))),
         }
-        let (stem, ext) = name.rsplit_once('.')?;
-        let golden = path.split('/').any(|d| d == "golden_al_distribution") && matches!(ext, "yaml" | "yml");
-        golden.then(|| TreeReference::Golden(golden::parse(stem, path, text).map_err(|e| e.to_string())))
-    }
-
-    /// Whether `path` may hold one ([`TreeReference::read`] decides).
-    pub fn is_reference_path(path: &str) -> bool {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        name == "MODELS.md" || (path.split('/').any(|d| d == "golden_al_distribution") && (name.ends_with(".yaml") || name.ends_with(".yml")))
     }
 }
 

@@ -16,12 +16,11 @@ use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::records::{EngineRecord, RecordKind};
 use crate::evidence::yaml::master::{self, MasterEntry};
+use crate::evidence::yaml::nodes;
 use crate::evidence::yaml::nodes::{LineIndex, entries, py_scalar, python_str, scalar_text, settings_path};
 use crate::evidence::yaml::recipe::{self, Recipe};
-use saphyr::{MarkedYaml, YamlData, YamlLoader};
+use saphyr::{MarkedYaml, YamlData};
 
-/// Most nodes aliases may expand to (a billion-laughs file is an error, not a hang).
-const ALIAS_BUDGET: usize = 100_000;
 /// Deepest nesting walked.
 const MAX_DEPTH: usize = 64;
 
@@ -45,17 +44,8 @@ pub struct NotYaml(pub String);
 /// The environment assignments and engine config blocks of a YAML text, or
 /// why it could not be read.
 pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, NotYaml> {
-    let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
-    loader.early_parse(false);
-    loader.allow_duplicate_keys(true);
-    loader.alias_limit(ALIAS_BUDGET);
-    let mut parser = saphyr_parser::Parser::new_from_str(text);
-    parser.load(&mut loader, true).map_err(|e| NotYaml(e.to_string()))?;
-    if let Some(e) = loader.error() {
-        return Err(NotYaml(e.to_string()));
-    }
+    let docs = nodes::load(text, true).map_err(NotYaml)?;
     let lines = LineIndex::new(text);
-    let docs = loader.into_documents();
     let mut sections = Vec::new();
     let mut configs = Vec::new();
     for doc in &docs {

@@ -6,11 +6,30 @@
 
 use crate::evidence::python::repr::Py;
 use regex::Regex;
-use saphyr::{MarkedYaml, ScalarStyle, YamlData};
+use saphyr::{MarkedYaml, ScalarStyle, YamlData, YamlLoader};
 use std::sync::LazyLock;
 
 /// Deepest merge-key (`<<`) chain followed.
 pub(super) const MAX_DEPTH: usize = 64;
+
+/// Most nodes aliases may expand to (a billion-laughs file is an error, not a hang).
+pub const ALIAS_BUDGET: usize = 100_000;
+
+/// The one way YAML documents are loaded, recipes and configs of a bundle
+/// as the golden tables of a tree: with line markers, within the alias
+/// budget, and with duplicate keys kept (the last wins, as PyYAML reads
+/// them) when `duplicate_keys` says so, an error otherwise.
+pub fn load(text: &str, duplicate_keys: bool) -> Result<Vec<MarkedYaml<'_>>, String> {
+    let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
+    loader.early_parse(false);
+    loader.allow_duplicate_keys(duplicate_keys);
+    loader.alias_limit(ALIAS_BUDGET);
+    saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| e.to_string())?;
+    if let Some(e) = loader.error() {
+        return Err(e.to_string());
+    }
+    Ok(loader.into_documents())
+}
 
 /// A scalar as the Python value PyYAML would load.
 pub(super) fn py_scalar(node: &MarkedYaml) -> Option<Py> {
