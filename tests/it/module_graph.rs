@@ -219,3 +219,29 @@ fn modules_import_one_way() {
     }
     assert!(problems.is_empty(), "modules import each other in a circle:\n{}", problems.join("\n"));
 }
+
+/// The stages of the audit pipeline, in the order data flows through them
+/// (DESIGN: inputs -> evidence -> jobs -> facts -> checks -> report, with
+/// the references the checks compare against read after the evidence): a
+/// stage imports only stages before it. The cycle test above allows a
+/// one-way edge the wrong way round; this one does not.
+#[test]
+fn the_pipeline_stages_import_only_earlier_stages() {
+    const STAGES: [&str; 7] = ["bundle", "evidence", "jobs", "reference", "facts", "checks", "report"];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("auditor");
+    let all = modules(&root);
+    let rank = |m: &Module| STAGES.iter().position(|s| m.first().is_some_and(|f| f == s));
+    let mut backwards = Vec::new();
+    for (module, text) in &all {
+        let Some(from) = rank(module) else { continue };
+        for path in paths(text) {
+            let Some(target) = resolve(&all, module, &path) else { continue };
+            if let Some(to) = rank(&target).filter(|to| *to > from) {
+                backwards.push(format!("{} ({}) -> {} ({}): {path}", module.join("::"), STAGES[from], target.join("::"), STAGES[to]));
+            }
+        }
+    }
+    backwards.sort();
+    backwards.dedup();
+    assert!(backwards.is_empty(), "a stage imports a later stage:\n{}", backwards.join("\n"));
+}
