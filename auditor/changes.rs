@@ -1,7 +1,9 @@
 //! `--changed-since GIT_REF`: judge only what a change touches, so a PR on
-//! a repository with a past is gated on its own edits. What changed comes
-//! from the `git` CLI (`diff --name-only` plus untracked files; `diff -U0`
-//! hunks for master configs, whose entries share one file); a job is
+//! a repository with a past is gated on its own edits. What changed is the
+//! work tree compared with the commit's tree, blob id by blob id, and the
+//! changed lines of master configs (whose entries share one file) a line
+//! diff against the commit's blob, all read through [`crate::git`], so
+//! nothing the repository configures ever runs; a job is
 //! selected when a file it runs changed (its recipe, script, or a file the
 //! script sources), when its master-config entry's lines changed, or when a
 //! changed waiver names its script. Every other job is skipped with the
@@ -9,9 +11,9 @@
 
 use crate::checks::AuditedJob;
 use crate::evidence::FileEvidence;
+use crate::git;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -32,53 +34,105 @@ pub struct Changes {
     /// Paths relative to the checkout directory (the audited input), changed
     /// in the work tree or index since the ref, or untracked.
     pub files: BTreeSet<String>,
+    /// Files the base commit does not hold.
     untracked: BTreeSet<String>,
+    /// The base commit and its blobs (path below the checkout -> object id).
+    base: Option<(String, BTreeMap<String, String>)>,
     /// For files read line by line (master configs): the changed lines of
     /// the current file (1-based); `None` when the whole file is new.
     lines: BTreeMap<String, Option<BTreeSet<u64>>>,
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<std::process::Output, ChangesError> {
-    Command::new("git").arg("-C").arg(dir).args(args).env("GIT_OPTIONAL_LOCKS", "0").output().map_err(ChangesError::NoGit)
-}
-
-fn detail(out: &std::process::Output) -> String {
-    let text = String::from_utf8_lossy(&out.stderr);
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message").trim();
-    line.chars().take(300).collect()
+/// Files of the work tree, relative to `dir`, as `/`-joined paths: every
+/// regular file below it but git's own directory. Symlinks are not
+/// followed (git records them as links, and the reader does not read them).
+fn work_tree_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), String::new())];
+    while let Some((path, rel)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&path) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else { continue };
+            let child = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            if kind.is_dir() && name != ".git" {
+                stack.push((entry.path(), child));
+            } else if kind.is_file() {
+                out.push(child);
+            }
+        }
+    }
+    out
 }
 
 impl Changes {
-    /// Read which files changed in the checkout at `dir` since `reference`.
+    /// Read which files of the checkout at `dir` differ from `reference`'s
+    /// tree: added, changed or deleted. The work tree is compared with the
+    /// commit's blob ids here, byte for byte, so git never reads it (no
+    /// fsmonitor, no clean filter, no index refresh can run).
     pub fn read(dir: &Path, reference: &str) -> Result<Self, ChangesError> {
-        let inside = git(dir, &["rev-parse", "--is-inside-work-tree"])?;
-        if !inside.status.success() || String::from_utf8_lossy(&inside.stdout).trim() != "true" {
-            let detail = if dir.is_dir() { detail(&inside) } else { "not a directory".to_string() };
+        let inside = git::rev_parse(dir, &["--is-inside-work-tree"]).map_err(ChangesError::NoGit)?;
+        if inside.as_deref() != Ok("true") {
+            let detail = if dir.is_dir() { inside.err().unwrap_or_else(|| "not inside a work tree".to_string()) } else { "not a directory".to_string() };
             return Err(ChangesError::NotCheckout { path: dir.to_path_buf(), detail });
         }
-        let verify = git(dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &commit(reference)])?;
-        if reference.starts_with('-') || !verify.status.success() {
-            let detail = if verify.stderr.is_empty() { "unknown revision".to_string() } else { detail(&verify) };
-            return Err(ChangesError::UnknownRef { path: dir.to_path_buf(), reference: reference.to_string(), detail });
+        let verified = git::rev_parse(dir, &["--verify", "--quiet", "--end-of-options", &commit(reference)]).map_err(ChangesError::NoGit)?;
+        let base = match verified {
+            Ok(id) if !reference.starts_with('-') && !id.is_empty() => id,
+            other => {
+                let detail = other.err().filter(|e| !e.is_empty()).unwrap_or_else(|| "unknown revision".to_string());
+                return Err(ChangesError::UnknownRef { path: dir.to_path_buf(), reference: reference.to_string(), detail });
+            }
+        };
+        let prefix = git::rev_parse(dir, &["--show-prefix"]).map_err(ChangesError::NoGit)?.unwrap_or_default();
+        let format = git::object_format(dir).map_err(ChangesError::NoGit)?;
+        // The folder may not exist at the base: then everything in it is new.
+        let blobs: BTreeMap<String, String> = git::blobs(dir, &base, &prefix).unwrap_or_default().into_iter().map(|b| (b.path, b.oid)).collect();
+        let mut files = BTreeSet::new();
+        let mut added = BTreeSet::new();
+        let on_disk = work_tree_files(dir);
+        for path in &on_disk {
+            let Ok(content) = std::fs::read(dir.join(path)) else { continue };
+            match blobs.get(path) {
+                Some(oid) if *oid == format.blob_id(&content) => {}
+                Some(_) => {
+                    files.insert(path.clone());
+                }
+                None => {
+                    files.insert(path.clone());
+                    added.insert(path.clone());
+                }
+            }
         }
-        let split =
-            |bytes: Vec<u8>| -> Vec<String> { bytes.split(|b| *b == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect() };
-        let mut files: BTreeSet<String> =
-            split(run(dir, &["diff", "--name-only", "--no-renames", "--relative", "-z", &commit(reference), "--"])?).into_iter().collect();
-        let untracked: BTreeSet<String> = split(run(dir, &["ls-files", "--others", "--exclude-standard", "-z"])?).into_iter().collect();
-        files.extend(untracked.iter().cloned());
-        Ok(Changes { files, untracked, lines: BTreeMap::new() })
+        let present: BTreeSet<&String> = on_disk.iter().collect();
+        files.extend(blobs.keys().filter(|p| !present.contains(p)).cloned());
+        Ok(Changes { files, untracked: added, lines: BTreeMap::new(), base: Some((base, blobs)) })
     }
 
     /// Add the changed lines of the changed master configs among `sources`.
-    pub fn with_lines(&self, dir: &Path, reference: &str, sources: &[FileEvidence]) -> Result<Self, ChangesError> {
+    pub fn with_lines(&self, dir: &Path, _reference: &str, sources: &[FileEvidence]) -> Result<Self, ChangesError> {
         let mut out = self.clone();
-        for path in sources.iter().filter(|f| !f.master.is_empty() && self.files.contains(&f.path)).map(|f| f.path.as_str()) {
-            let changed = if self.untracked.contains(path) {
-                None
-            } else {
-                let diff = run(dir, &["diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", "--relative", &commit(reference), "--", path])?;
-                hunk_lines(&String::from_utf8_lossy(&diff))
+        let masters: Vec<&str> = sources.iter().filter(|f| !f.master.is_empty() && self.files.contains(&f.path)).map(|f| f.path.as_str()).collect();
+        if masters.is_empty() {
+            return Ok(out);
+        }
+        let failed = |detail: String| ChangesError::Git { path: dir.to_path_buf(), args: "cat-file --batch".to_string(), detail };
+        let mut objects = git::Objects::open(dir).map_err(ChangesError::NoGit)?;
+        for path in masters {
+            let oid = self.base.as_ref().and_then(|(_, blobs)| blobs.get(path));
+            let changed = match (self.untracked.contains(path), oid) {
+                (false, Some(oid)) => {
+                    let old = objects
+                        .with_blob(oid, |_, reader| {
+                            let mut text = String::new();
+                            reader.read_to_string(&mut text).map(|_| text)
+                        })
+                        .map_err(|e| failed(e.to_string()))?
+                        .map_err(|e| failed(e.to_string()))?;
+                    let new = std::fs::read_to_string(dir.join(path)).map_err(|e| failed(format!("{path}: {e}")))?;
+                    Some(changed_lines(&old, &new))
+                }
+                _ => None,
             };
             out.lines.insert(path.to_string(), changed);
         }
@@ -91,33 +145,23 @@ fn commit(reference: &str) -> String {
     format!("{reference}^{{commit}}")
 }
 
-/// Run git in `dir`; its standard output, or an error with its first line of standard error.
-fn run(dir: &Path, args: &[&str]) -> Result<Vec<u8>, ChangesError> {
-    let out = git(dir, args)?;
-    if out.status.success() { Ok(out.stdout) } else { Err(ChangesError::Git { path: dir.to_path_buf(), args: args.join(" "), detail: detail(&out) }) }
-}
-
-/// The lines of the new side that `diff -U0` hunks touch; a pure deletion
-/// touches the lines on either side of it. `None` for a new file.
-fn hunk_lines(diff: &str) -> Option<BTreeSet<u64>> {
+/// The lines of `new` (1-based) that differ from `old`, line by line; a
+/// pure deletion touches the lines on either side of it.
+fn changed_lines(old: &str, new: &str) -> BTreeSet<u64> {
     let mut out = BTreeSet::new();
-    for line in diff.lines() {
-        if line.starts_with("--- /dev/null") {
-            return None;
-        }
-        let Some(rest) = line.strip_prefix("@@ ") else { continue };
-        let Some(new) = rest.split_whitespace().find(|t| t.starts_with('+')) else { continue };
-        let mut parts = new[1..].splitn(2, ',');
-        let start: u64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        let count: u64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(1);
-        if count == 0 {
-            out.insert(start.max(1));
-            out.insert(start + 1);
-        } else {
-            out.extend(start..start.saturating_add(count.min(1 << 24)));
+    for op in similar::TextDiff::from_lines(old, new).ops() {
+        let range = op.new_range();
+        match op.tag() {
+            similar::DiffTag::Equal => {}
+            similar::DiffTag::Delete => {
+                let at = range.start as u64;
+                out.insert(at.max(1));
+                out.insert(at + 1);
+            }
+            similar::DiffTag::Insert | similar::DiffTag::Replace => out.extend((range.start as u64 + 1)..=(range.end as u64)),
         }
     }
-    Some(out)
+    out
 }
 
 /// The top-level keys of a YAML file as line ranges `[start, end)`: a
@@ -283,10 +327,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hunks_give_new_side_lines() {
-        let diff = "diff --git a/c.yaml b/c.yaml\n--- a/c.yaml\n+++ b/c.yaml\n@@ -3 +3 @@\n-a\n+b\n@@ -10,2 +10,0 @@\n-x\n-y\n@@ -20,0 +19,2 @@ key:\n+p\n+q\n";
-        assert_eq!(hunk_lines(diff).unwrap().into_iter().collect::<Vec<_>>(), vec![3, 10, 11, 19, 20]);
-        assert_eq!(hunk_lines("--- /dev/null\n+++ b/c.yaml\n@@ -0,0 +1,3 @@\n"), None);
+    fn changed_lines_are_the_new_sides() {
+        // Line 3 replaced, old lines 11-12 deleted after new line 10, two lines inserted as new 19-20.
+        let old: String = (1..=22).map(|i| format!("o{i}\n")).collect();
+        let mut new: Vec<String> = (1..=22).map(|i| format!("o{i}")).collect();
+        new[2] = "b".to_string();
+        new.drain(10..12);
+        new.splice(18..18, ["p".to_string(), "q".to_string()]);
+        let new: String = new.iter().map(|l| format!("{l}\n")).collect();
+        assert_eq!(changed_lines(&old, &new).into_iter().collect::<Vec<_>>(), vec![3, 10, 11, 19, 20]);
+        assert!(changed_lines(&old, &old).is_empty());
     }
 
     #[test]

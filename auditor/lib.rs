@@ -12,6 +12,7 @@ pub mod checks;
 pub mod evidence;
 pub mod facts;
 pub mod finding;
+pub mod git;
 pub mod image;
 pub mod jobs;
 pub mod policy;

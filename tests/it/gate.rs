@@ -322,3 +322,37 @@ fn the_real_tree_as_a_tar_gz_is_judged_against_its_own_tables() {
     let errors = drafts["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").count();
     assert_eq!(errors, 2, "only the two online-quantisation errors of the triaged list: {drafts:#}");
 }
+
+/// Reading git executes nothing: a checkout is hostile input, and its own
+/// `.git/config` and `.gitattributes` may name commands for git to run (an
+/// fsmonitor hook, clean and smudge filters, a textconv driver, an external
+/// diff, a pager). `--changed-since` still finds what changed, and none of
+/// them runs.
+#[test]
+fn changed_since_runs_nothing_the_repository_configures() {
+    let dir = repo();
+    let root = s(dir.path());
+    let marker = dir.path().join("ran");
+    let hook = dir.path().join("hook.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let hook = s(&hook);
+    for (key, value) in [
+        ("core.fsmonitor", hook),
+        ("core.pager", hook),
+        ("diff.external", hook),
+        ("filter.evil.clean", hook),
+        ("filter.evil.smudge", hook),
+        ("filter.evil.required", "true"),
+        ("diff.evil.textconv", hook),
+    ] {
+        git(dir.path(), &["config", key, value]);
+    }
+    std::fs::write(dir.path().join(".gitattributes"), "* filter=evil diff=evil\n").unwrap();
+    let b = "benchmarks/single_node/b_fp8_h100.sh";
+    std::fs::write(dir.path().join(b), format!("{SCRIPT}export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n")).unwrap();
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    assert!(!marker.exists(), "the repository's own configuration ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(judged(&json(&out)).contains(&b.to_string()), "the change is still found");
+}

@@ -1,0 +1,159 @@
+//! A git repository read as data: a commit's tree listed (`git ls-tree`),
+//! its blobs streamed (`git cat-file --batch`), and the blob id of a file
+//! on disk computed here, so that what changed since a commit is found
+//! without git touching the work tree. A submitted checkout is hostile
+//! input: git is started with every setting that runs a command turned off
+//! (fsmonitor, hooks, pager, external diff, credential and ssh helpers),
+//! with no system or global configuration, and only plumbing that reads
+//! objects runs, so no clean, smudge or textconv filter and no index
+//! refresh ever happens.
+
+use sha2::Digest;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+/// `git -C dir`, configured so that nothing a repository (or a user's
+/// configuration) sets can execute: a submitted checkout is hostile input.
+pub fn safe_git(dir: &Path) -> Command {
+    let mut git = Command::new("git");
+    git.arg("-C").arg(dir);
+    for setting in [
+        "core.fsmonitor=false",
+        "core.hooksPath=/dev/null",
+        "core.pager=cat",
+        "core.sshCommand=false",
+        "core.askPass=",
+        "credential.helper=",
+        "diff.external=",
+        "protocol.allow=never",
+        "core.untrackedCache=false",
+        "safe.directory=*",
+    ] {
+        git.arg("-c").arg(setting);
+    }
+    git.arg("--no-pager")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GIT_SSH_COMMAND")
+        .env_remove("GIT_ASKPASS")
+        .stdin(Stdio::null());
+    git
+}
+
+/// One blob of the tree: its path below the audited folder and its object id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    pub path: String,
+    pub oid: String,
+}
+
+/// The blobs of `rev`'s tree under `prefix` (the audited folder's path in
+/// the repository, `""` or ending in `/`, as `git rev-parse --show-prefix`
+/// says it), paths relative to it. Symlinks
+/// and submodules are not files of the tree and are left out, as a
+/// directory walk leaves out what is not a regular file.
+pub fn blobs(dir: &Path, rev: &str, prefix: &str) -> io::Result<Vec<Blob>> {
+    let tree = if prefix.is_empty() { rev.to_string() } else { format!("{rev}:{}", prefix.trim_end_matches('/')) };
+    let out = safe_git(dir).args(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options"]).arg(&tree).stderr(Stdio::piped()).output()?;
+    if !out.status.success() {
+        let message = String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("no message").to_string();
+        return Err(io::Error::other(format!("git ls-tree {tree}: {message}")));
+    }
+    let mut blobs = Vec::new();
+    for entry in out.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
+        // `<mode> SP <type> SP <oid> TAB <path>`
+        let text = String::from_utf8_lossy(entry);
+        let Some((meta, path)) = text.split_once('\t') else { continue };
+        let mut fields = meta.split(' ');
+        let (Some(mode), Some(kind), Some(oid)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        if kind == "blob" && (mode == "100644" || mode == "100755") {
+            blobs.push(Blob { path: path.to_string(), oid: oid.to_string() });
+        }
+    }
+    Ok(blobs)
+}
+
+/// `git cat-file --batch`: blob bytes by object id, one at a time, streamed.
+pub struct Objects {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Objects {
+    pub fn open(dir: &Path) -> io::Result<Objects> {
+        let mut child = safe_git(dir).args(["cat-file", "--batch"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+        let input = child.stdin.take().ok_or_else(|| io::Error::other("git cat-file: no stdin"))?;
+        let output = BufReader::with_capacity(64 << 10, child.stdout.take().ok_or_else(|| io::Error::other("git cat-file: no stdout"))?);
+        Ok(Objects { child, input, output })
+    }
+
+    /// Hand blob `oid` to `read` as a stream of its `size` bytes; what
+    /// `read` leaves unread is skipped, so the next object starts clean.
+    pub fn with_blob<T>(&mut self, oid: &str, read: impl FnOnce(u64, &mut dyn Read) -> T) -> io::Result<T> {
+        writeln!(self.input, "{oid}")?;
+        self.input.flush()?;
+        let mut header = String::new();
+        self.output.read_line(&mut header)?;
+        // `<oid> blob <size>` or `<oid> missing`
+        let mut fields = header.split_whitespace();
+        let size = match (fields.next(), fields.next(), fields.next()) {
+            (Some(_), Some("blob"), Some(size)) => size.parse::<u64>().map_err(|_| io::Error::other(format!("git cat-file: bad header {header:?}")))?,
+            _ => return Err(io::Error::other(format!("git cat-file: {}", header.trim()))),
+        };
+        let mut body = (&mut self.output).take(size);
+        let out = read(size, &mut body);
+        io::copy(&mut body, &mut io::sink())?;
+        let mut newline = [0u8; 1];
+        self.output.read_exact(&mut newline)?;
+        Ok(out)
+    }
+}
+
+impl Drop for Objects {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How a repository names its objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectFormat {
+    Sha1,
+    Sha256,
+}
+
+impl ObjectFormat {
+    /// The id git gives `content` as a blob: the hash of `blob <len>\0` and the bytes.
+    pub fn blob_id(self, content: &[u8]) -> String {
+        fn hex(bytes: &[u8]) -> String {
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        }
+        let header = format!("blob {}\0", content.len());
+        match self {
+            ObjectFormat::Sha1 => hex(&sha1::Sha1::new().chain_update(header).chain_update(content).finalize()),
+            ObjectFormat::Sha256 => hex(&sha2::Sha256::new().chain_update(header).chain_update(content).finalize()),
+        }
+    }
+}
+
+/// `git rev-parse ARGS` in `dir`: its first line of output, or git's first line of complaint.
+pub fn rev_parse(dir: &Path, args: &[&str]) -> io::Result<Result<String, String>> {
+    let out = safe_git(dir).arg("rev-parse").args(args).stderr(Stdio::piped()).output()?;
+    let first = |bytes: &[u8]| String::from_utf8_lossy(bytes).lines().next().unwrap_or("").trim().to_string();
+    Ok(if out.status.success() { Ok(first(&out.stdout)) } else { Err(first(&out.stderr)) })
+}
+
+/// The repository's object format (`sha1` unless it says `sha256`).
+pub fn object_format(dir: &Path) -> io::Result<ObjectFormat> {
+    Ok(match rev_parse(dir, &["--show-object-format"])? {
+        Ok(format) if format == "sha256" => ObjectFormat::Sha256,
+        _ => ObjectFormat::Sha1,
+    })
+}
