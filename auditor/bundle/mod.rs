@@ -12,7 +12,7 @@ mod read;
 mod zip_count;
 
 pub use limits::Limits;
-pub use read::{BundleError, read_bundle, read_bundle_with};
+pub use read::{BundleError, read_bundle, read_bundle_with, read_git_tree};
 
 use serde::Serialize;
 use std::any::Any;

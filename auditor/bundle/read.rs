@@ -113,6 +113,37 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
     Ok(Bundle { path: label, sha256, files: walker.files, not_examined: walker.not_examined })
 }
 
+/// Read the files of `rev`'s tree under `prefix` in the git repository at
+/// `dir` (see [`crate::git`]) as a bundle labelled `label`: each blob
+/// goes through the same limits and visitor as a directory's file, and the
+/// bundle's digest is the manifest of the blobs' contents, as a
+/// directory's is. Nothing is checked out or written.
+pub fn read_git_tree(dir: &Path, rev: &str, prefix: &str, label: &str, limits: &Limits, visitor: &mut dyn MemberVisitor) -> Result<Bundle, BundleError> {
+    let io_err = |source| BundleError::Io { path: label.to_string(), source };
+    let blobs = crate::git::blobs(dir, rev, prefix).map_err(io_err)?;
+    let mut objects = crate::git::Objects::open(dir).map_err(io_err)?;
+    let mut walker = Walker {
+        limits: *limits,
+        hash: true,
+        visitor,
+        files: Vec::new(),
+        not_examined: Vec::new(),
+        members: 0,
+        total: 0,
+        ratio_end: u64::MAX,
+        held: 0,
+        ahead: None,
+    };
+    for blob in &blobs {
+        objects.with_blob(&blob.oid, |size, reader| walker.member(&blob.path, Some(size), reader, None, 0)).map_err(io_err)?;
+    }
+    if walker.files.is_empty() {
+        return Err(BundleError::Unreadable { path: label.to_string(), reason: format!("{rev} holds no files there") });
+    }
+    let sha256 = Some(manifest_digest(&walker.files));
+    Ok(Bundle { path: label.to_string(), sha256, files: walker.files, not_examined: walker.not_examined })
+}
+
 fn file_digest(path: &Path) -> io::Result<String> {
     let mut hasher = Sha256::new();
     io::copy(&mut BufReader::new(File::open(path)?), &mut hasher)?;

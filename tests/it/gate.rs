@@ -356,3 +356,50 @@ fn changed_since_runs_nothing_the_repository_configures() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(judged(&json(&out)).contains(&b.to_string()), "the change is still found");
 }
+
+/// A commit's tree read from git objects (what `--changed-since` will audit
+/// the base from) is the commit as checked out: the same files with the
+/// same contents, whatever the work tree holds now, and nothing the
+/// repository configures runs while it is read.
+#[test]
+fn a_commit_read_from_git_objects_is_the_commit_as_checked_out() {
+    use auditor::bundle::{Limits, read_bundle, read_git_tree};
+    use auditor::evidence::Extractor;
+    let dir = repo();
+    let sub = dir.path().join("benchmarks");
+    // The work tree moves on: a file changed, one added, one deleted.
+    std::fs::write(sub.join("single_node/a_fp8_h100.sh"), "echo changed\n").unwrap();
+    std::fs::write(sub.join("single_node/new.sh"), "echo new\n").unwrap();
+    std::fs::remove_file(sub.join("single_node/c_fp8_h100.sh")).unwrap();
+    let marker = dir.path().join("ran");
+    let hook = dir.path().join("hook.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for key in ["core.fsmonitor", "filter.evil.smudge", "filter.evil.clean", "core.pager"] {
+        git(dir.path(), &["config", key, s(&hook)]);
+    }
+    std::fs::write(dir.path().join(".gitattributes"), "* filter=evil\n").unwrap();
+
+    let limits = Limits::default();
+    let from_git = read_git_tree(dir.path(), "HEAD", "benchmarks/", "base", &limits, &mut Extractor::new(4096)).unwrap();
+    assert!(!marker.exists(), "the repository's own configuration ran: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    // The same commit checked out elsewhere, read as a directory.
+    let checkout = tempfile::tempdir().unwrap();
+    let status = Command::new("git").args(["clone", "-q", "--no-checkout"]).arg(dir.path()).arg(checkout.path()).status().unwrap();
+    assert!(status.success());
+    let status = Command::new("git")
+        .arg("-C")
+        .arg(checkout.path())
+        .args(["-c", "filter.evil.smudge=cat", "-c", "filter.evil.clean=cat", "checkout", "-q", "HEAD", "--", "."])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let from_disk = read_bundle(&checkout.path().join("benchmarks"), &limits, &mut Extractor::new(4096)).unwrap();
+    let files = |b: &auditor::bundle::Bundle| b.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect::<Vec<_>>();
+    let (mut git_files, mut disk_files) = (files(&from_git), files(&from_disk));
+    git_files.sort();
+    disk_files.sort();
+    assert_eq!(git_files, disk_files);
+    assert!(git_files.iter().any(|(p, _)| p == "single_node/c_fp8_h100.sh") && !git_files.iter().any(|(p, _)| p == "single_node/new.sh"));
+    assert_eq!(from_git.sha256, from_disk.sha256, "the same manifest digest as the directory's");
+}
