@@ -1,5 +1,6 @@
 //! The audit pipeline: bundles -> evidence -> jobs -> checks -> report.
 
+use crate::baseline::Known;
 use crate::bundle::{self, Bundle, BundleError, FileStatus, Limits, layout};
 use crate::changes::{self, Changes, ChangesError};
 use crate::checks::{self, AuditedJob, Context, Status};
@@ -7,10 +8,11 @@ use crate::evidence::knobs::Catalog;
 use crate::evidence::{Extractor, FileEvidence};
 use crate::facts::Facts;
 use crate::facts::view::{self, EvidenceView};
+use crate::finding::{Finding, Severity};
 use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
 use crate::reference::{References, TreeReference};
-use crate::report::{ChangeSummary, FileEntry, Input, JobEntry, Report};
+use crate::report::{ChangeSummary, FileEntry, Fixed, Input, JobEntry, Report};
 use crate::signatures::Engine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -94,8 +96,19 @@ impl ReadBundle {
 /// and master-config entry for a repository checkout (other files form the
 /// pseudo-job `repository`), else one job `bundle`.
 pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOptions) -> Result<ReadBundle, AuditError> {
+    read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, signatures, options)
+}
+
+/// [`read`], the files coming from `source` (a directory or archive, or a
+/// commit's tree read from git objects).
+fn read_from(
+    source: &dyn Fn(&mut Extractor) -> Result<Bundle, bundle::BundleError>,
+    limits: &Limits,
+    signatures: &Engine,
+    options: &ReadOptions,
+) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
-    let mut bundle = bundle::read_bundle(path, limits, &mut extractor)?;
+    let mut bundle = source(&mut extractor)?;
     let artifacts: BTreeSet<String> = bundle.files.iter().filter_map(|f| layout::artifact_of(&f.path).map(str::to_string)).collect();
     let (jobs, assignment) = jobs::group(&artifacts);
     let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = extractor.files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
@@ -248,9 +261,10 @@ pub(crate) fn audit_prepared(
     let mut changed_files = 0;
     let mut blank = Vec::new();
     let mut tree = Vec::new();
+    let mut base_findings: Vec<Finding> = Vec::new();
+    let read_options = ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() };
     for (n, path) in paths.iter().enumerate() {
-        let ReadBundle { mut bundle, jobs: read_jobs, sources } =
-            read(path, limits, &signatures, &ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() })?;
+        let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
         let mut files: Box<dyn Iterator<Item = &FileEvidence>> =
             if sources.is_empty() { Box::new(read_jobs.iter().flat_map(|j| j.files.iter())) } else { Box::new(sources.iter()) };
         tree.extend(tree_references(&mut bundle, &mut files));
@@ -265,6 +279,9 @@ pub(crate) fn audit_prepared(
         };
         let changes = changes.with_lines(path, reference, &sources)?;
         changed_files += changes.files.len();
+        if let Some((commit, prefix)) = changes.base() {
+            base_findings.extend(base_audit(path, commit, prefix, limits, &signatures, &read_options, references, policy)?);
+        }
         let selection = changes::select(path, &read_jobs, &sources, &changes);
         for (i, job) in read_jobs.into_iter().enumerate() {
             if selection.selected.contains_key(&i) {
@@ -294,7 +311,10 @@ pub(crate) fn audit_prepared(
     report.verdict = report.judge();
     report.not_in_input = outside_the_input(&seen);
     if let Some(reference) = &options.changed_since {
-        report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len() });
+        let base: BTreeSet<String> = base_findings.iter().map(|f| f.fingerprint.clone()).collect();
+        let (pre_existing, _, _) = crate::baseline::mark_known(&mut report, &base, Known::PreExisting);
+        let fixed = fixed_by_change(&report, &base_findings);
+        report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len(), pre_existing, fixed });
     }
     Ok(report)
 }
@@ -380,6 +400,60 @@ fn nothing_judged(bundle: &Bundle, several: bool) -> String {
         "{prefix}nothing could be judged: none of the {read} file(s) read shows a job (gh run download artifact, recipe, launch script, master config), \
          a launch command, an environment, engine server arguments, run metadata or eval results; is this the submission's path?"
     )
+}
+
+/// The error and warning findings of the checkout at `path` as the base
+/// commit had it: its tree read from git objects (nothing checked out or
+/// run) through the same reader, grouped, derived and judged under the same
+/// policy, against the references the base tree carries. What it finds is
+/// pre-existing: a change did not write it.
+#[allow(clippy::too_many_arguments)]
+fn base_audit(
+    path: &Path,
+    commit: &str,
+    prefix: &str,
+    limits: &Limits,
+    signatures: &Engine,
+    read_options: &ReadOptions,
+    references: &References,
+    policy: &Policy,
+) -> Result<Vec<Finding>, AuditError> {
+    let label = path.display().to_string();
+    let read = read_from(&|extractor| bundle::read_git_tree(path, commit, prefix, &label, limits, extractor), limits, signatures, read_options);
+    let ReadBundle { mut bundle, jobs, sources } = match read {
+        Ok(read) => read,
+        // The folder did not exist at the base (or held nothing): everything is new.
+        Err(AuditError::Bundle(BundleError::Unreadable { .. })) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut files: Box<dyn Iterator<Item = &FileEvidence>> =
+        if sources.is_empty() { Box::new(jobs.iter().flat_map(|j| j.files.iter())) } else { Box::new(sources.iter()) };
+    let tree = tree_references(&mut bundle, &mut files);
+    drop(files);
+    let references = references.with_tree(&tree);
+    let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), references: &references, policy };
+    let results = checks::run_all(&ctx, policy, references.today);
+    Ok(results.into_iter().flat_map(|r| r.findings).filter(|f| f.severity != Severity::Info).collect())
+}
+
+/// The base's error findings that the change removed: not found any more
+/// in the jobs the change had judged.
+fn fixed_by_change(report: &Report, base: &[Finding]) -> Vec<Fixed> {
+    let now: BTreeSet<&str> = report.findings().map(|(_, f)| f.fingerprint.as_str()).collect();
+    let judged: BTreeSet<&str> = report.jobs.iter().filter(|j| j.skipped.is_none()).map(|j| j.job.id.as_str()).collect();
+    let mut out: Vec<Fixed> = base
+        .iter()
+        .filter(|f| f.severity == Severity::Error && !now.contains(f.fingerprint.as_str()))
+        .filter(|f| f.concerned_jobs().any(|j| judged.contains(j)))
+        .map(|f| Fixed {
+            rule: f.rule.clone(),
+            place: f.primary().map(|e| format!("{}{}", e.file, e.line.map(|l| format!(":{l}")).unwrap_or_default())).unwrap_or_default(),
+            fingerprint: f.fingerprint.clone(),
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.rule, &a.place).cmp(&(&b.rule, &b.place)));
+    out.dedup_by(|a, b| a.fingerprint == b.fingerprint);
+    out
 }
 
 /// The references a checkout carries for itself (its golden-AL tables and

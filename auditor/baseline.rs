@@ -95,29 +95,46 @@ fn fingerprints(value: &Value) -> Result<BTreeSet<String>, String> {
     Ok(out)
 }
 
-/// Mark the report's error and warning findings that the baseline knows,
-/// re-judge the checks and the verdict as if those were absent, and record
-/// the counts in `report.baseline`.
-pub fn apply(report: &mut Report, baseline: &Baseline) {
+/// How a finding was known before this audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    /// In the `--baseline` file.
+    Baseline,
+    /// Present at the `--changed-since` base commit.
+    PreExisting,
+}
+
+/// Mark the error and warning findings of `report` whose fingerprint is in
+/// `fingerprints` as known (`how`), and re-judge the checks whose failures
+/// are all known. Returns how many findings were known, how many were not,
+/// and which fingerprints matched.
+pub fn mark_known(report: &mut Report, fingerprints: &BTreeSet<String>, how: Known) -> (usize, usize, BTreeSet<String>) {
     let mut seen = BTreeSet::new();
-    let (mut baselined, mut new) = (0, 0);
+    let (mut known, mut new) = (0, 0);
+    let label = match how {
+        Known::Baseline => "in the baseline",
+        Known::PreExisting => "pre-existing at the base",
+    };
     for check in &mut report.checks {
         let mut here = 0;
         for f in check.findings.iter_mut().filter(|f| f.severity != Severity::Info) {
-            if baseline.fingerprints.contains(&f.fingerprint) {
-                f.baselined = true;
+            if fingerprints.contains(&f.fingerprint) {
+                match how {
+                    Known::Baseline => f.baselined = true,
+                    Known::PreExisting => f.pre_existing = true,
+                }
                 seen.insert(f.fingerprint.clone());
                 here += 1;
-            } else {
+            } else if !f.is_known() {
                 new += 1;
             }
         }
-        baselined += here;
+        known += here;
         if here == 0 || !matches!(check.status, Status::Fail | Status::Error) {
             continue;
         }
         let failed = check.findings.iter().any(Finding::is_violation);
-        let open = check.findings.iter().any(|f| f.is_undetermined() && !f.baselined && f.suppressed.is_none());
+        let open = check.findings.iter().any(|f| f.is_undetermined() && !f.is_known() && f.suppressed.is_none());
         let status = if failed {
             Status::Fail
         } else if open {
@@ -126,19 +143,24 @@ pub fn apply(report: &mut Report, baseline: &Baseline) {
             Status::Pass
         };
         if status != check.status {
-            check.summary = format!("{here} finding(s) in the baseline; none new (was: {})", check.summary);
+            check.summary = format!("{here} finding(s) {label}; none new (was: {})", check.summary);
             check.status = status;
         } else {
-            check.summary = format!("{} ({here} more in the baseline)", check.summary);
+            check.summary = format!("{} ({here} more {label})", check.summary);
         }
     }
+    report.verdict = report.judge();
+    (known, new, seen)
+}
+
+/// Apply `--baseline`: its findings are known, not counted.
+pub fn apply(report: &mut Report, baseline: &Baseline) {
+    let (baselined, new, seen) = mark_known(report, &baseline.fingerprints, Known::Baseline);
     let stale = baseline.fingerprints.len() - seen.len();
     report.baseline = Some(BaselineSummary { path: baseline.path.clone(), known: baseline.fingerprints.len(), baselined, new, stale });
     report.verdict = report.judge();
 }
 
-/// The file `auditor baseline` writes: one entry per fingerprint, with the
-/// rule and a place for the people who read it.
 #[derive(Debug, Serialize)]
 pub struct BaselineFile {
     pub baseline_version: u32,

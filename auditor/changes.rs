@@ -38,6 +38,8 @@ pub struct Changes {
     untracked: BTreeSet<String>,
     /// The base commit and its blobs (path below the checkout -> object id).
     base: Option<(String, BTreeMap<String, String>)>,
+    /// The checkout's folder within the repository (`""` or ending in `/`).
+    prefix: String,
     /// For files read line by line (master configs): the changed lines of
     /// the current file (1-based); `None` when the whole file is new.
     lines: BTreeMap<String, Option<BTreeSet<u64>>>,
@@ -106,7 +108,13 @@ impl Changes {
         }
         let present: BTreeSet<&String> = on_disk.iter().collect();
         files.extend(blobs.keys().filter(|p| !present.contains(p)).cloned());
-        Ok(Changes { files, untracked: added, lines: BTreeMap::new(), base: Some((base, blobs)) })
+        Ok(Changes { files, untracked: added, lines: BTreeMap::new(), base: Some((base, blobs)), prefix })
+    }
+
+    /// The base commit (its full id) and the checkout's folder within the
+    /// repository: where the base audit reads the tree from.
+    pub fn base(&self) -> Option<(&str, &str)> {
+        self.base.as_ref().map(|(commit, _)| (commit.as_str(), self.prefix.as_str()))
     }
 
     /// Add the changed lines of the changed master configs among `sources`.

@@ -61,6 +61,10 @@ pub struct Finding {
     /// against the verdict.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub baselined: bool,
+    /// `--changed-since`: present at the base commit too, so not written by
+    /// the change; listed, never counted against the verdict.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pre_existing: bool,
     /// Image findings: what the change is (`added`, `modified`, `hook`,
     /// `record-mismatch`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,6 +90,7 @@ impl Finding {
             fingerprint,
             suppressed: None,
             baselined: false,
+            pre_existing: false,
             kind: None,
             path: None,
             diff: None,
@@ -105,10 +110,16 @@ impl Finding {
         self.rule.ends_with("/undetermined")
     }
 
+    /// Known before the audit: in the `--baseline`, or pre-existing at the
+    /// `--changed-since` base. Known findings are listed, never counted.
+    pub fn is_known(&self) -> bool {
+        self.baselined || self.pre_existing
+    }
+
     /// An error that counts against the verdict: not suppressed nor
-    /// baselined, and a violation rather than an undetermined result.
+    /// known before, and a violation rather than an undetermined result.
     pub fn is_violation(&self) -> bool {
-        self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none() && !self.baselined
+        self.severity == Severity::Error && !self.is_undetermined() && self.suppressed.is_none() && !self.is_known()
     }
 
     /// Every job it concerns: the grouped list, else the one job.

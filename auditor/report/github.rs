@@ -24,7 +24,7 @@ pub fn render(report: &Report) -> String {
     // GitHub shows only the first few annotations of a step: errors that
     // point at a file come first, then other errors, then warnings.
     let mut shown: Vec<&Finding> =
-        report.findings().map(|(_, f)| f).filter(|f| f.severity != Severity::Info && !f.baselined && f.suppressed.is_none()).collect();
+        report.findings().map(|(_, f)| f).filter(|f| f.severity != Severity::Info && !f.is_known() && f.suppressed.is_none()).collect();
     shown.sort_by_key(|f| (f.severity != Severity::Error, f.primary().is_none()));
     for f in shown {
         let command = match f.severity {
@@ -41,7 +41,7 @@ pub fn render(report: &Report) -> String {
         props.push(format!("title={}", property(&f.rule)));
         let _ = writeln!(out, "::{command} {}::{}", props.join(","), data(&f.message));
     }
-    let quiet = report.findings().filter(|(_, f)| f.severity != Severity::Info && (f.baselined || f.suppressed.is_some())).count();
+    let quiet = report.findings().filter(|(_, f)| f.severity != Severity::Info && (f.is_known() || f.suppressed.is_some())).count();
     if quiet > 0 {
         let _ = writeln!(out, "::notice title=auditor::{quiet} finding(s) in the baseline or accepted by suppressions are not annotated (see the JSON report)");
     }

@@ -163,11 +163,13 @@ pub fn render(report: &Report) -> String {
     ));
     if let Some(c) = &report.changed_since {
         b.line(&format!(
-            "\nChanged since {}: {} file(s) changed · {} job(s) judged · {} skipped as unchanged",
+            "\nChanged since {}: {} file(s) changed · {} job(s) judged · {} skipped as unchanged · {} pre-existing, not counted · {} fixed by this change",
             code(&c.reference),
             c.changed_files,
             c.judged,
-            c.skipped
+            c.skipped,
+            c.pre_existing,
+            c.fixed.len()
         ));
     }
     if let Some(base) = &report.baseline {
@@ -192,7 +194,7 @@ pub fn render(report: &Report) -> String {
         }
     }
     let all = || report.findings().map(|(_, f)| f);
-    let counted = |f: &&Finding| !f.baselined && f.suppressed.is_none();
+    let counted = |f: &&Finding| !f.is_known() && f.suppressed.is_none();
     let errors = grouped(report, all().filter(|f| f.severity == Severity::Error).filter(counted));
     if !errors.is_empty() {
         let n = all().filter(|f| f.severity == Severity::Error).filter(counted).count();
@@ -207,12 +209,14 @@ pub fn render(report: &Report) -> String {
     b.section(Some(&format!("Named but not in the input ({})", not_in_input.len())), &[], &not_in_input);
     let baselined = grouped(report, all().filter(|f| f.baselined));
     b.section(Some(&format!("In the baseline ({} place(s)): known before, not counted", baselined.len())), &TABLE, &baselined);
-    let suppressed = grouped(report, all().filter(|f| f.suppressed.is_some() && !f.baselined));
+    let pre_existing = grouped(report, all().filter(|f| f.pre_existing && !f.baselined));
+    b.section(Some(&format!("Pre-existing at the base ({} place(s)): not written by this change, not counted", pre_existing.len())), &TABLE, &pre_existing);
+    let suppressed = grouped(report, all().filter(|f| f.suppressed.is_some() && !f.is_known()));
     b.section(Some(&format!("Accepted by policy suppressions ({} place(s))", suppressed.len())), &TABLE, &suppressed);
     let skipped: Vec<String> = report.skipped_jobs().map(|(j, _)| format!("- {}", code(&j.job.id))).collect();
     let why = report.changed_since.as_ref().map(|c| format!(": unchanged since {}", code(&c.reference))).unwrap_or_default();
     b.section(Some(&format!("Jobs not judged ({}){why}", skipped.len())), &[], &skipped);
-    let info = grouped(report, all().filter(|f| f.severity == Severity::Info && !f.baselined));
+    let info = grouped(report, all().filter(|f| f.severity == Severity::Info && !f.is_known()));
     b.section(Some(&format!("Info: what was judged ({} place(s))", info.len())), &TABLE, &info);
     if b.omitted > 0 {
         b.out.push_str(&format!(

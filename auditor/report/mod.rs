@@ -247,6 +247,22 @@ pub struct ChangeSummary {
     pub judged: usize,
     /// Jobs listed with `skipped` in `jobs`.
     pub skipped: usize,
+    /// Error and warning findings present at the base commit too (marked
+    /// `pre_existing`): not written by the change, not counted.
+    pub pre_existing: usize,
+    /// Error findings at the base commit that the change removed, in the jobs it judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixed: Vec<Fixed>,
+}
+
+/// A finding of the base commit that a change removed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fixed {
+    pub rule: String,
+    /// Where it was, at the base: `file:line`.
+    #[serde(rename = "where")]
+    pub place: String,
+    pub fingerprint: String,
 }
 
 impl Report {

@@ -98,8 +98,14 @@ pub fn render(report: &Report, color: bool) -> String {
     if let Some(c) = &report.changed_since {
         let _ = writeln!(
             out,
-            "changed: since {}: {} file(s) changed; {} job(s) judged, {} skipped as unchanged",
-            c.reference, c.changed_files, c.judged, c.skipped
+            "changed: since {}: {} file(s) changed; {} job(s) judged, {} skipped as unchanged; {} finding(s) pre-existing at {}, not counted; {} fixed by this change",
+            c.reference,
+            c.changed_files,
+            c.judged,
+            c.skipped,
+            c.pre_existing,
+            c.reference,
+            c.fixed.len()
         );
     }
     if let Some(b) = &report.baseline {
@@ -120,7 +126,11 @@ pub fn render(report: &Report, color: bool) -> String {
         if baselined > 0 {
             let _ = writeln!(out, "      ({baselined} finding(s) in the baseline, not counted: --format json lists them, marked \"baselined\")");
         }
-        for finding in check.findings.iter().filter(|f| f.severity != Severity::Info && !f.baselined) {
+        let pre_existing = check.findings.iter().filter(|f| f.pre_existing && !f.baselined).count();
+        if pre_existing > 0 {
+            let _ = writeln!(out, "      ({pre_existing} finding(s) pre-existing at the base, not counted: --format json lists them, marked \"pre_existing\")");
+        }
+        for finding in check.findings.iter().filter(|f| f.severity != Severity::Info && !f.is_known()) {
             let job = finding.jobs_label().map(|j| format!("  [{j}]")).unwrap_or_default();
             let _ = writeln!(out, "  {} {}{job}", paint.severity(finding.severity), finding.rule);
             let _ = writeln!(out, "      {}", finding.message);

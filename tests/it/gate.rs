@@ -403,3 +403,47 @@ fn a_commit_read_from_git_objects_is_the_commit_as_checked_out() {
     assert!(git_files.iter().any(|(p, _)| p == "single_node/c_fp8_h100.sh") && !git_files.iter().any(|(p, _)| p == "single_node/new.sh"));
     assert_eq!(from_git.sha256, from_disk.sha256, "the same manifest digest as the directory's");
 }
+
+/// With `--changed-since`, only what the change writes fails: the base
+/// commit is audited too (from git objects), a finding present at both is
+/// pre-existing (listed, marked, never failing, even on a line the change
+/// moved), one the change removes is listed as fixed by it, and a new one
+/// fails.
+#[test]
+fn changed_since_fails_only_on_what_the_change_introduces() {
+    let dir = repo();
+    let root = s(dir.path());
+    let (a, b) = ("benchmarks/single_node/a_fp8_h100.sh", "benchmarks/single_node/b_fp8_h100.sh");
+    let violation = "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n";
+    std::fs::write(dir.path().join(b), format!("{SCRIPT}{violation}")).unwrap();
+    git(dir.path(), &["commit", "-qam", "a violation, merged before"]);
+
+    // An unrelated edit to b that moves the violation's line: judged, pre-existing, passes.
+    std::fs::write(dir.path().join(b), format!("# tuned\n{SCRIPT}{violation}")).unwrap();
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let report = json(&out);
+    assert!(judged(&report).contains(&b.to_string()));
+    let pre: Vec<&serde_json::Value> = findings(&report).filter(|f| f["pre_existing"] == true).collect();
+    assert!(!pre.is_empty() && pre.iter().any(|f| f["rule"] == "forbidden-env/enabled"), "{report:#}");
+    assert_eq!(report["changed_since"]["pre_existing"].as_u64().unwrap() as usize, pre.len());
+    assert!(counted_errors(&report).iter().all(|f| f["pre_existing"] == true), "nothing new counts");
+    let text = stdout(&auditor(&["audit", root, "--changed-since", "HEAD"]));
+    assert!(text.contains("verdict: PASS") && text.contains(&format!("{} finding(s) pre-existing at HEAD, not counted", pre.len())), "{text}");
+
+    // The fix: the violation removed passes and names what it fixed.
+    std::fs::write(dir.path().join(b), SCRIPT).unwrap();
+    let report = json(&auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]));
+    assert_eq!(report["verdict"], "pass");
+    let fixed = report["changed_since"]["fixed"].as_array().unwrap();
+    assert!(fixed.iter().any(|f| f["rule"] == "forbidden-env/enabled" && f["where"].as_str().unwrap().starts_with(b)), "{fixed:?}");
+
+    // A new violation in a fails, and is not pre-existing.
+    std::fs::write(dir.path().join(b), format!("{SCRIPT}{violation}")).unwrap();
+    std::fs::write(dir.path().join(a), format!("{SCRIPT}{violation}")).unwrap();
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 1);
+    let report = json(&out);
+    let new: Vec<&serde_json::Value> = counted_errors(&report).into_iter().filter(|f| f["pre_existing"] != true).collect();
+    assert!(!new.is_empty() && new.iter().all(|f| f["job"].as_str().unwrap().starts_with(a)), "{new:?}");
+}
