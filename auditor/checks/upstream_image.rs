@@ -4,8 +4,10 @@
 //! are fine). A framework is judged by the engine it names: `dynamo-sglang`,
 //! `sglang-disagg` and `llmd-vllm` run SGLang or vLLM. A vendor fork fails
 //! on an established SKU unless the policy lists an exception with a
-//! reason; a framework the policy does not know fails too, naming it, since
-//! an image nobody judged must not pass unseen.
+//! reason — for the frameworks the benchmark's rule binds (InferenceX Check
+//! 6(a): vLLM and SGLang entries). For the others, and for a framework the
+//! policy does not know, an image from elsewhere is a warning naming its
+//! registry: seen by a reviewer, not a violation of a rule that is not there.
 
 use super::{CheckResult, Context};
 use crate::finding::{Finding, Severity};
@@ -21,7 +23,11 @@ pub const RULES: &[(&str, &str)] = &[
     ("upstream-image/exception", "a non-upstream image allowed by a policy exception"),
     ("upstream-image/upstream", "the image comes from the framework's upstream organisation"),
     ("upstream-image/new-hardware", "a non-upstream image on hardware that is not an established SKU: needs a documented exception"),
-    ("upstream-image/unknown-framework", "a framework whose upstream organisation the policy does not name: its image cannot be judged"),
+    ("upstream-image/unknown-framework", "a framework whose upstream organisation the policy does not name (a warning naming the registry)"),
+    (
+        "upstream-image/not-bound",
+        "an image from outside the upstream organisation of a framework the benchmark's rule does not bind (a warning naming the registry)",
+    ),
 ];
 
 /// Whether `framework` runs the engine a policy entry names: the name
@@ -52,6 +58,12 @@ pub fn normalise(image: &str) -> String {
     format!("{}{rest}", path.to_ascii_lowercase())
 }
 
+/// The registry (and organisation) part of a normalised image: `ghcr.io/semianalysisai`, `rocm`.
+fn registry(normalised: &str) -> &str {
+    let path = &normalised[..normalised.find([':', '@']).unwrap_or(normalised.len())];
+    path.rsplit_once('/').map_or(path, |(registry, _)| registry)
+}
+
 /// The SKU of a job: its `hw`, else the runner label before the first `-`/`_`.
 fn sku_of(hw: Option<&str>, runner: Option<&str>) -> Option<String> {
     let raw = hw.or(runner)?;
@@ -79,8 +91,12 @@ pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
             let known: Vec<&str> = settings.upstream_orgs.iter().flat_map(|r| r.frameworks.iter().map(String::as_str)).collect();
             findings.push(Finding::new(
                 "upstream-image/unknown-framework",
-                Severity::Error,
-                format!("framework {framework:?} (image {image}) names no engine the policy knows ({}): add its upstream organisation to the policy's upstream_orgs", known.join(", ")),
+                Severity::Warning,
+                format!(
+                    "framework {framework:?} (image {image}, registry {}) names no engine the policy knows ({}): the upstream-image rule does not bind it; a reviewer judges the image",
+                    registry(&normalised),
+                    known.join(", ")
+                ),
                 job.id(),
                 evidence,
             ));
@@ -91,6 +107,20 @@ pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
                 "upstream-image/upstream",
                 Severity::Info,
                 format!("{image} is from {}'s upstream organisation", framework),
+                job.id(),
+                evidence,
+            ));
+            continue;
+        }
+        if !rule.binding {
+            let expected = rule.orgs.iter().map(|o| format!("{o}/")).collect::<Vec<_>>().join(" or ");
+            findings.push(Finding::new(
+                "upstream-image/not-bound",
+                Severity::Warning,
+                format!(
+                    "{image} (registry {}) is not from {expected}, {framework}'s upstream; the benchmark's upstream-image rule binds vLLM and SGLang entries only, so a reviewer judges it",
+                    registry(&normalised)
+                ),
                 job.id(),
                 evidence,
             ));
@@ -169,5 +199,7 @@ mod tests {
         assert!(under(&normalise("nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc14"), "nvcr.io/nvidia"));
         assert!(under(&normalise("rocm/atom-dev:nightly"), "rocm/atom*") && !under(&normalise("rocm/sgl-dev:x"), "rocm/atom*"));
         assert!(!under(&normalise("lmsysorgx/sglang:v1"), "lmsysorg"));
+        assert_eq!(registry(&normalise("ghcr.io#semianalysisai/trtllm-deepseek-v4:1")), "ghcr.io/semianalysisai");
+        assert_eq!(registry(&normalise("rocm/sgl-dev@sha256:ab")), "rocm");
     }
 }

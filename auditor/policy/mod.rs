@@ -67,6 +67,16 @@ impl Outside {
 pub struct UpstreamOrgs {
     pub frameworks: Vec<String>,
     pub orgs: Vec<String>,
+    /// Whether the benchmark's rule binds these frameworks (InferenceX
+    /// Check 6(a) binds vLLM and SGLang entries only): a non-upstream image
+    /// of a framework it does not bind is a warning that names the
+    /// registry, not an error.
+    #[serde(default = "bound")]
+    pub binding: bool,
+}
+
+fn bound() -> bool {
+    true
 }
 
 /// An allowed non-upstream image (prefix match after normalisation).

@@ -522,3 +522,25 @@ fn an_image_exception_excuses_only_the_image_it_names() {
         assert_eq!(status_and_rules(&check), (status.to_string(), vec![rule.to_string()]), "{image} {sku}: {check}");
     }
 }
+
+/// The upstream-image rule binds the frameworks the benchmark's text binds
+/// (Check 6(a): vLLM and SGLang entries): for a framework the policy marks
+/// `binding = false`, or one it does not name, the sample's vendor rebuild
+/// is a warning naming its registry, and the check passes.
+#[test]
+fn a_framework_the_rule_does_not_bind_gets_a_warning_naming_the_registry() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (orgs, rule) in [
+        ("[[checks.upstream-image.upstream_orgs]]\nframeworks = [\"sglang\"]\norgs = [\"lmsysorg\"]\nbinding = false\n", "upstream-image/not-bound"),
+        ("[[checks.upstream-image.upstream_orgs]]\nframeworks = [\"vllm\"]\norgs = [\"vllm\"]\n", "upstream-image/unknown-framework"),
+    ] {
+        let path = tmp.path().join(format!("{}.toml", rule.replace('/', "_")));
+        std::fs::write(&path, format!("name = \"x\"\n[checks.upstream-image]\ntitle = \"t\"\nestablished_skus = [\"b200\"]\n{orgs}")).unwrap();
+        let report = json(&audit(&["samples/bundles/upstream-image-fail", "--policy", path.to_str().unwrap(), "--format", "json"]));
+        let check = check_in(&report, "upstream-image");
+        assert_eq!(status_and_rules(&check), ("pass".to_string(), vec![rule.to_string()]), "{check}");
+        let finding = &check["findings"][0];
+        assert_eq!(finding["severity"], "warning");
+        assert!(finding["message"].as_str().unwrap().contains("registry ghcr.io/"), "{finding}");
+    }
+}
