@@ -265,10 +265,7 @@ pub(crate) fn audit_prepared(
     let read_options = ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() };
     for (n, path) in paths.iter().enumerate() {
         let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
-        let mut files: Box<dyn Iterator<Item = &FileEvidence>> =
-            if sources.is_empty() { Box::new(read_jobs.iter().flat_map(|j| j.files.iter())) } else { Box::new(sources.iter()) };
-        tree.extend(tree_references(&mut bundle, &mut files));
-        drop(files);
+        tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
         if !read_jobs.iter().any(judgeable) {
             blank.push(nothing_judged(&bundle, paths.len() > 1));
         }
@@ -426,10 +423,7 @@ fn base_audit(
         Err(AuditError::Bundle(BundleError::Unreadable { .. })) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let mut files: Box<dyn Iterator<Item = &FileEvidence>> =
-        if sources.is_empty() { Box::new(jobs.iter().flat_map(|j| j.files.iter())) } else { Box::new(sources.iter()) };
-    let tree = tree_references(&mut bundle, &mut files);
-    drop(files);
+    let tree = tree_references(&mut bundle, &jobs, &sources);
     let references = references.with_tree(&tree);
     let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), references: &references, policy };
     let results = checks::run_all(&ctx, policy, references.today);
@@ -457,11 +451,13 @@ fn fixed_by_change(report: &Report, base: &[Finding]) -> Vec<Fixed> {
 }
 
 /// The references a checkout carries for itself (its golden-AL tables and
-/// `MODELS.md`), as the reader found them in `files`; a table that does not
-/// parse is listed as not examined in `bundle`.
-fn tree_references(bundle: &mut Bundle, files: &mut dyn Iterator<Item = &FileEvidence>) -> Vec<TreeReference> {
+/// `MODELS.md`), as the reader found them among its files (`sources`, or
+/// the jobs' files when each file belongs whole to one job); a table that
+/// does not parse is listed as not examined in `bundle`.
+fn tree_references(bundle: &mut Bundle, jobs: &[AuditedJob], sources: &[FileEvidence]) -> Vec<TreeReference> {
+    let files: Vec<&FileEvidence> = if sources.is_empty() { jobs.iter().flat_map(|j| j.files.iter()).collect() } else { sources.iter().collect() };
     let found: Vec<TreeReference> =
-        files.filter_map(|f| f.tree_document.as_deref().map(|(document, text)| TreeReference::read(&f.path, document, text))).collect();
+        files.iter().filter_map(|f| f.tree_document.as_deref().map(|(document, text)| TreeReference::read(&f.path, document, text))).collect();
     for reference in &found {
         if let TreeReference::Golden(Err(e)) = reference {
             bundle.not_examined.push(format!("{e}: the embedded tables do not stand in for it"));
