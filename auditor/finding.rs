@@ -78,7 +78,16 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding with its evidence, each place listed once (in first-seen
+    /// order): the fingerprint is of what is shown.
     pub fn new(rule: &str, severity: Severity, message: String, job: Option<&str>, evidence: Vec<Provenance>) -> Self {
+        let mut once: Vec<Provenance> = Vec::with_capacity(evidence.len());
+        for e in evidence {
+            if !once.contains(&e) {
+                once.push(e);
+            }
+        }
+        let evidence = once;
         let fingerprint = fingerprint(rule, &evidence);
         Finding {
             rule: rule.to_string(),
@@ -218,6 +227,14 @@ mod tests {
 
     fn at(line: u64, text: &str) -> Provenance {
         Provenance { file: "a/server.log".into(), artifact: None, line: Some(line), span: Some((0, 1)), layer: None, text: text.into() }
+    }
+
+    #[test]
+    fn each_piece_of_evidence_is_listed_once() {
+        let twice = Finding::new("r/x", Severity::Error, "m".into(), None, vec![at(3, "A=1"), at(4, "B=2"), at(3, "A=1")]);
+        assert_eq!(twice.evidence, vec![at(3, "A=1"), at(4, "B=2")]);
+        let once = Finding::new("r/x", Severity::Error, "m".into(), None, vec![at(3, "A=1"), at(4, "B=2")]);
+        assert_eq!(twice.fingerprint, once.fingerprint, "the fingerprint is of what is shown");
     }
 
     #[test]
