@@ -158,7 +158,6 @@ pub fn apply(report: &mut Report, baseline: &Baseline) {
     let (baselined, new, seen) = mark_known(report, &baseline.fingerprints, Known::Baseline);
     let stale = baseline.fingerprints.len() - seen.len();
     report.baseline = Some(BaselineSummary { path: baseline.path.clone(), known: baseline.fingerprints.len(), baselined, new, stale });
-    report.verdict = report.judge();
 }
 
 #[derive(Debug, Serialize)]

@@ -31,11 +31,9 @@ pub enum ChangesError {
 /// What changed in a checkout since a ref.
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
-    /// Paths relative to the checkout directory (the audited input), changed
-    /// in the work tree or index since the ref, or untracked.
+    /// Paths relative to the checkout directory (the audited input) whose
+    /// content differs from the ref's tree: changed, added or deleted.
     pub files: BTreeSet<String>,
-    /// Files the base commit does not hold.
-    untracked: BTreeSet<String>,
     /// The base commit and its blobs (path below the checkout -> object id).
     base: Option<(String, BTreeMap<String, String>)>,
     /// The checkout's folder within the repository (`""` or ending in `/`).
@@ -91,24 +89,16 @@ impl Changes {
         // The folder may not exist at the base: then everything in it is new.
         let blobs: BTreeMap<String, String> = git::blobs(dir, &base, &prefix).unwrap_or_default().into_iter().map(|b| (b.path, b.oid)).collect();
         let mut files = BTreeSet::new();
-        let mut added = BTreeSet::new();
         let on_disk = work_tree_files(dir);
         for path in &on_disk {
-            let Ok(content) = std::fs::read(dir.join(path)) else { continue };
-            match blobs.get(path) {
-                Some(oid) if *oid == format.blob_id(&content) => {}
-                Some(_) => {
-                    files.insert(path.clone());
-                }
-                None => {
-                    files.insert(path.clone());
-                    added.insert(path.clone());
-                }
+            let Ok(id) = format.blob_id_of(&dir.join(path)) else { continue };
+            if blobs.get(path) != Some(&id) {
+                files.insert(path.clone());
             }
         }
         let present: BTreeSet<&String> = on_disk.iter().collect();
         files.extend(blobs.keys().filter(|p| !present.contains(p)).cloned());
-        Ok(Changes { files, untracked: added, lines: BTreeMap::new(), base: Some((base, blobs)), prefix })
+        Ok(Changes { files, lines: BTreeMap::new(), base: Some((base, blobs)), prefix })
     }
 
     /// The base commit (its full id) and the checkout's folder within the
@@ -128,8 +118,9 @@ impl Changes {
         let mut objects = git::Objects::open(dir).map_err(ChangesError::NoGit)?;
         for path in masters {
             let oid = self.base.as_ref().and_then(|(_, blobs)| blobs.get(path));
-            let changed = match (self.untracked.contains(path), oid) {
-                (false, Some(oid)) => {
+            // A file the base does not hold is new whole (`None`).
+            let changed = match oid {
+                Some(oid) => {
                     let old = objects
                         .with_blob(oid, |_, reader| {
                             let mut text = String::new();
@@ -140,7 +131,7 @@ impl Changes {
                     let new = std::fs::read_to_string(dir.join(path)).map_err(|e| failed(format!("{path}: {e}")))?;
                     Some(changed_lines(&old, &new))
                 }
-                _ => None,
+                None => None,
             };
             out.lines.insert(path.to_string(), changed);
         }

@@ -130,15 +130,19 @@ pub enum ObjectFormat {
 }
 
 impl ObjectFormat {
-    /// The id git gives `content` as a blob: the hash of `blob <len>\0` and the bytes.
-    pub fn blob_id(self, content: &[u8]) -> String {
-        fn hex(bytes: &[u8]) -> String {
-            bytes.iter().map(|b| format!("{b:02x}")).collect()
+    /// The id git would give the file at `path` as a blob: the hash of
+    /// `blob <len>\0` and its bytes, streamed (a work tree may hold files of
+    /// any size).
+    pub fn blob_id_of(self, path: &Path) -> io::Result<String> {
+        fn hash<D: Digest + Write>(mut hasher: D, path: &Path) -> io::Result<String> {
+            let mut file = std::fs::File::open(path)?;
+            hasher.update(format!("blob {}\0", file.metadata()?.len()));
+            io::copy(&mut file, &mut hasher)?;
+            Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
         }
-        let header = format!("blob {}\0", content.len());
         match self {
-            ObjectFormat::Sha1 => hex(&sha1::Sha1::new().chain_update(header).chain_update(content).finalize()),
-            ObjectFormat::Sha256 => hex(&sha2::Sha256::new().chain_update(header).chain_update(content).finalize()),
+            ObjectFormat::Sha1 => hash(sha1::Sha1::new(), path),
+            ObjectFormat::Sha256 => hash(sha2::Sha256::new(), path),
         }
     }
 }
