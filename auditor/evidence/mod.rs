@@ -347,6 +347,7 @@ impl<'e> Extractor<'e> {
             evidence.actions = shell.actions.finish();
         }
         evidence.records = records.records;
+        evidence.records.extend(shell.written.iter().flat_map(|body| yaml::shown::written(file, body)));
         for p in shell.problems {
             evidence.notes.push(Note { line: p.line, message: format!("shell statement not parsed: {}", p.text) });
         }

@@ -1,7 +1,7 @@
 //! The engine startup records found in logs and configs (server arguments,
 //! engine configs, TRT-LLM LLM-API blocks): the data every reader of them
 //! shares, apart from the scanners that find them (`log::startup`,
-//! `log::fragment`, `log::shown_yaml`, `yaml::env`).
+//! `log::fragment`, `yaml::shown`, `yaml::env`).
 
 use super::engine::Engine;
 use super::provenance::Provenance;
@@ -70,6 +70,10 @@ pub struct EngineRecord {
     /// Read from a fragment without the record's head: only the runs of
     /// the engine's own field names it shows (see `fragment`).
     pub fragment: bool,
+    /// The fields whose value depends on which arm of an `if`/`case` of a
+    /// script runs (a config a script writes from a heredoc with `$VAR`),
+    /// each with the note that says which block.
+    pub depends: Vec<(String, String)>,
 }
 
 impl EngineRecord {

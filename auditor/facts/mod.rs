@@ -649,6 +649,12 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
         Some(Engine::Trtllm) => {
             // A `speculative_config:` block of an LLM-API YAML, or of a recipe role's config.
             let record = best(records, &[RecordKind::TrtllmSpeculativeConfig]);
+            // Keys a script's heredoc fills from a variable an `if`/`case` arm picks.
+            if let Some(r) = &record {
+                for (key, note) in &r.depends {
+                    facts.branchy.push((r.provenance.clone(), Branch { note: note.clone(), keys: Some(vec![key.clone()]) }));
+                }
+            }
             let block = facts.arg("speculative_config").filter(|(v, _, _)| v.is_object());
             if record.is_some() || block.is_some() {
                 let field = |key: &str| match (&record, &block) {
@@ -912,6 +918,18 @@ mod tests {
         assert_eq!(spec(&f, "draft_length"), 3);
         assert_eq!(f.speculative.draft_length.as_ref().unwrap().branch, None);
         assert!(f.command_args.get("dp_size").is_some());
+        // The same in a TensorRT-LLM config the script writes from a heredoc.
+        let trt = concat!(
+            "if [ \"$CONC\" -le 8 ]; then\n    K=3\nelse\n    K=1\nfi\nD=/m/draft\n",
+            "cat << EOF > c.yaml\nspeculative_config:\n  decoding_type: Eagle3\n  max_draft_len: $K\n  speculative_model: $D\nEOF\n",
+            "export TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS=1.78\n",
+            "trtllm-serve /m --tp_size 8 --config c.yaml\n",
+        );
+        let f = facts_of(&[("x/run.sh", FileKind::Script, trt)]);
+        assert_eq!(spec(&f, "draft_length"), 3);
+        assert!(f.speculative.draft_length.as_ref().unwrap().branch.as_ref().is_some_and(|n| n.contains("K differs")));
+        assert_eq!(f.speculative.draft_model.as_ref().map(|d| d.value.clone()), Some(Value::String("/m/draft".into())));
+        assert_eq!(f.speculative.draft_model.as_ref().unwrap().branch, None, "a key no arm picks is one value");
     }
 
     #[test]

@@ -302,10 +302,13 @@ fn eval_recipe_job(file: &FileEvidence, selection: &Selection, role: &str, runne
     job
 }
 
-/// What one path of a launch script runs.
+/// What one path of a launch script runs, with the engine configs it
+/// writes from heredocs (`cat > ser.yaml <<EOF`) for its launch to read.
 fn script_view(file: &FileEvidence, run: Run) -> FileEvidence {
     let env = file.env.iter().filter(|a| a.gate.runs_in(run)).cloned().collect();
-    file.part(env, file.commands.iter().filter(|c| c.gate.runs_in(run)).cloned().collect())
+    let mut view = file.part(env, file.commands.iter().filter(|c| c.gate.runs_in(run)).cloned().collect());
+    view.records = file.records.clone();
+    view
 }
 
 fn script_job(file: &FileEvidence, run: Run, runner: Option<&EntryGroup>) -> RepoJob {

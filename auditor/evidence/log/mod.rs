@@ -1,7 +1,6 @@
-//! Program output: engine startup records and their fragments, YAML a log
-//! shows, and environment listings.
+//! Program output: engine startup records and their fragments, and
+//! environment listings (YAML a log shows is read by [`crate::evidence::yaml::shown`]).
 
 pub mod env_listing;
 pub mod fragment;
-pub mod shown_yaml;
 pub mod startup;

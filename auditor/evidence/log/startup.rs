@@ -9,12 +9,12 @@
 //! copy) is read as a fragment (see [`fragment`]).
 
 use crate::evidence::log::fragment;
-use crate::evidence::log::shown_yaml::ShownYaml;
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::python::repr::{self, Record, Stop};
 pub use crate::evidence::records::{EngineRecord, RecordKind};
 use crate::evidence::text::lines::Line;
 use crate::evidence::text::logline;
+use crate::evidence::yaml::shown::ShownYaml;
 
 /// Markers, and where the record's own text starts relative to the marker.
 const MARKERS: [(&str, RecordKind); 5] = [
@@ -135,7 +135,7 @@ impl RecordScanner {
     fn push(&mut self, kind: RecordKind, fragment: Option<fragment::Style>, record: Record, provenance: Provenance, end_line: u64) {
         let stop = record.stop.as_ref().map(|s| describe(s, record.fields.last().map(|(k, _)| k.as_str())));
         let Some(style) = fragment else {
-            self.records.push(EngineRecord { kind, fields: record.fields, stop, provenance, end_line, fragment: false });
+            self.records.push(EngineRecord { kind, fields: record.fields, stop, provenance, end_line, fragment: false, depends: Vec::new() });
             return;
         };
         // Text that stops being a repr where no line break explains it is
@@ -150,7 +150,7 @@ impl RecordScanner {
         if let Some(stop) = stop {
             said = format!("{said}; {stop}");
         }
-        self.records.push(EngineRecord { kind, fields, stop: Some(said), provenance, end_line, fragment: true });
+        self.records.push(EngineRecord { kind, fields, stop: Some(said), provenance, end_line, fragment: true, depends: Vec::new() });
     }
 }
 

@@ -35,6 +35,20 @@ const MAX_ARRAY: usize = 4096;
 /// Words that may precede the command of a simple statement.
 const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
 
+/// A file a script writes from a data heredoc (`cat > ser.yaml <<EOF`):
+/// its lines as bash writes them, for [`crate::evidence::yaml::shown`]
+/// to read the engine configs in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenBody {
+    /// The line of the statement that opened the heredoc.
+    pub opened_at: u64,
+    /// Each body line with its text after expansion.
+    pub lines: Vec<(Line, String)>,
+    /// The lines whose value depends on which arm of an `if`/`case` ran:
+    /// line number, key (the text before `:`), the note naming the block.
+    pub depends: Vec<(u64, String, String)>,
+}
+
 /// Scans shell statements of one file.
 pub struct ShellScanner {
     file: FileRef,
@@ -62,6 +76,9 @@ pub struct ShellScanner {
     heredoc_at: Option<(u64, Provenance)>,
     /// Lines that looked like statements but did not parse.
     pub problems: Vec<Provenance>,
+    /// The bodies of the data heredocs the script writes to files, the
+    /// last one possibly still being read.
+    pub written: Vec<WrittenBody>,
     /// The physical lines of the statement being read (empty for one line).
     segments: Vec<Segment>,
     /// The `if`/`case` blocks around the statement, and the variables whose
@@ -91,6 +108,7 @@ impl ShellScanner {
             log: LogStatements::default(),
             heredoc_at: None,
             problems: Vec::new(),
+            written: Vec::new(),
             segments: Vec::new(),
             branches: Branches::default(),
             branch: HashMap::new(),
@@ -129,7 +147,7 @@ impl ShellScanner {
                 self.statement(&s.tokens, &s.line, 0);
                 self.segments.clear();
             }
-            Event::Body { lang: BodyLang::Python, opened_at, line } => {
+            Event::Body { lang: BodyLang::Python, opened_at, line, .. } => {
                 let scope = Scope::Python(opened_at);
                 let gate = self.gates.current();
                 let at = match &self.heredoc_at {
@@ -144,9 +162,31 @@ impl ShellScanner {
                 Ok(tokens) => self.statement(&tokens, &line, 0),
                 Err(_) => self.problem(&line),
             },
-            Event::Body { lang: BodyLang::Data, .. } => {}
+            Event::Body { lang: BodyLang::Data, opened_at, line, expands } => self.written_line(opened_at, &line, expands),
             Event::Unparsed(line, _) => self.problem(&line),
         }
+    }
+
+    /// A line of a data heredoc: kept as the file it writes, with `$VAR`
+    /// expanded as bash does for an unquoted delimiter. A line whose value
+    /// depends on which arm of an `if`/`case` ran takes the value a launch
+    /// argument would (the first arm's), and says so.
+    fn written_line(&mut self, opened_at: u64, line: &Line, expands: bool) {
+        let word = Word { text: line.text.clone(), span: (0, line.text.len()), expands: expands && line.text.contains('$') };
+        let branch = self.word_branch(&word);
+        let text = match word.expands {
+            true => expand::resolve(&word, &self.vars).0,
+            false => line.text.clone(),
+        };
+        if self.written.last().is_none_or(|w| w.opened_at != opened_at) {
+            self.written.push(WrittenBody { opened_at, lines: Vec::new(), depends: Vec::new() });
+        }
+        let Some(body) = self.written.last_mut() else { return };
+        if let Some(branch) = branch {
+            let key = line.text.split(':').next().unwrap_or("").trim().to_string();
+            body.depends.push((line.number, key, branch.note));
+        }
+        body.lines.push((line.clone(), text));
     }
 
     fn problem(&mut self, line: &Line) {
@@ -731,7 +771,7 @@ fn views_of(gate: Gate) -> &'static [usize] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::evidence::text::lines::lines_of;
 
@@ -842,6 +882,26 @@ mod tests {
         let v = s.assignments.iter().find(|a| a.name == "V").unwrap();
         assert_eq!((v.value.as_deref(), v.expands), (Some("/data/m/x"), false));
     }
+
+    #[test]
+    fn heredoc_bodies_written_to_files_are_kept_expanded() {
+        let s = scan_script(WRITTEN);
+        assert_eq!(s.written.len(), 2);
+        let text = |b: &WrittenBody| b.lines.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join("\n");
+        // Unquoted delimiter: bash expands the body; the value an arm picks is marked.
+        assert!(text(&s.written[0]).contains("max_draft_len: 3\n    speculative_model: /m/Eagle3-GQA"), "{}", text(&s.written[0]));
+        assert_eq!(s.written[0].depends.iter().map(|(n, k, _)| (*n, k.as_str())).collect::<Vec<_>>(), [(11, "max_draft_len")]);
+        assert!(s.written[0].depends[0].2.contains("K differs between the arms"), "{:?}", s.written[0].depends);
+        // A quoted delimiter keeps the body literal.
+        assert_eq!(text(&s.written[1]), "speculative_config:\n    speculative_model: $DRAFT");
+        // A heredoc is data, not statements: nothing in it is a command.
+        assert!(s.commands.is_empty());
+    }
+
+    /// A script that writes two configs from heredocs.
+    pub const WRITTEN: &str = "DRAFT=/m/Eagle3-GQA\nif [ -n \"$P\" ]; then\n  K=3\nelse\n  K=2\nfi\n\
+cat << EOF > ser.yaml\nmax_batch_size: 8\nspeculative_config:\n    decoding_type: Eagle3\n    max_draft_len: $K\n    speculative_model: $DRAFT\nkv_cache_config:\n    dtype: fp8\nEOF\n\
+cat <<'EOF' > lit.yaml\nspeculative_config:\n    speculative_model: $DRAFT\nEOF\n";
 
     #[test]
     fn python_heredoc_env_writes() {

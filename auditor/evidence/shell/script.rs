@@ -56,6 +56,8 @@ pub enum Event {
         lang: BodyLang,
         opened_at: u64,
         line: Line,
+        /// The delimiter is unquoted: bash expands `$VAR` in the body.
+        expands: bool,
     },
     /// A statement that could not be tokenized (an unterminated quote at the end of input).
     Unparsed(Line, ShellError),
@@ -71,6 +73,7 @@ struct Heredoc {
     strip_tabs: bool,
     lang: BodyLang,
     opened_at: u64,
+    expands: bool,
 }
 
 /// Turns physical lines into [`Event`]s.
@@ -91,7 +94,7 @@ impl ScriptReader {
                 self.heredoc = None;
                 return Vec::new();
             }
-            return vec![Event::Body { lang: doc.lang, opened_at: doc.opened_at, line: line.clone() }];
+            return vec![Event::Body { lang: doc.lang, opened_at: doc.opened_at, line: line.clone(), expands: doc.expands }];
         }
         let (mut joined, count, segments) = match self.pending.take() {
             Some((mut start, count, continued, mut segments)) => {
@@ -116,7 +119,7 @@ impl ScriptReader {
                 Vec::new()
             }
             Ok(tokens) => {
-                self.heredoc = heredoc_of(&tokens, joined.number);
+                self.heredoc = heredoc_of(&tokens, &joined.text, joined.number);
                 vec![Event::Statement(Statement { line: joined, tokens, segments })]
             }
             Err(_) if count < MAX_JOIN => {
@@ -172,13 +175,15 @@ pub(super) fn trailing_backslashes(text: &str) -> usize {
 }
 
 /// The heredoc a statement opens, if any: `<<EOF`, `<<'EOF'`, `<<-EOF`.
-fn heredoc_of(tokens: &[Token], opened_at: u64) -> Option<Heredoc> {
+/// Any quoting of the delimiter (`'EOF'`, `"EOF"`, `\EOF`) keeps the body literal.
+fn heredoc_of(tokens: &[Token], text: &str, opened_at: u64) -> Option<Heredoc> {
     let at = tokens.iter().position(|t| matches!(t, Token::Operator(op, _) if op == "<<"))?;
     let Some(Token::Word(word)) = tokens.get(at + 1) else { return None };
     let (strip_tabs, delimiter) = match word.text.strip_prefix('-') {
         Some(rest) => (true, rest.to_string()),
         None => (false, word.text.clone()),
     };
+    let quoted = text.get(word.span.0..word.span.1).is_some_and(|raw| raw.contains(['\'', '"', '\\']));
     let command: Vec<&str> = tokens[..at]
         .iter()
         .rev()
@@ -200,7 +205,7 @@ fn heredoc_of(tokens: &[Token], opened_at: u64) -> Option<Heredoc> {
     } else {
         BodyLang::Data
     };
-    Some(Heredoc { delimiter, strip_tabs, lang, opened_at })
+    Some(Heredoc { delimiter, strip_tabs, lang, opened_at, expands: !quoted })
 }
 
 #[cfg(test)]

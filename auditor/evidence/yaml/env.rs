@@ -64,6 +64,7 @@ pub fn scan(file: &FileRef, text: &str) -> Result<YamlEvidence, NotYaml> {
                 provenance: Provenance::at_line(file, line as u64, offset, text.trim()),
                 end_line: line as u64,
                 fragment: false,
+                depends: Vec::new(),
             }
         })
         .collect();

@@ -6,3 +6,4 @@ pub mod env;
 pub mod master;
 pub mod nodes;
 pub mod recipe;
+pub mod shown;

@@ -1,6 +1,7 @@
 //! A TensorRT-LLM LLM-API YAML config (`--extra_llm_api_options FILE` /
-//! `--config FILE`) whose contents a log shows: the output of `cat FILE.yaml`
-//! or the body of a heredoc `cat > FILE <<EOF` in a captured script. Its
+//! `--config FILE`) whose contents a log or script shows: the output of
+//! `cat FILE.yaml`, or the body of a heredoc `cat > FILE <<EOF` in a
+//! captured script or in a script of the input (see [`written`]). Its
 //! `speculative_config:` and `kv_cache_config:` blocks are read with the
 //! YAML reader used for files ([`crate::evidence::yaml::env`]), so they give the same
 //! records as the file itself would; the places are the log's lines. Only
@@ -9,6 +10,7 @@
 
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::records::{EngineRecord, RecordKind};
+use crate::evidence::shell::scan::WrittenBody;
 use crate::evidence::text::lines::Line;
 use crate::evidence::yaml::env;
 use regex::Regex;
@@ -34,6 +36,21 @@ struct Block {
     lines: usize,
 }
 
+/// The engine config blocks of a file a script writes from a heredoc, each
+/// record marked with the keys whose values an `if`/`case` arm picks.
+pub fn written(file: &FileRef, body: &WrittenBody) -> Vec<EngineRecord> {
+    let mut shown = ShownYaml { whole: true, ..ShownYaml::new(file.clone()) };
+    for (line, text) in &body.lines {
+        shown.line(line, text);
+    }
+    shown.finish();
+    for record in &mut shown.records {
+        let lines = record.provenance.line.unwrap_or(0)..=record.end_line;
+        record.depends = body.depends.iter().filter(|(n, _, _)| lines.contains(n)).map(|(_, key, note)| (key.clone(), note.clone())).collect();
+    }
+    shown.records
+}
+
 /// Reads config blocks shown in a log, line by line.
 pub struct ShownYaml {
     file: FileRef,
@@ -41,16 +58,19 @@ pub struct ShownYaml {
     window: usize,
     /// The heredoc's end word, while inside one.
     terminator: Option<String>,
+    /// Every line is the config file's (a heredoc body a script writes).
+    whole: bool,
     block: Option<Block>,
     pub records: Vec<EngineRecord>,
 }
 
 impl ShownYaml {
     pub fn new(file: FileRef) -> Self {
-        ShownYaml { file, window: 0, terminator: None, block: None, records: Vec::new() }
+        ShownYaml { file, window: 0, terminator: None, whole: false, block: None, records: Vec::new() }
     }
 
-    /// One line of the log, decorations (ANSI, compose prefix) removed.
+    /// One line of the log (decorations such as ANSI and compose prefixes
+    /// removed) or of the written body.
     pub fn line(&mut self, line: &Line, body: &str) {
         if let Some(block) = &mut self.block {
             let indent = body.len() - body.trim_start().len();
@@ -63,28 +83,38 @@ impl ShownYaml {
             }
             self.finish_block();
         }
-        if self.terminator.as_deref() == Some(body.trim()) {
-            self.terminator = None;
-            self.window = 0;
+        if !self.whole && !self.follow(body) {
             return;
         }
-        if let Some(c) = HEREDOC.captures(body) {
-            self.terminator = Some(c[1].to_string());
-            self.window = WINDOW;
-            return;
-        }
-        if CAT_FILE.is_match(body) {
-            self.window = WINDOW;
-            return;
-        }
-        if self.window == 0 {
-            return;
-        }
-        self.window -= 1;
         if let Some(c) = BLOCK.captures(body) {
             let indent = c[1].len();
             self.block = Some(Block { line: line.number, offset: line.offset, indent, text: format!("{}:\n", &c[2]), lines: 1 });
         }
+    }
+
+    /// A log's line outside a block: whether it may open one (it lies in
+    /// the window after a `cat` or inside a heredoc); a `cat` or a heredoc
+    /// start opens the window, its end closes it.
+    fn follow(&mut self, body: &str) -> bool {
+        if self.terminator.as_deref() == Some(body.trim()) {
+            self.terminator = None;
+            self.window = 0;
+            return false;
+        }
+        if let Some(c) = HEREDOC.captures(body) {
+            self.terminator = Some(c[1].to_string());
+            self.window = WINDOW;
+            return false;
+        }
+        if CAT_FILE.is_match(body) {
+            self.window = WINDOW;
+            return false;
+        }
+        if self.window == 0 {
+            return false;
+        }
+        self.window -= 1;
+        true
     }
 
     /// Whether the next line may continue what was seen: a block, a
@@ -142,6 +172,26 @@ mod tests {
         let r = scan(heredoc);
         assert_eq!(r.len(), 1, "the block after EOF is not a shown config");
         assert_eq!(r[0].get("max_draft_len"), Some(&Py::Int(3)));
+    }
+
+    #[test]
+    fn configs_a_script_writes_are_records() {
+        use crate::evidence::shell::scan::ShellScanner;
+        let file = FileRef { path: "run.sh".into(), artifact: None };
+        let mut scanner = ShellScanner::new(file.clone());
+        for line in lines_of(crate::evidence::shell::scan::tests::WRITTEN) {
+            scanner.script_line(&line);
+        }
+        scanner.finish();
+        let records: Vec<EngineRecord> = scanner.written.iter().flat_map(|b| written(&file, b)).collect();
+        let spec: Vec<&EngineRecord> = records.iter().filter(|r| r.kind == RecordKind::TrtllmSpeculativeConfig).collect();
+        assert_eq!(spec.len(), 2);
+        assert_eq!(spec[0].get("speculative_model"), Some(&Py::Str("/m/Eagle3-GQA".into())));
+        assert_eq!(spec[0].get("max_draft_len"), Some(&Py::Int(3)));
+        assert_eq!(spec[0].provenance.line, Some(10), "the block's first field");
+        assert_eq!(spec[0].depends.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["max_draft_len"]);
+        assert_eq!(spec[1].get("speculative_model"), Some(&Py::Str("$DRAFT".into())));
+        assert!(records.iter().any(|r| r.kind == RecordKind::TrtllmKvCacheConfig));
     }
 
     #[test]
