@@ -103,6 +103,11 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
             let runner = groups.iter().find(|g| runs(&g.link));
             // A recipe that entries run only for their eval-only jobs (EVAL_CONFIG_FILE).
             let eval_runner = groups.iter().find(|g| runs(&g.eval_link)).filter(|_| runner.is_none());
+            // With the master configs in the input, a recipe none of their
+            // entries runs is not a job: its files are the repository's.
+            if !groups.is_empty() && runner.is_none() && eval_runner.is_none() {
+                continue;
+            }
             for role in roles(recipe, &selection) {
                 let mut job = match eval_runner {
                     Some(g) => eval_recipe_job(recipe, &selection, &role, g),

@@ -191,6 +191,25 @@ fn a_recipe_no_entry_runs_is_undetermined_not_failed() {
     assert!(open[0]["message"].as_str().unwrap().contains("master-config entry"));
 }
 
+/// In a checkout with its master configs, a recipe none of their entries
+/// runs (CONFIG_FILE) is not a job: nothing runs it, so nothing it would
+/// run is judged or left undetermined; its files stay in the repository's.
+#[test]
+fn a_recipe_no_entry_of_the_checkout_runs_is_not_a_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree");
+    let status = std::process::Command::new("cp").args(["-r", PASS_TREE, tree.to_str().unwrap()]).status().unwrap();
+    assert!(status.success());
+    let recipe = std::fs::read_to_string(tree.join(format!("{RECIPES}/dsv4-fp4-gb200-mtp3-agentic.yaml"))).unwrap();
+    // It drafts and leaves simulation to its entry: alone it is undetermined (see above).
+    std::fs::write(tree.join(format!("{RECIPES}/unrun-agentic.yaml")), recipe).unwrap();
+    let (code, report) = audit_json(tree.to_str().unwrap());
+    assert_eq!(code, 0, "{report}");
+    let id = format!("{RECIPES}/unrun-agentic.yaml#decode");
+    assert!(report["jobs"].as_array().unwrap().iter().all(|j| j["id"] != id.as_str()), "no job for the recipe no entry runs");
+    assert!(findings(&report, "sim-acc-throughput", &id).is_empty());
+}
+
 /// A checkout that carries its own golden tables is judged against them, not
 /// the embedded copies: the same recipe that matches the embedded dsv4 table
 /// fails against a tree whose table says otherwise, and the finding cites the
