@@ -11,8 +11,12 @@
 //! write or applied patch whose target is an engine (`engine_packages`
 //! under site-packages, `engine_trees`) is an error; one on the benchmark
 //! harness (`harness_packages`: orchestrator, eval client, load generator)
-//! a warning reviewed apart; an engine package built from a pinned
-//! upstream ref a warning naming the ref. For scripts the signature rules
+//! a warning reviewed apart. Installs follow Check 10's text: a serving
+//! engine (`serving_engines`) built from a git ref, a fork, a pull-request
+//! head or a checkout is a rebuilt engine, an error; another engine
+//! package built so a warning naming the ref; a released package from an
+//! index, or one from the image's own files, a warning naming it; an
+//! install after the server is up is the benchmark client's (harness). For scripts the signature rules
 //! those parsed commands cover ([`PARSED_IN_SCRIPTS`]) are not reported
 //! again; they still run over logs, YAML, Python and command files.
 
@@ -46,9 +50,15 @@ pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/overwrite", "script: an engine file written (cp, mv, install, tee, >, >>)"),
     ("engine-patch/python-write", "script: a Python program (-c or heredoc) opens an engine file for writing"),
     ("engine-patch/apply", "script: a patch applied (git apply, patch) in an engine tree, or in a tree the script does not name"),
-    ("engine-patch/install", "script: an engine package installed from git, a local tree, a wheel or an index"),
+    (
+        "engine-patch/rebuilt-engine",
+        "script: a serving engine (serving_engines) built from a git ref, a fork, a pull-request head or a local checkout (Check 10)",
+    ),
+    ("engine-patch/install", "script: a package the policy does not know installed from a source tree, URL or wheel"),
+    ("engine-patch/stock-package", "script: an engine package installed as released (an index) or from the image's own files (warning naming it)"),
+    ("engine-patch/client-install", "script: an engine package installed after the server is up, for the benchmark client (warning)"),
     ("engine-patch/script-hook", "script: a start-up hook (sitecustomize.py, usercustomize.py, .pth) written"),
-    ("engine-patch/unmerged-ref", "script: an engine package built from a pinned upstream ref (warning naming the ref)"),
+    ("engine-patch/unmerged-ref", "script: an engine package other than a serving engine built from a ref (warning naming the ref)"),
     ("engine-patch/harness", "script: the benchmark harness (orchestrator, eval client, load generator) changed; reviewed apart from engine patches (warning)"),
     ("engine-patch/<signature rule>", "a patch, shadowing or hook found by a signature rule (see `auditor rules list`)"),
     ("engine-patch/distribution-file", "image diff: a file of an installed Python distribution added, modified, deleted or re-permissioned"),
@@ -209,7 +219,7 @@ fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Opt
     if let Some((name, line)) = &action.function {
         context.push_str(&format!(" in function {name} (defined at line {line})"));
     }
-    if action.after_launch {
+    if action.after_launch && action.kind != ActionKind::Install {
         // Not excused: an engine imports modules and compiles kernels lazily, after it starts.
         context.push_str(" after the script's last engine launch (the running server may still import it lazily; the client shares it)");
     }
@@ -228,34 +238,35 @@ fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Opt
             Severity::Warning,
             format!("{} on {what}{context}: the benchmark harness ({h}) is changed; reviewed apart from engine patches", action.tool),
         ),
-        (Owner::Engine(e), ActionKind::Install) => {
-            let rev = action.clone.as_ref().and_then(|c| c.rev.clone()).or(action.rev.clone());
-            let note = action.clone.as_ref().and_then(|c| c.rev_note.clone());
-            match rev {
-                Some(rev) => (
-                    "engine-patch/unmerged-ref",
-                    Severity::Warning,
-                    format!(
-                        "{} builds {e} into the serving environment from ref {rev}{}{context}: not a released engine; say why and when it goes",
-                        action.tool,
-                        note.map(|n| format!(" ({n})")).unwrap_or_default()
-                    ),
-                ),
-                None => {
-                    ("engine-patch/install", Severity::Error, format!("{} installs engine package {what}{context} on top of the pinned image", action.tool))
-                }
-            }
-        }
+        (Owner::Engine(_), ActionKind::Install) if action.after_launch => (
+            "engine-patch/client-install",
+            Severity::Warning,
+            format!("{} installs {what}{context}: after the server is up, for the benchmark client; it belongs in the client's environment", action.tool),
+        ),
+        (Owner::Engine(e), ActionKind::Install) => install_finding(settings, action, e, &what, &context)?,
         (Owner::Unknown, ActionKind::Install) => {
             let from_source = action.target.is_some() || action.rev.is_some();
             if !from_source {
                 return None;
             }
-            (
-                "engine-patch/install",
-                Severity::Error,
-                format!("{} installs {what}{context} from a source tree, URL or wheel the policy does not know; name it as harness or remove it", action.tool),
-            )
+            match image_files(action) {
+                Some(dir) => (
+                    "engine-patch/stock-package",
+                    Severity::Warning,
+                    format!(
+                        "{} installs {what}{context} from the image's own files ({dir}): not the pinned image's environment as shipped, named for review",
+                        action.tool
+                    ),
+                ),
+                None => (
+                    "engine-patch/install",
+                    Severity::Error,
+                    format!(
+                        "{} installs {what}{context} from a source tree, URL or wheel the policy does not know; name it as harness or remove it",
+                        action.tool
+                    ),
+                ),
+            }
         }
         (_, ActionKind::Overwrite) if hook => (
             "engine-patch/script-hook",
@@ -279,6 +290,60 @@ fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Opt
         (Owner::Unknown, _) => return None,
     };
     Some(Finding::new(rule, severity, message, None, vec![action.provenance.clone()]))
+}
+
+/// An install of an engine package (Check 10): a serving engine built from
+/// a ref, a clone or a local tree is a rebuilt engine; another engine
+/// package built from a ref is named with its ref; one installed as
+/// released is a stock package.
+fn install_finding(
+    settings: &Section<EnginePatch>,
+    action: &ScriptAction,
+    engine: &str,
+    what: &str,
+    context: &str,
+) -> Option<(&'static str, Severity, String)> {
+    let rev = action.clone.as_ref().and_then(|c| c.rev.clone()).or(action.rev.clone());
+    let note = action.clone.as_ref().and_then(|c| c.rev_note.clone()).map(|n| format!(" ({n})")).unwrap_or_default();
+    let serving = pattern::lists_package(&settings.serving_engines, engine);
+    let built = rev.is_some() || action.clone.is_some() || (action.target.is_some() && image_files(action).is_none());
+    let tool = &action.tool;
+    Some(match (serving, built, rev) {
+        (true, true, rev) => {
+            let from = match (&rev, &action.clone) {
+                (Some(rev), Some(clone)) => format!("{} at {rev}{note}", clone.url),
+                (Some(rev), None) => format!("ref {rev}{note}"),
+                (None, Some(clone)) => format!("a checkout of {}", clone.url),
+                (None, None) => action.target.clone().unwrap_or_else(|| "a local tree".to_string()),
+            };
+            (
+                "engine-patch/rebuilt-engine",
+                Severity::Error,
+                format!("{tool} builds {engine} from {from}{context}: a forked or rebuilt engine replaces the pinned image's (Check 10)"),
+            )
+        }
+        (false, true, Some(rev)) => (
+            "engine-patch/unmerged-ref",
+            Severity::Warning,
+            format!("{tool} builds {engine} into the serving environment from ref {rev}{note}{context}: not a released package; say why and when it goes"),
+        ),
+        _ => {
+            let from = image_files(action).map_or("the package index".to_string(), |dir| format!("the image's own files ({dir})"));
+            (
+                "engine-patch/stock-package",
+                Severity::Warning,
+                format!("{tool} installs {what} from {from}{context} on top of the pinned image: a stock package, named for review"),
+            )
+        }
+    })
+}
+
+/// The directory of an install from the image's own files: an absolute
+/// path under a system prefix (`/opt/rocm/share/amd_smi`) that no clone of
+/// the script made.
+fn image_files(action: &ScriptAction) -> Option<&str> {
+    let target = action.target.as_deref().filter(|_| action.clone.is_none() && action.rev.is_none())?;
+    ["/opt/", "/usr/"].iter().any(|p| target.starts_with(p)).then_some(target)
 }
 
 /// A signature finding, as accepted by a waiver or as a failure that says

@@ -146,6 +146,14 @@ pub struct EnginePatch {
     /// engine patches (warnings).
     #[serde(default)]
     pub harness_packages: Vec<String>,
+    /// Scripts: the serving engines proper (PEP 503 names, `*` wildcards),
+    /// a subset of `engine_packages`: one built into the serving
+    /// environment from a git ref, a fork, a pull-request head or a local
+    /// checkout is a rebuilt engine (Check 10, an error). Another engine
+    /// package built so is a warning naming its ref; any engine package
+    /// installed as released (from an index) a warning naming it.
+    #[serde(default)]
+    pub serving_engines: Vec<String>,
     /// Images: environment variables that inject code, libraries or
     /// packages (`PYTHONPATH`, `LD_PRELOAD`, `PIP_INDEX_URL`).
     #[serde(default)]

@@ -68,7 +68,7 @@ fn hooks_and_local_installs_are_judged_by_whose_they_are() {
             ("engine-patch/script-hook", "error", 6),
             ("engine-patch/harness", "warning", 8),
             ("engine-patch/harness", "warning", 13),
-            ("engine-patch/install", "error", 14),
+            ("engine-patch/rebuilt-engine", "error", 14),
             ("engine-patch/install", "error", 16),
         ]),
         "{check:#}"
@@ -77,10 +77,53 @@ fn hooks_and_local_installs_are_judged_by_whose_they_are() {
         check["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "engine-patch/harness").map(|f| f["message"].as_str().unwrap()).collect();
     assert!(harness.iter().any(|m| m.contains("harness (lm-eval)")), "the hook is lm-eval's, named by its function: {harness:?}");
     assert!(harness.iter().any(|m| m.contains("harness (aiperf)")), "the tree installed is aiperf's: {harness:?}");
-    let install = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/install").unwrap();
-    assert!(install["message"].as_str().unwrap().contains("sglang (git+https://github.com/sgl-project/sglang.git)"), "package and source: {install}");
+    let install = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/rebuilt-engine").unwrap();
+    assert!(install["message"].as_str().unwrap().contains("builds sglang from git+https://github.com/sgl-project/sglang.git"), "package and source: {install}");
     assert_eq!(check["status"], "fail");
     assert!(check["summary"].as_str().unwrap().starts_with("4 engine patch(es) without a complete waiver"), "{}", check["summary"]);
+}
+
+/// Check 10 as written: a serving engine rebuilt from a fork, a pull-request
+/// head or a checkout is an error; another engine package built from a ref
+/// is a warning naming the ref; a released package from the index, or one
+/// from the image's own files, a warning naming it; an engine package
+/// installed once the server is up is the client's (warning).
+#[test]
+fn installs_are_judged_as_check_10_writes_them() {
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "pip install git+https://github.com/vllm-project/vllm.git@refs/pull/4242/head\n",
+        "git clone https://github.com/someone/vllm.git /tmp/vllm\n",
+        "cd /tmp/vllm\n",
+        "git checkout 0123abcd\n",
+        "pip install --force-reinstall -e .\n",
+        "cd /\n",
+        "pip install -U \"git+https://github.com/huggingface/transformers.git@6ed9ee36f608fd145168377345bfc4a5de12e1e2\"\n",
+        "pip install amd-quark\n",
+        "pip install /opt/rocm/share/amd_smi\n",
+        "python3 -m sglang.launch_server --model-path /models/x --port 30000 &\n",
+        "wait_for_server_ready --port 30000\n",
+        "pip install -q --upgrade transformers\n",
+    );
+    let (got, check) = engine_patch(&[(SCRIPT, script)]);
+    assert_eq!(
+        got,
+        expect(&[
+            ("engine-patch/rebuilt-engine", "error", 2),
+            ("engine-patch/rebuilt-engine", "error", 6),
+            ("engine-patch/unmerged-ref", "warning", 8),
+            ("engine-patch/stock-package", "warning", 9),
+            ("engine-patch/stock-package", "warning", 10),
+            ("engine-patch/client-install", "warning", 13),
+        ]),
+        "{check:#}"
+    );
+    let message =
+        |line: u64| check["findings"].as_array().unwrap().iter().find(|f| f["evidence"][0]["line"] == line).unwrap()["message"].as_str().unwrap().to_string();
+    assert!(message(6).contains("vllm from https://github.com/someone/vllm.git at 0123abcd"), "{}", message(6));
+    assert!(message(10).contains("the image's own files (/opt/rocm/share/amd_smi)"), "{}", message(10));
+    assert!(message(9).contains("amd-quark from the package index"), "{}", message(9));
+    assert!(check["summary"].as_str().unwrap().starts_with("2 engine patch(es) without a complete waiver"), "{}", check["summary"]);
 }
 
 /// The signature rules that parsed commands replace in scripts still run
