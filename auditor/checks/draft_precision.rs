@@ -28,6 +28,8 @@ pub const RULES: &[(&str, &str)] = &[
     ("draft-precision/kv-dtype", "the draft's KV-cache dtype differs from the target's"),
     ("draft-precision/dtype", "the draft's dtype is overridden"),
     ("draft-precision/substituted-draft", "the draft checkpoint is not the shipped head or an agreed draft"),
+    ("draft-precision/undetermined", "the draft checkpoint comes from a value the input does not show"),
+    ("draft-precision/unlisted-draft", "a standalone draft for a target no agreed draft or model-list row names (warning)"),
     ("draft-precision/known-draft", "the draft checkpoint is one the benchmark's own model list (MODELS.md) agrees for the target"),
     ("draft-precision/load-time-cast", "an engine variable casts the draft's weights at load time"),
     ("draft-precision/online-quant", "ATOM online quantization does not exclude the draft"),
@@ -141,8 +143,32 @@ fn judge(ctx: &Context, settings: &Section<DraftPrecision>, job: &AuditedJob, fi
                 vec![row.provenance.clone()],
             );
         }
-        if !bundled && !agreed && listed.is_none() {
-            let allowed: Vec<&str> = settings.agreed_drafts.get(&prefix).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+        let allowed: Vec<&str> = settings.agreed_drafts.get(&prefix).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+        // The checkpoint is named by its last path part: one the input does not show cannot be judged.
+        let unshown = draft.rsplit('/').next().is_some_and(|name| name.contains('$'));
+        // Neither the policy nor the model list names any draft for this target: nothing to hold a standalone draft to.
+        let unlisted = !prefix.is_empty()
+            && allowed.is_empty()
+            && !ctx.references.known_drafts.iter().any(|row| row.prefix.as_deref() == Some(prefix.as_str()) && !row.drafts.is_empty());
+        let standalone = draft.contains('/') && !bundled;
+        if unshown && !bundled && !agreed && listed.is_none() {
+            push(
+                "draft-precision/undetermined",
+                job.open_severity(),
+                format!("draft checkpoint {draft} ({}) comes from a value the input does not show: which checkpoint runs cannot be judged", fact.from),
+                fact.provenance.clone().into_iter().collect(),
+            );
+        } else if !bundled && !agreed && listed.is_none() && unlisted && standalone {
+            push(
+                "draft-precision/unlisted-draft",
+                Severity::Warning,
+                format!(
+                    "draft checkpoint {draft} ({}) is a standalone draft, and neither the policy's agreed drafts nor the model list name one for {prefix}: whether it is the one the golden curve was measured with is for the reviewer",
+                    fact.from
+                ),
+                fact.provenance.clone().into_iter().collect(),
+            );
+        } else if !bundled && !agreed && listed.is_none() {
             let expected = if allowed.is_empty() {
                 "the model's own draft head (the model path)".to_string()
             } else {

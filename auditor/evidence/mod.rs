@@ -102,6 +102,9 @@ pub struct FileEvidence {
     /// Eval batches (`meta_env.json` `failed_eval_concs`) that failed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub failed_eval_concs: Vec<u64>,
+    /// A script with an eval path (see [`ShellScanner::eval_path`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub eval_path: bool,
     /// What a script does to files and packages (parsed commands).
     #[serde(skip)]
     pub actions: Vec<shell::actions::ScriptAction>,
@@ -135,6 +138,7 @@ impl FileEvidence {
             recipe: None,
             master: Vec::new(),
             eval_payload: false,
+            eval_path: false,
             eval_scores: Vec::new(),
             failed_eval_concs: Vec::new(),
             actions: Vec::new(),
@@ -165,6 +169,7 @@ impl FileEvidence {
             recipe: None,
             master: Vec::new(),
             eval_payload: self.eval_payload,
+            eval_path: self.eval_path,
             eval_scores: self.eval_scores.clone(),
             failed_eval_concs: self.failed_eval_concs.clone(),
             actions: self.actions.clone(),
@@ -345,6 +350,7 @@ impl<'e> Extractor<'e> {
         evidence.commands = shell.commands;
         if evidence.kind == FileKind::Script {
             evidence.actions = shell.actions.finish();
+            evidence.eval_path = shell.eval_path;
         }
         evidence.records = records.records;
         evidence.records.extend(shell.written.iter().flat_map(|body| yaml::shown::written(file, body)));

@@ -120,7 +120,9 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     }
     for script in &scripts {
         let runner = groups.iter().find(|g| matches!(&g.link, Some(Link::Script(f)) if std::ptr::eq(*f, *script)));
-        jobs.extend([Run::Throughput, Run::EvalOnly].map(|run| script_job(script, run, runner)));
+        // An eval-only run exists only where the script has an eval path.
+        let runs: &[Run] = if script.eval_path { &[Run::Throughput, Run::EvalOnly] } else { &[Run::Throughput] };
+        jobs.extend(runs.iter().map(|run| script_job(script, *run, runner)));
     }
     let multi = |g: &EntryGroup| {
         let same_entry = groups.iter().filter(|o| std::ptr::eq(o.entry, g.entry));
@@ -628,6 +630,19 @@ mod tests {
         let prefill = job(&jobs, &format!("{path}#prefill"));
         assert!(prefill.job.informational() && prefill.files[0].env.is_empty());
         assert_eq!(prefill.unexamined.len(), 1, "no master-config entry runs it");
+    }
+
+    /// The runner's eval-only run of a script runs its eval path; a script
+    /// with none (an agentic replay only) has no eval-only job.
+    #[test]
+    fn an_eval_only_job_exists_only_where_the_script_has_an_eval_path() {
+        let path = "benchmarks/single_node/agentic/x_fp4_b300_mtp.sh";
+        let ids = |script: &str| group_of(&[(path, script)]).into_iter().map(|j| j.job.id).collect::<Vec<_>>();
+        let replay =
+            "vllm serve /m --speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":3}'\nrun_agentic_replay_and_write_outputs \"$RESULT_DIR\"\n";
+        assert_eq!(ids(replay), [path]);
+        let with_eval = format!("{replay}if [ \"${{EVAL_ONLY}}\" = \"true\" ]; then\n    run_eval --port 8000\nfi\n");
+        assert_eq!(ids(&with_eval), [path.to_string(), format!("{path} (eval-only)")]);
     }
 
     #[test]

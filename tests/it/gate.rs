@@ -25,7 +25,7 @@ fn s(path: &Path) -> &str {
 }
 
 /// Error findings of a JSON report that count (not baselined, not suppressed).
-fn counted_errors(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+pub fn counted_errors(report: &serde_json::Value) -> Vec<&serde_json::Value> {
     findings(report).filter(|f| f["severity"] == "error" && f.get("baselined").is_none() && f.get("suppressed").is_none()).collect()
 }
 
@@ -245,23 +245,46 @@ fn the_real_tree_fits_one_comment_and_the_github_format_fills_the_step_summary()
     assert!(written.chars().count() < 65_536 + 20);
 }
 
-/// The triaged error places of the real tree: `tests/real_tree/errors.txt`,
-/// one `RULE FILE:LINE — reason` a line (`#` comments). Each is a place a
-/// maintainer would act on, with the reason why; the list is reviewed like
-/// code.
-fn triaged_errors() -> std::collections::BTreeMap<(String, String, u64), String> {
-    let path = root().join("tests/real_tree/errors.txt");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+/// A triage list: one `RULE FILE:LINE — reason` a line (`#` comments).
+/// Each is a place a maintainer would act on, with the reason why; the list
+/// is reviewed like code.
+pub fn triage_list(path: &Path) -> std::collections::BTreeMap<(String, String, u64), String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let name = path.file_name().unwrap().to_string_lossy();
     let mut out = std::collections::BTreeMap::new();
     for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#')) {
-        let (head, reason) = line.split_once(" — ").unwrap_or_else(|| panic!("errors.txt:{}: no ' — reason'", n + 1));
-        let (rule, place) = head.trim().split_once(' ').unwrap_or_else(|| panic!("errors.txt:{}: expected RULE FILE:LINE", n + 1));
-        let (file, at) = place.trim().rsplit_once(':').unwrap_or_else(|| panic!("errors.txt:{}: expected FILE:LINE", n + 1));
-        assert!(reason.trim().len() > 20, "errors.txt:{}: every place carries its reason", n + 1);
-        let key = (rule.to_string(), file.to_string(), at.parse().unwrap_or_else(|_| panic!("errors.txt:{}: line number", n + 1)));
-        assert!(out.insert(key, reason.trim().to_string()).is_none(), "errors.txt:{}: listed twice", n + 1);
+        let (head, reason) = line.split_once(" — ").unwrap_or_else(|| panic!("{name}:{}: no ' — reason'", n + 1));
+        let (rule, place) = head.trim().split_once(' ').unwrap_or_else(|| panic!("{name}:{}: expected RULE FILE:LINE", n + 1));
+        let (file, at) = place.trim().rsplit_once(':').unwrap_or_else(|| panic!("{name}:{}: expected FILE:LINE", n + 1));
+        assert!(reason.trim().len() > 20, "{name}:{}: every place carries its reason", n + 1);
+        let key = (rule.to_string(), file.to_string(), at.parse().unwrap_or_else(|_| panic!("{name}:{}: line number", n + 1)));
+        assert!(out.insert(key, reason.trim().to_string()).is_none(), "{name}:{}: listed twice", n + 1);
     }
     out
+}
+
+/// The counted error places of a report, as (rule, file, line); every
+/// error has a file and a line.
+pub fn error_places(report: &serde_json::Value) -> std::collections::BTreeSet<(String, String, u64)> {
+    let mut got = std::collections::BTreeSet::new();
+    for f in counted_errors(report).into_iter().filter(|f| f.get("pre_existing").is_none()) {
+        let e = &f["evidence"][0];
+        let (Some(file), Some(line)) = (e["file"].as_str(), e["line"].as_u64()) else { panic!("an error without a file and line: {f}") };
+        got.insert((f["rule"].as_str().unwrap().to_string(), file.to_string(), line));
+    }
+    got
+}
+
+/// Fails unless `got` is exactly the places `list` triages.
+pub fn assert_triaged(got: &std::collections::BTreeSet<(String, String, u64)>, list: &Path) {
+    let listed: std::collections::BTreeSet<_> = triage_list(list).into_keys().collect();
+    let new: Vec<_> = got.difference(&listed).collect();
+    let vanished: Vec<_> = listed.difference(got).collect();
+    assert!(
+        new.is_empty() && vanished.is_empty(),
+        "new error places (triage them in {}): {new:#?}\nvanished (remove them with a reason): {vanished:#?}",
+        list.display()
+    );
 }
 
 /// Regression test on real material (issue: the PR gate on a real
@@ -275,22 +298,9 @@ fn the_real_tree_reports_exactly_the_triaged_error_places() {
     let out = audit(&[s(&tree), "--format", "json"]);
     assert_eq!(code(&out), 1);
     let report = json(&out);
-    let mut got = std::collections::BTreeSet::new();
-    for f in counted_errors(&report) {
-        let e = &f["evidence"][0];
-        let (file, line) = (e["file"].as_str(), e["line"].as_u64());
-        let (Some(file), Some(line)) = (file, line) else { panic!("an error without a file and line: {f}") };
-        assert!(!file.split('/').any(|d| d == "deprecated"), "an error from a retired config: {f}");
-        got.insert((f["rule"].as_str().unwrap().to_string(), file.to_string(), line));
-    }
-    let expected = triaged_errors();
-    let listed: std::collections::BTreeSet<_> = expected.keys().cloned().collect();
-    let new: Vec<_> = got.difference(&listed).collect();
-    let vanished: Vec<_> = listed.difference(&got).collect();
-    assert!(
-        new.is_empty() && vanished.is_empty(),
-        "new error places (triage them in tests/real_tree/errors.txt): {new:#?}\nvanished (remove them with a reason): {vanished:#?}"
-    );
+    let got = error_places(&report);
+    assert!(got.iter().all(|(_, file, _)| !file.split('/').any(|d| d == "deprecated")), "an error from a retired config: {got:#?}");
+    assert_triaged(&got, &root().join("tests/real_tree/errors.txt"));
     assert!(got.len() <= 60, "a few dozen places at most: {}", got.len());
     // What must not be an error: the waived patch script, the eval client's sitecustomize.
     for f in counted_errors(&report) {

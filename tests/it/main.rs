@@ -14,6 +14,7 @@ mod evidence_cli;
 mod evidence_messy;
 mod forbidden_env;
 mod gate;
+mod history;
 mod honest;
 mod hostile_bundles;
 mod hostile_layers;

@@ -475,6 +475,12 @@ fn drafts_agreed_in_the_inputs_model_list_are_matched_to_their_own_target() {
     // A draft the policy already agrees needs no note from the list, listed there or not.
     assert_eq!(judged(&in_job("kimik3"), log("/models/ckpt-0412", "ckpt", "Inferact/Kimi-K3-DSpark")), ("pass".to_string(), vec![]));
     assert_eq!(judged(&in_job("dsv4"), log("/data/models/DeepSeek-V4-Pro", "dsv4", "/data/models/DeepSeek-V4-Pro-0813")), ("pass".to_string(), vec![]));
+    // A target for which neither the policy nor the list names any draft: a standalone draft is named for review, not failed.
+    let unlisted = ("pass".to_string(), vec!["draft-precision/unlisted-draft".to_string()]);
+    assert_eq!(judged(&in_job("kimik2.5"), log("/data/models/Kimi-K2.6", "k26", "/data/models/kimi-k2.6-eagle3.1-mla")), unlisted);
+    // A draft path the input does not show is undetermined, not a substitution.
+    let open = judged(&in_job("dsv4"), log("/data/models/DeepSeek-V4-Pro", "dsv4", "$DRAFT_MODEL_PATH"));
+    assert_eq!(open.1, vec!["draft-precision/undetermined".to_string()], "{open:?}");
 }
 
 /// ATOM online quantization (`--online_quant_config`, the shape of the real

@@ -32,6 +32,9 @@ static ARRAY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$\{(?P<n>[A-
 /// Most elements kept in one array.
 const MAX_ARRAY: usize = 4096;
 
+/// The benchmark library's eval runners (`benchmarks/benchmark_lib.sh`).
+const EVAL_RUNNERS: [&str; 3] = ["run_eval", "run_lm_eval", "run_swebench_eval"];
+
 /// Words that may precede the command of a simple statement.
 const LEADERS: [&str; 12] = ["if", "then", "else", "elif", "do", "while", "until", "!", "{", "time", "exec", "nohup"];
 
@@ -79,6 +82,10 @@ pub struct ShellScanner {
     /// The bodies of the data heredocs the script writes to files, the
     /// last one possibly still being read.
     pub written: Vec<WrittenBody>,
+    /// The script has an eval path: it tests `EVAL_ONLY`/`RUN_EVAL` or
+    /// calls the eval runner (`run_eval`); without one an eval-only run of
+    /// it runs no eval.
+    pub eval_path: bool,
     /// The physical lines of the statement being read (empty for one line).
     segments: Vec<Segment>,
     /// The `if`/`case` blocks around the statement, and the variables whose
@@ -109,6 +116,7 @@ impl ShellScanner {
             heredoc_at: None,
             problems: Vec::new(),
             written: Vec::new(),
+            eval_path: false,
             segments: Vec::new(),
             branches: Branches::default(),
             branch: HashMap::new(),
@@ -233,6 +241,7 @@ impl ShellScanner {
                 Token::Operator(op, _) => op.as_str(),
             })
             .collect();
+        self.eval_path |= all.iter().any(|w| w.contains("EVAL_ONLY") || w.contains("RUN_EVAL") || EVAL_RUNNERS.contains(w));
         self.actions.enter(&all, line.number);
         self.statement_commands(tokens, line, base);
         self.actions.leave(&all);
