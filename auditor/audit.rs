@@ -254,66 +254,79 @@ pub(crate) fn audit_prepared(
         Some(reference) => paths.iter().map(|p| Changes::read(p, reference)).collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
-    let mut bundles = Vec::new();
-    let mut jobs = Vec::new();
-    let mut skipped = Vec::new();
-    let mut reference_only = Vec::new();
-    let mut changed_files = 0;
-    let mut blank = Vec::new();
-    let mut tree = Vec::new();
-    let mut base_findings: Vec<Finding> = Vec::new();
     let read_options = ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() };
-    for (n, path) in paths.iter().enumerate() {
-        let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
-        tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
-        if !read_jobs.iter().any(judgeable) {
-            blank.push(nothing_judged(&bundle, paths.len() > 1));
-        }
-        bundles.push(bundle);
-        let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
-            jobs.extend(read_jobs);
-            continue;
-        };
-        let changes = changes.with_lines(path, reference, &sources)?;
-        changed_files += changes.files.len();
-        if let Some((commit, prefix)) = changes.base() {
-            base_findings.extend(base_audit(path, commit, prefix, limits, &signatures, &read_options, references, policy)?);
-        }
-        let selection = changes::select(path, &read_jobs, &sources, &changes);
-        for (i, job) in read_jobs.into_iter().enumerate() {
-            if selection.selected.contains_key(&i) {
-                jobs.push(job);
+    // The base commits are audited from git objects while the checkout is
+    // read and judged: two independent audits, one on each core.
+    std::thread::scope(|scope| {
+        let base_audits: Vec<_> = changes
+            .iter()
+            .zip(paths)
+            .filter_map(|(changes, path)| changes.base().map(|(commit, prefix)| (path, commit, prefix)))
+            .map(|(path, commit, prefix)| {
+                let (signatures, read_options) = (&signatures, &read_options);
+                scope.spawn(move || base_audit(path, commit, prefix, limits, signatures, read_options, references, policy))
+            })
+            .collect();
+        let mut bundles = Vec::new();
+        let mut jobs = Vec::new();
+        let mut skipped = Vec::new();
+        let mut reference_only = Vec::new();
+        let mut changed_files = 0;
+        let mut blank = Vec::new();
+        let mut tree = Vec::new();
+        for (n, path) in paths.iter().enumerate() {
+            let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
+            tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
+            if !read_jobs.iter().any(judgeable) {
+                blank.push(nothing_judged(&bundle, paths.len() > 1));
+            }
+            bundles.push(bundle);
+            let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
+                jobs.extend(read_jobs);
                 continue;
+            };
+            let changes = changes.with_lines(path, reference, &sources)?;
+            changed_files += changes.files.len();
+            let selection = changes::select(path, &read_jobs, &sources, &changes);
+            for (i, job) in read_jobs.into_iter().enumerate() {
+                if selection.selected.contains_key(&i) {
+                    jobs.push(job);
+                    continue;
+                }
+                // Waivers are reference data for the jobs judged: kept, even in an unchanged job.
+                let waivers: Vec<FileEvidence> = job.files.iter().filter(|f| f.waiver.is_some()).cloned().collect();
+                if !waivers.is_empty() {
+                    reference_only.push(AuditedJob { files: waivers, unexamined: Vec::new(), ..job.clone() });
+                }
+                skipped.push((job, format!("unchanged since {reference}: none of its files, sourced files or master-config lines changed")));
             }
-            // Waivers are reference data for the jobs judged: kept, even in an unchanged job.
-            let waivers: Vec<FileEvidence> = job.files.iter().filter(|f| f.waiver.is_some()).cloned().collect();
-            if !waivers.is_empty() {
-                reference_only.push(AuditedJob { files: waivers, unexamined: Vec::new(), ..job.clone() });
-            }
-            skipped.push((job, format!("unchanged since {reference}: none of its files, sourced files or master-config lines changed")));
         }
-    }
-    let judged = jobs.len();
-    let mut seen = jobs;
-    seen.extend(reference_only);
-    seen.iter_mut().for_each(prepare);
-    let references = &references.with_tree(&tree);
-    let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), references, policy };
-    let mut results = checks::run_all(&ctx, policy, references.today);
-    seen.truncate(judged);
-    let unread = unread(&bundles, &seen, options.changed_since.is_some());
-    qualify(&mut results, &unread);
-    let mut report = report(&bundles, &seen, &skipped, results, policy);
-    report.not_examined.extend(blank);
-    report.verdict = report.judge();
-    report.not_in_input = outside_the_input(&seen);
-    if let Some(reference) = &options.changed_since {
-        let base: BTreeSet<String> = base_findings.iter().map(|f| f.fingerprint.clone()).collect();
-        let (pre_existing, _, _) = crate::baseline::mark_known(&mut report, &base, Known::PreExisting);
-        let fixed = fixed_by_change(&report, &base_findings);
-        report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len(), pre_existing, fixed });
-    }
-    Ok(report)
+        let judged = jobs.len();
+        let mut seen = jobs;
+        seen.extend(reference_only);
+        seen.iter_mut().for_each(prepare);
+        let references = &references.with_tree(&tree);
+        let ctx = Context { jobs: &seen, catalog: Catalog::embedded(), references, policy };
+        let mut results = checks::run_all(&ctx, policy, references.today);
+        seen.truncate(judged);
+        let unread = unread(&bundles, &seen, options.changed_since.is_some());
+        qualify(&mut results, &unread);
+        let mut report = report(&bundles, &seen, &skipped, results, policy);
+        report.not_examined.extend(blank);
+        report.verdict = report.judge();
+        report.not_in_input = outside_the_input(&seen);
+        if let Some(reference) = &options.changed_since {
+            let mut base_findings: Vec<Finding> = Vec::new();
+            for audit in base_audits {
+                base_findings.extend(audit.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+            }
+            let base: BTreeSet<String> = base_findings.iter().map(|f| f.fingerprint.clone()).collect();
+            let (pre_existing, _, _) = crate::baseline::mark_known(&mut report, &base, Known::PreExisting);
+            let fixed = fixed_by_change(&report, &base_findings);
+            report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len(), pre_existing, fixed });
+        }
+        Ok(report)
+    })
 }
 
 /// What the judged jobs depend on that was not examined whole: their files
