@@ -542,16 +542,13 @@ fn split_selector(config: &str) -> (&str, Option<Selection>) {
 }
 
 /// The recipe a `CONFIG_FILE` path names: the launcher copies the repo's
-/// recipes under `recipes/`, so match the path after it as a suffix, then
-/// the file name alone when it is unique.
+/// recipes under `recipes/`, so the path after it must match the end of
+/// the recipe's path, folder by folder. A file of the same name elsewhere
+/// is another recipe (another model, another SKU): a path the tree does
+/// not hold is not in the input.
 fn find_by_path<'f>(recipes: &[&'f FileEvidence], path: &str) -> Option<&'f FileEvidence> {
     let rest = path.strip_prefix("recipes/").unwrap_or(path);
-    let suffix = recipes.iter().find(|r| r.path == rest || r.path.ends_with(&format!("/{rest}")));
-    suffix.copied().or_else(|| {
-        let name = rest.rsplit('/').next().unwrap_or(rest);
-        let same: Vec<_> = recipes.iter().filter(|r| r.path.rsplit('/').next() == Some(name)).collect();
-        (same.len() == 1).then(|| *same[0])
-    })
+    recipes.iter().find(|r| r.path == rest || r.path.ends_with(&format!("/{rest}"))).copied()
 }
 
 /// The single-node script an entry runs:
@@ -643,6 +640,22 @@ mod tests {
         assert_eq!(ids(replay), [path]);
         let with_eval = format!("{replay}if [ \"${{EVAL_ONLY}}\" = \"true\" ]; then\n    run_eval --port 8000\nfi\n");
         assert_eq!(ids(&with_eval), [path.to_string(), format!("{path} (eval-only)")]);
+    }
+
+    /// A CONFIG_FILE the tree does not hold is not in the input, even when
+    /// a recipe of the same file name for another model and SKU is.
+    #[test]
+    fn a_config_file_is_matched_by_its_path_never_by_its_file_name_alone() {
+        let master = "dsr1-fp8-b200-dynamo-sglang:\n  image: lmsysorg/sglang:v1\n  model-prefix: dsr1\n  framework: dynamo-sglang\n  runner: b200\n  scenarios:\n    fixed-seq-len:\n    - search-space:\n      - spec-decoding: none\n        additional-settings: [\"CONFIG_FILE=recipes/b200-fp8/8k1k_stp_maxtpt_0.yaml\"]\n";
+        let other = "benchmarks/multi_node/srt-slurm-recipes/sglang/qwen3.5/gb300-fp4/8k1k/disagg/stp/8k1k_stp_maxtpt_0.yaml";
+        let jobs = group_of(&[("configs/nvidia-master.yaml", master), (other, OVERRIDE_RECIPE)]);
+        let entry = job(&jobs, "configs/nvidia-master.yaml#dsr1-fp8-b200-dynamo-sglang");
+        assert_eq!(entry.files.len(), 1, "the entry alone, not the Qwen3.5 GB300 recipe");
+        assert!(
+            matches!(&entry.unexamined[..], [Unexamined::NotInInput(what)] if what.contains("recipes/b200-fp8/8k1k_stp_maxtpt_0.yaml")),
+            "{:?}",
+            entry.unexamined
+        );
     }
 
     #[test]
