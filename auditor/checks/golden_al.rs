@@ -164,6 +164,24 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
         findings.push(Finding::new("golden-al/match", Severity::Info, format!("{written} = golden AL {} for {where_}; {mode_note}", cell.text), id, evidence));
         return;
     }
+    // A mode the serving stack gives requests that set none: the client's own setting is not shown.
+    if let Some(fact) = job.facts.thinking.as_ref().filter(|f| f.derivation == Derivation::RequestDefault) {
+        let other_mode = if mode == "thinking_on" { "thinking_off" } else { "thinking_on" };
+        if let Some(other) = table.cell(other_mode, key.draft_length).filter(|c| equal(value, c.al)) {
+            evidence.push(other.provenance.clone());
+            findings.push(Finding::new(
+                "golden-al/thinking-mode",
+                Severity::Warning,
+                format!(
+                    "{written} is the {other_mode} AL {} of {} ({}) for K={}, but {} puts requests in {mode}, whose golden AL is {}; the client's own thinking setting is not shown: if its requests run {mode}, the simulated AL must be {}",
+                    other.text, table.name, table.model, key.draft_length, fact.from, cell.text, cell.text
+                ),
+                id,
+                evidence,
+            ));
+            return;
+        }
+    }
     // A thinking_off value on a run that does not show thinking disabled.
     if job.facts.thinking.is_none() {
         if let Some(off) = table.cell("thinking_off", key.draft_length).filter(|c| equal(value, c.al)) {

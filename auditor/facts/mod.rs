@@ -118,6 +118,9 @@ pub enum Derivation {
     SumOfRatesPlusOne,
     /// SGLang DFLASH's verify window minus 1.
     WindowMinusOne,
+    /// The serving stack's default for requests that do not set their own
+    /// (Dynamo's `DYN_DEFAULT_THINKING_MODE`): what the client sends is not shown.
+    RequestDefault,
 }
 
 /// A JSON-valued argument as the engine reads it: text
@@ -507,6 +510,16 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
             found.push((true, format!("env {name}={v}"), Some(p)));
         }
     }
+    // Dynamo's frontend default: requests without their own setting run in it.
+    let mut request_default = None;
+    if let Some((v, p)) = env_value("DYN_DEFAULT_THINKING_MODE") {
+        let on = match v.trim().to_ascii_lowercase().as_str() {
+            "enabled" | "on" | "true" | "1" => Some(true),
+            "disabled" | "off" | "false" | "0" => Some(false),
+            _ => None,
+        };
+        request_default = on.map(|on| (on, "env DYN_DEFAULT_THINKING_MODE (Dynamo's default for requests that set none)".to_string(), Some(p)));
+    }
     let serving = &facts.summary;
     if let Some(f) = &serving.chat_template {
         let path = f.value.as_str().unwrap_or_default().to_ascii_lowercase();
@@ -526,11 +539,13 @@ fn thinking(facts: &mut Facts, env: &[EnvAssignment], catalog: &Catalog) {
             found.push((on, f.from.clone(), f.provenance.clone()));
         }
     }
+    let derivation = if found.is_empty() { Derivation::RequestDefault } else { Derivation::AsWritten };
+    found.extend(request_default);
     let Some((on, from, provenance)) = found.first().cloned() else { return };
     if let Some((_, other, _)) = found.iter().find(|(o, _, _)| *o != on) {
         facts.notes.push(format!("thinking mode indicators disagree: {from} says {}, {other} says otherwise", mode_name(on)));
     }
-    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance, branch: None, derivation: Derivation::AsWritten });
+    facts.thinking = Some(Fact { value: Value::String(mode_name(on).to_string()), from, provenance, branch: None, derivation });
 }
 
 fn mode_name(on: bool) -> &'static str {

@@ -483,6 +483,31 @@ fn drafts_agreed_in_the_inputs_model_list_are_matched_to_their_own_target() {
     assert_eq!(open.1, vec!["draft-precision/undetermined".to_string()], "{open:?}");
 }
 
+/// Dynamo's `DYN_DEFAULT_THINKING_MODE` (the snapshot's TRT-LLM DeepSeek-V4
+/// recipes) sets the mode of requests that set none: an AL that is the other
+/// mode's table value is named with both values, as a warning, since the
+/// client's own setting is not shown; the recipe that agrees with its mode
+/// matches.
+#[test]
+fn a_dynamo_default_thinking_mode_is_held_to_its_table_value_with_both_shown() {
+    let recipe = |al: &str, mode: &str| {
+        format!(
+            "name: x\nmodel:\n  path: deepseek-ai/DeepSeek-V4-Pro\n  precision: fp4\nbackend:\n  type: trtllm\n  decode_environment:\n    TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS: '{al}'\n    DYN_DEFAULT_THINKING_MODE: {mode}\n  trtllm_config:\n    decode:\n      speculative_config:\n        decoding_type: MTP\n        num_nextn_predict_layers: 3\n"
+        )
+    };
+    let path = "benchmarks/multi_node/srt-slurm-recipes/trtllm/deepseek-v4/agentx/dynamo-disagg-mtp.yaml";
+    let master = "dsv4-fp4-gb300-dynamo-trt-agentic-mtp:\n  image: nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc24\n  model: deepseek-ai/DeepSeek-V4-Pro\n  model-prefix: dsv4\n  precision: fp4\n  framework: dynamo-trt\n  runner: gb300\n  multinode: true\n  scenarios:\n    agentic-coding:\n    - search-space:\n      - spec-decoding: mtp\n        additional-settings: [\"CONFIG_FILE=recipes/trtllm/deepseek-v4/agentx/dynamo-disagg-mtp.yaml\"]\n";
+    let judged = |text: String| check_of_tree(&[("configs/nvidia-master.yaml", master), (path, &text)], "golden-al");
+    let check = judged(recipe("1.49", "disabled"));
+    let finding = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "golden-al/thinking-mode").unwrap_or_else(|| panic!("{check:#}"));
+    assert_eq!(finding["severity"], "warning");
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("thinking_on AL 2.49") && message.contains("golden AL is 2.97") && message.contains("not shown"), "{message}");
+    assert!(finding["evidence"].as_array().unwrap().iter().any(|e| e["text"].as_str().unwrap_or("").contains("DYN_DEFAULT_THINKING_MODE")), "{finding:#}");
+    let agrees = judged(recipe("1.97", "disabled"));
+    assert!(agrees["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "golden-al/match"), "{agrees:#}");
+}
+
 /// ATOM online quantization (`--online_quant_config`, the shape of the real
 /// `glm5.2_fp4_mi355x_atom_mtp.sh`) quantizes the draft head too unless
 /// its exclude_layer names it.
