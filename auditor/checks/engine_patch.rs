@@ -57,6 +57,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/install", "script: a package the policy does not know installed from a source tree, URL or wheel"),
     ("engine-patch/stock-package", "script: an engine package installed as released (an index) or from the image's own files (warning naming it)"),
     ("engine-patch/client-install", "script: an engine package installed after the server is up, for the benchmark client (warning)"),
+    ("engine-patch/bind-mount", "script: a host file or directory bind-mounted over an engine's installed tree (docker -v/--mount, srun --container-mounts)"),
     ("engine-patch/script-hook", "script: a start-up hook (sitecustomize.py, usercustomize.py, .pth) written"),
     ("engine-patch/unmerged-ref", "script: an engine package other than a serving engine built from a ref (warning naming the ref)"),
     ("engine-patch/harness", "script: the benchmark harness (orchestrator, eval client, load generator) changed; reviewed apart from engine patches (warning)"),
@@ -272,6 +273,15 @@ fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Opt
             "engine-patch/script-hook",
             Severity::Error,
             format!("{} writes start-up hook {target}{context}: it runs in every Python process that can import it, the engine's included", action.tool),
+        ),
+        (Owner::Engine(e), ActionKind::BindMount) => (
+            "engine-patch/bind-mount",
+            Severity::Error,
+            format!(
+                "{} lays {} over {target} ({e}){context}: the engine's installed files are replaced while it runs; the pinned image must run as shipped",
+                action.tool,
+                action.sources.first().map_or("a host path", String::as_str)
+            ),
         ),
         (Owner::Engine(e), kind) => {
             let (rule, verb) = match kind {

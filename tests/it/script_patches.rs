@@ -126,6 +126,41 @@ fn installs_are_judged_as_check_10_writes_them() {
     assert!(check["summary"].as_str().unwrap().starts_with("2 engine patch(es) without a complete waiver"), "{}", check["summary"]);
 }
 
+/// A bind mount whose container path lies in an engine's installed tree
+/// (site-packages, /sgl-workspace) replaces engine files while it runs:
+/// `docker run -v` (also assembled in a variable), `--mount type=bind`, and
+/// pyxis `srun --container-mounts`. Mounts of models, logs and the
+/// workspace are not the engine's.
+#[test]
+fn bind_mounts_over_an_engine_tree_are_engine_patches() {
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "MOUNTS=\"-v $PWD/patches/scheduler.py:/usr/local/lib/python3.12/dist-packages/vllm/v1/core/sched/scheduler.py:ro\"\n",
+        "docker run --rm $MOUNTS -v /data/models:/data/models vllm/vllm-openai:v0.24.0 vllm serve /data/models/x\n",
+        "docker run --mount type=bind,source=/home/u/fix.py,target=/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py lmsysorg/sglang:v1 python3 -m sglang.launch_server --model-path /m\n",
+        "srun --container-image=x --container-mounts=$GITHUB_WORKSPACE:/workspace,/tmp/x/io.py:/sgl-workspace/sglang/python/sglang/srt/io.py bash run.sh\n",
+        "docker run -v /tmp:/run_logs -v \"$HF_HOME:/root/.cache/huggingface\" busybox true\n",
+        "podman run -v=/tmp/m.py:/sgl-workspace/sglang/python/sglang/srt/m.py img true\n",
+    );
+    let (got, check) = engine_patch(&[(SCRIPT, script)]);
+    assert_eq!(
+        got,
+        expect(&[
+            ("engine-patch/bind-mount", "error", 3),
+            ("engine-patch/bind-mount", "error", 4),
+            ("engine-patch/bind-mount", "error", 5),
+            ("engine-patch/bind-mount", "error", 7)
+        ]),
+        "{check:#}"
+    );
+    let messages: Vec<&str> = check["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap()).collect();
+    assert!(
+        messages.iter().any(|m| m.contains("$PWD/patches/scheduler.py over /usr/local/lib/python3.12/dist-packages/vllm/v1/core/sched/scheduler.py (vllm)")),
+        "the mounted file and the engine file it covers: {messages:#?}"
+    );
+    assert!(messages.iter().any(|m| m.starts_with("srun --container-mounts lays /tmp/x/io.py over /sgl-workspace/")), "{messages:#?}");
+}
+
 /// The signature rules that parsed commands replace in scripts still run
 /// over logs: a `git apply` in a server log's shell trace is reported, and
 /// a waiver that names another script does not cover it.

@@ -33,6 +33,9 @@ pub enum ActionKind {
     ApplyPatch,
     /// `pip install`: a package installed.
     Install,
+    /// `docker run -v HOST:PATH`, `--mount`, `srun --container-mounts`: a
+    /// host file or directory laid over a path of the container.
+    BindMount,
 }
 
 /// A `git clone` the script made, and the ref it checked out.
@@ -393,6 +396,15 @@ impl ActionScanner {
                     }
                 }
             }
+            "docker" | "podman" | "nerdctl" | "srun" | "salloc" | "sbatch" | "enroot" => {
+                for (flag, host, target) in bind_mounts(program, args) {
+                    let tool = format!("{program} {flag}");
+                    let host = join(self.cwd.as_deref(), &host);
+                    if let Some(action) = self.push(ActionKind::BindMount, &tool, Some(target), gate, provenance) {
+                        action.sources = vec![host];
+                    }
+                }
+            }
             "pip" | "pip3" | "uv" => {
                 let rest = if program == "uv" { args.get(1..).unwrap_or(&[]) } else { args };
                 let pip = program != "uv" || args.first().is_some_and(|a| a == "pip");
@@ -532,6 +544,66 @@ impl ActionScanner {
 }
 
 /// The value after an option (`-d DIR`, `--directory=DIR`, `-dDIR`).
+/// The bind mounts a container launch makes: (the flag, the host path,
+/// the container path). `docker`/`podman run|create` take `-v`/`--volume
+/// HOST:PATH[:opts]` and `--mount type=bind,source=HOST,target=PATH`;
+/// `srun`/`salloc`/`sbatch` (pyxis) take `--container-mounts
+/// HOST:PATH[,HOST:PATH]`; `enroot start` takes `--mount HOST:PATH`. A
+/// value assembled in an unquoted variable arrives as one word with its
+/// flags inside: it is split as bash would.
+fn bind_mounts(program: &str, args: &[String]) -> Vec<(&'static str, String, String)> {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    let container_run = matches!(program, "docker" | "podman" | "nerdctl") && words.iter().any(|w| *w == "run" || *w == "create");
+    let slurm = matches!(program, "srun" | "salloc" | "sbatch");
+    let enroot = program == "enroot";
+    let colon = |spec: &str| {
+        let mut parts = spec.splitn(3, ':');
+        match (parts.next(), parts.next()) {
+            (Some(host), Some(target)) if !host.is_empty() && target.starts_with('/') => Some((host.to_string(), target.to_string())),
+            _ => None,
+        }
+    };
+    let keyed = |spec: &str| {
+        let field = |keys: &[&str]| spec.split(',').find_map(|kv| kv.split_once('=').filter(|(k, _)| keys.contains(k)).map(|(_, v)| v.to_string()));
+        let bind = field(&["type"]).is_none_or(|t| t == "bind");
+        match (bind, field(&["source", "src"]), field(&["target", "destination", "dst"])) {
+            (true, Some(host), Some(target)) => Some((host, target)),
+            _ => colon(spec),
+        }
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (word, None),
+        };
+        let mut value = || {
+            inline.or_else(|| {
+                (i + 1 < words.len()).then(|| {
+                    i += 1;
+                    words[i]
+                })
+            })
+        };
+        match flag {
+            "-v" | "--volume" if container_run => out.extend(value().and_then(colon).map(|(h, t)| ("-v", h, t))),
+            "--mount" if container_run => out.extend(value().and_then(keyed).map(|(h, t)| ("--mount", h, t))),
+            "--mount" | "-m" if enroot => out.extend(value().and_then(colon).map(|(h, t)| ("--mount", h, t))),
+            "--container-mounts" if slurm => {
+                out.extend(value().into_iter().flat_map(|v| v.split(',')).filter_map(colon).map(|(h, t)| ("--container-mounts", h, t)))
+            }
+            _ if container_run && word.len() > 2 && word.starts_with("-v") && !word.starts_with("--") => {
+                out.extend(colon(word[2..].trim_start_matches('=')).map(|(h, t)| ("-v", h, t)))
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
 fn option_value(args: &[String], names: &[&str]) -> Option<String> {
     for (k, a) in args.iter().enumerate() {
         for name in names {
