@@ -12,7 +12,7 @@ use crate::finding::{Finding, Severity};
 use crate::jobs::{self, Unexamined, repository};
 use crate::policy::Policy;
 use crate::reference::{References, TreeReference};
-use crate::report::{ChangeSummary, FileEntry, Fixed, Input, JobEntry, Report};
+use crate::report::{ChangeSummary, FileEntry, Fixed, Input, JobEntry, Reach, Report};
 use crate::signatures::Engine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -317,13 +317,18 @@ pub(crate) fn audit_prepared(
         report.not_in_input = outside_the_input(&seen);
         if let Some(reference) = &options.changed_since {
             let mut base_findings: Vec<Finding> = Vec::new();
+            let mut base_jobs: BTreeSet<String> = BTreeSet::new();
             for audit in base_audits {
-                base_findings.extend(audit.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+                let (findings, jobs) = audit.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                base_findings.extend(findings);
+                base_jobs.extend(jobs);
             }
             let base: BTreeSet<String> = base_findings.iter().map(|f| f.fingerprint.clone()).collect();
             let (pre_existing, _, _) = crate::baseline::mark_known(&mut report, &base, Known::PreExisting);
             let fixed = fixed_by_change(&report, &base_findings);
-            report.changed_since = Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len(), pre_existing, fixed });
+            let reaching_new_jobs = reaching_new_jobs(paths, &base_findings, &fixed, &base_jobs, &seen);
+            report.changed_since =
+                Some(ChangeSummary { reference: reference.clone(), changed_files, judged, skipped: skipped.len(), pre_existing, fixed, reaching_new_jobs });
         }
         Ok(report)
     })
@@ -427,20 +432,53 @@ fn base_audit(
     read_options: &ReadOptions,
     references: &References,
     policy: &Policy,
-) -> Result<Vec<Finding>, AuditError> {
+) -> Result<(Vec<Finding>, Vec<String>), AuditError> {
     let label = path.display().to_string();
     let read = read_from(&|extractor| bundle::read_git_tree(path, commit, prefix, &label, limits, extractor), limits, signatures, read_options);
     let ReadBundle { mut bundle, jobs, sources } = match read {
         Ok(read) => read,
         // The folder did not exist at the base (or held nothing): everything is new.
-        Err(AuditError::Bundle(BundleError::Unreadable { .. })) => return Ok(Vec::new()),
+        Err(AuditError::Bundle(BundleError::Unreadable { .. })) => return Ok((Vec::new(), Vec::new())),
         Err(e) => return Err(e),
     };
     let tree = tree_references(&mut bundle, &jobs, &sources);
     let references = references.with_tree(&tree);
     let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), references: &references, policy };
     let results = checks::run_all(&ctx, policy, references.today);
-    Ok(results.into_iter().flat_map(|r| r.findings).filter(|f| f.severity != Severity::Info).collect())
+    let ids = jobs.iter().map(|j| j.job.id.clone()).collect();
+    Ok((results.into_iter().flat_map(|r| r.findings).filter(|f| f.severity != Severity::Info).collect(), ids))
+}
+
+/// The pre-existing errors that jobs the base did not have now run (a new
+/// config that sources a script with an unwaived patch): each base error
+/// the change did not fix, with the new judged jobs that hold its file or
+/// source it.
+fn reaching_new_jobs(paths: &[PathBuf], base: &[Finding], fixed: &[Fixed], base_jobs: &BTreeSet<String>, judged: &[AuditedJob]) -> Vec<Reach> {
+    let mut graphs: Vec<changes::SourceGraph> = paths.iter().map(|p| changes::SourceGraph::new(p)).collect();
+    let new: Vec<(&AuditedJob, BTreeSet<String>)> = judged
+        .iter()
+        .filter(|j| !base_jobs.contains(&j.job.id))
+        .map(|j| {
+            let mut files: BTreeSet<String> = j.files.iter().map(|f| f.path.clone()).collect();
+            let scripts = j.files.iter().filter(|f| f.kind == crate::evidence::FileKind::Script);
+            let bundle = paths.iter().position(|p| p.display().to_string() == j.bundle);
+            if let Some(graph) = bundle.and_then(|b| graphs.get_mut(b)) {
+                let sourced: Vec<String> = scripts.flat_map(|f| graph.closure(&f.path)).collect();
+                files.extend(sourced);
+            }
+            (j, files)
+        })
+        .collect();
+    let mut out: Vec<Reach> = Vec::new();
+    for f in base.iter().filter(|f| f.severity == Severity::Error && !fixed.iter().any(|x| x.fingerprint == f.fingerprint)) {
+        let Some(at) = f.primary() else { continue };
+        let jobs: Vec<String> = new.iter().filter(|(_, files)| files.contains(&at.file)).map(|(j, _)| j.job.id.clone()).collect();
+        if !jobs.is_empty() && !out.iter().any(|r| r.fingerprint == f.fingerprint) {
+            let place = format!("{}{}", at.file, at.line.map(|l| format!(":{l}")).unwrap_or_default());
+            out.push(Reach { rule: f.rule.clone(), place, fingerprint: f.fingerprint.clone(), jobs });
+        }
+    }
+    out
 }
 
 /// The base's error findings that the change removed: not found any more

@@ -239,6 +239,41 @@ fn normalise(path: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
+/// The shell files scripts of a checkout source, transitively (a library
+/// sourcing another), read once each.
+pub struct SourceGraph<'r> {
+    root: &'r Path,
+    direct: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl<'r> SourceGraph<'r> {
+    pub fn new(root: &'r Path) -> Self {
+        SourceGraph { root, direct: BTreeMap::new() }
+    }
+
+    /// Every file `script` sources, directly or through another (at most 64).
+    pub fn closure(&mut self, script: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![script.to_string()];
+        while let Some(s) = stack.pop() {
+            if seen.len() > 64 {
+                break;
+            }
+            let root = self.root;
+            let direct = self.direct.entry(s.clone()).or_insert_with(|| {
+                let text = std::fs::read(root.join(&s)).map(|b| String::from_utf8_lossy(&b[..b.len().min(4 << 20)]).into_owned()).unwrap_or_default();
+                sourced(&s, &text).into_iter().collect()
+            });
+            for d in direct.clone() {
+                if seen.insert(d.clone()) {
+                    stack.push(d);
+                }
+            }
+        }
+        seen
+    }
+}
+
 /// Which jobs a change touches.
 pub struct Selection {
     /// Index into the jobs -> why it is judged.
@@ -261,27 +296,7 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
         };
         changed_entries.insert(path, ranges);
     }
-    // Sourced files, transitively (a library sourcing another).
-    let mut sourced_by: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let sources_of = |script: &str, memo: &mut BTreeMap<String, BTreeSet<String>>| -> BTreeSet<String> {
-        let mut seen = BTreeSet::new();
-        let mut stack = vec![script.to_string()];
-        while let Some(s) = stack.pop() {
-            if seen.len() > 64 {
-                break;
-            }
-            let direct = memo.entry(s.clone()).or_insert_with(|| {
-                let text = std::fs::read(root.join(&s)).map(|b| String::from_utf8_lossy(&b[..b.len().min(4 << 20)]).into_owned()).unwrap_or_default();
-                sourced(&s, &text).into_iter().collect()
-            });
-            for d in direct.clone() {
-                if seen.insert(d.clone()) {
-                    stack.push(d);
-                }
-            }
-        }
-        seen
-    };
+    let mut graph = SourceGraph::new(root);
     let changed_waivers: Vec<&FileEvidence> = sources.iter().filter(|f| f.waiver.is_some() && changes.files.contains(&f.path)).collect();
     let mut selected = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
@@ -304,7 +319,7 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
                 break;
             }
             if view.kind == crate::evidence::FileKind::Script {
-                if let Some(lib) = sources_of(path, &mut sourced_by).into_iter().find(|s| changes.files.contains(s)) {
+                if let Some(lib) = graph.closure(path).into_iter().find(|s| changes.files.contains(s)) {
                     why = Some(format!("{path} sources {lib}, which changed"));
                     break;
                 }

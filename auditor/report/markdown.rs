@@ -171,6 +171,14 @@ pub fn render(report: &Report) -> String {
             c.pre_existing,
             c.fixed.len()
         ));
+        for r in &c.reaching_new_jobs {
+            b.line(&format!(
+                "- pre-existing `{}` at {} now also runs in new job(s) {} (not counted)",
+                r.rule,
+                code(&r.place),
+                r.jobs.iter().map(|j| code(j)).collect::<Vec<_>>().join(", ")
+            ));
+        }
     }
     if let Some(base) = &report.baseline {
         b.line(&format!(

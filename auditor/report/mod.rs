@@ -253,6 +253,23 @@ pub struct ChangeSummary {
     /// Error findings at the base commit that the change removed, in the jobs it judged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fixed: Vec<Fixed>,
+    /// Pre-existing errors that the change makes reach jobs the base did
+    /// not have (a new config that sources a script with an unwaived
+    /// patch): for the reviewer; the change did not write them, they do not count.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reaching_new_jobs: Vec<Reach>,
+}
+
+/// A pre-existing error and the new jobs it reaches.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reach {
+    pub rule: String,
+    /// Where it is: `file:line`.
+    #[serde(rename = "where")]
+    pub place: String,
+    pub fingerprint: String,
+    /// The jobs the change added that run its file.
+    pub jobs: Vec<String>,
 }
 
 /// A finding of the base commit that a change removed.

@@ -107,6 +107,9 @@ pub fn render(report: &Report, color: bool) -> String {
             c.reference,
             c.fixed.len()
         );
+        for r in &c.reaching_new_jobs {
+            let _ = writeln!(out, "reaches: pre-existing {} at {} now also runs in new job(s) {} (not counted)", r.rule, r.place, r.jobs.join(", "));
+        }
     }
     if let Some(b) = &report.baseline {
         let _ = writeln!(

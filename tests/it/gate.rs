@@ -419,6 +419,35 @@ fn a_commit_read_from_git_objects_is_the_commit_as_checked_out() {
 /// pre-existing (listed, marked, never failing, even on a line the change
 /// moved), one the change removes is listed as fixed by it, and a new one
 /// fails.
+/// A new launch script that sources a helper with an unwaived patch: the
+/// patch is pre-existing (the change did not write it) and does not fail
+/// the change, but it is listed as reaching the new job, for the reviewer.
+#[test]
+fn a_pre_existing_error_that_reaches_a_new_job_is_listed_not_counted() {
+    let dir = repo();
+    let root = s(dir.path());
+    let helper = "benchmarks/patch_lib.sh";
+    let sourcing =
+        |script: &str| format!("#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../patch_lib.sh\"\n{}", script.trim_start_matches("#!/usr/bin/env bash\n"));
+    std::fs::write(dir.path().join(helper), "sed -i 's/a/b/' /sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\n").unwrap();
+    std::fs::write(dir.path().join("benchmarks/single_node/a_fp8_h100.sh"), sourcing(SCRIPT)).unwrap();
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "a patch, merged before"]);
+
+    let d = "benchmarks/single_node/d_fp8_h100.sh";
+    std::fs::write(dir.path().join(d), sourcing(SCRIPT)).unwrap();
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+    let report = json(&out);
+    let reach = report["changed_since"]["reaching_new_jobs"].as_array().unwrap_or_else(|| panic!("{:#}", report["changed_since"]));
+    let edit = reach.iter().find(|r| r["rule"] == "engine-patch/edit").unwrap_or_else(|| panic!("{reach:#?}"));
+    assert_eq!(edit["where"], format!("{helper}:1"));
+    assert!(edit["jobs"].as_array().unwrap().iter().any(|j| j.as_str().unwrap().starts_with(d)), "{edit}");
+    assert!(edit["jobs"].as_array().unwrap().iter().all(|j| !j.as_str().unwrap().starts_with("benchmarks/single_node/a_")), "a's job is not new: {edit}");
+    let text = stdout(&auditor(&["audit", root, "--changed-since", "HEAD"]));
+    assert!(text.contains(&format!("reaches: pre-existing engine-patch/edit at {helper}:1 now also runs in new job(s) {d}")), "{text}");
+}
+
 #[test]
 fn changed_since_fails_only_on_what_the_change_introduces() {
     let dir = repo();
