@@ -15,6 +15,17 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A `.tar.gz` of the real material in `../shared/data/inferencex/`,
+/// unpacked into a temporary directory.
+pub fn unpack_shared(name: &str) -> tempfile::TempDir {
+    let archive = root().join("../shared/data/inferencex").join(name);
+    assert!(archive.is_file(), "{} is missing (shared/ sits beside the repository)", archive.display());
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(dir.path()).status().expect("run tar");
+    assert!(status.success(), "tar -xzf {}", archive.display());
+    dir
+}
+
 /// Run `auditor` with `args` from the repository root.
 pub fn auditor(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_auditor"))

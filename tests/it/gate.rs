@@ -10,11 +10,7 @@ use std::process::Command;
 
 /// The real InferenceX tree, unpacked into a temporary directory.
 fn real_tree() -> (tempfile::TempDir, PathBuf) {
-    let archive = root().join("../shared/data/inferencex/tree-843c6254.tar.gz");
-    assert!(archive.is_file(), "{} is missing (shared/ sits beside the repository)", archive.display());
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(dir.path()).status().expect("run tar");
-    assert!(status.success(), "tar -xzf {}", archive.display());
+    let dir = unpack_shared("tree-843c6254.tar.gz");
     let tree = dir.path().join("InferenceX");
     assert!(tree.join("configs/nvidia-master.yaml").is_file());
     (dir, tree)

@@ -18,11 +18,7 @@ type Places = std::collections::BTreeSet<(String, String, u64)>;
 
 /// The history, unpacked and cloned into a temporary directory.
 fn history() -> (tempfile::TempDir, PathBuf) {
-    let archive = root().join("../shared/data/inferencex/history-843c6254-last400.git.tar.gz");
-    assert!(archive.is_file(), "{} is missing (shared/ sits beside the repository)", archive.display());
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(dir.path()).status().expect("run tar");
-    assert!(status.success(), "tar -xzf {}", archive.display());
+    let dir = unpack_shared("history-843c6254-last400.git.tar.gz");
     let repo = dir.path().join("ix");
     git(dir.path(), &["clone", "-q", "ixshallow", "ix"]);
     (dir, repo)
