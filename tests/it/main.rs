@@ -6,6 +6,7 @@
 
 mod common;
 
+mod adversarial;
 mod arg_shapes;
 mod cli;
 mod engine_bundles;

@@ -66,6 +66,12 @@ pub struct ShellScanner {
     arrays: [HashMap<String, Vec<Arg>>; 2],
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
+    /// Names exported so far: a later plain `NAME=v` updates the exported value.
+    exported: std::collections::HashSet<String>,
+    /// The here-string (`<<< WORD`) of the simple command being read, for `read`.
+    herestring: Option<String>,
+    /// How deep `eval` strings are being read (bounded).
+    eval_depth: usize,
     /// The `EVAL_ONLY` tests around the statement being read, and its gate.
     gates: Gates,
     gate: Gate,
@@ -107,6 +113,9 @@ impl ShellScanner {
             views: Default::default(),
             arrays: Default::default(),
             allexport: false,
+            exported: Default::default(),
+            herestring: None,
+            eval_depth: 0,
             gates: Gates::default(),
             gate: Gate::Always,
             assignments: Vec::new(),
@@ -279,7 +288,12 @@ impl ShellScanner {
             self.gate = self.gates.current();
             let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
             if !pattern {
+                self.herestring = rest[..end].windows(3).find_map(|w| match w {
+                    [Token::Operator(a, _), Token::Operator(b, _), Token::Word(v)] if a == "<<" && b == "<" => Some(self.resolve(v).0),
+                    _ => None,
+                });
                 self.simple_command(&words[start..], line, base);
+                self.herestring = None;
             }
             if op == Some(";;") {
                 self.blocks(|b, snapshot| b.end_case_arm(snapshot));
@@ -582,6 +596,7 @@ impl ShellScanner {
                     self.branch.remove(&word.text);
                     let provenance = self.at(line, base, &[first, word]);
                     self.vars.remove(&word.text);
+                    self.exported.remove(&word.text);
                     for view in &mut self.views {
                         view.remove(&word.text);
                     }
@@ -601,9 +616,87 @@ impl ShellScanner {
                     }
                 }
             }
-            "echo" | "printf" | "#" => {}
+            // `command export X=1`, `builtin export X=1`: the builtin itself.
+            "command" | "builtin" if words.get(1).is_some_and(|w| !w.text.starts_with('-')) => self.simple_command(&words[1..], line, base),
+            "eval" => self.eval(words, line),
+            "printf" => self.printf_v(words, line, base),
+            "read" => self.read(words, line, base),
+            "echo" | "#" => {}
             _ => self.command(words, line, base),
         }
+    }
+
+    /// `eval STRING...`: the joined words read as a statement of their own
+    /// (places cite the `eval` line), a few levels deep.
+    fn eval(&mut self, words: &[&Word], line: &Line) {
+        if self.eval_depth >= 4 {
+            self.problem(line);
+            return;
+        }
+        let text = words[1..].iter().map(|w| self.resolve(w).0).collect::<Vec<_>>().join(" ");
+        let Ok(tokens) = words::tokenize(&text) else { return self.problem(line) };
+        let inner = Line { text, ..line.clone() };
+        let segments = std::mem::take(&mut self.segments);
+        self.eval_depth += 1;
+        self.statement(&tokens, &inner, 0);
+        self.eval_depth -= 1;
+        self.segments = segments;
+    }
+
+    /// `printf -v NAME FORMAT ARGS...`: NAME is assigned the formatted text.
+    fn printf_v(&mut self, words: &[&Word], line: &Line, base: usize) {
+        let Some(k) = words.iter().position(|w| w.text == "-v") else { return };
+        let (Some(name), Some(format)) = (words.get(k + 1), words.get(k + 2)) else { return };
+        let args: Vec<(String, bool)> = words[k + 2..].iter().map(|w| self.resolve(w)).collect();
+        let value = match args.iter().any(|(_, open)| *open) {
+            false => expand::printf(&args[0].0, &args[1..].iter().map(|(t, _)| t.clone()).collect::<Vec<_>>()),
+            true => None,
+        };
+        let provenance = self.at(line, base, &[words[0], name, format]);
+        self.assign_value(&name.text, value, provenance);
+    }
+
+    /// `read [-r] NAME... <<< WORD`: the here-string split over the names,
+    /// the last taking the rest.
+    fn read(&mut self, words: &[&Word], line: &Line, base: usize) {
+        let Some(here) = self.herestring.clone() else { return };
+        let names: Vec<&Word> = words[1..].iter().copied().filter(|w| words::is_var_name(&w.text)).collect();
+        let mut rest = here.trim();
+        for (k, name) in names.iter().enumerate() {
+            let value = match k + 1 == names.len() {
+                true => std::mem::take(&mut rest).to_string(),
+                false => {
+                    let (first, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                    rest = tail.trim_start();
+                    first.to_string()
+                }
+            };
+            let provenance = self.at(line, base, &[words[0], name]);
+            self.assign_value(&name.text, Some(value), provenance);
+        }
+    }
+
+    /// A variable set by a builtin other than an assignment (`printf -v`,
+    /// `read`): exported when the name is, `None` when the value is not known.
+    fn assign_value(&mut self, name: &str, value: Option<String>, provenance: Provenance) {
+        if !words::is_var_name(name) {
+            return;
+        }
+        self.touch(name);
+        let origin = if self.allexport || self.exported.contains(name) { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
+        match &value {
+            Some(v) => {
+                self.vars.insert(name.to_string(), v.clone());
+                for &view in views_of(self.gate) {
+                    self.views[view].insert(name.to_string(), v.clone());
+                }
+            }
+            None => {
+                self.vars.remove(name);
+            }
+        }
+        let expands = value.is_none();
+        self.push(name, Some(value.unwrap_or_else(|| format!("${name}"))), origin, expands, &Scope::File, provenance);
     }
 
     /// `export A=1 B`, `declare -x A=1`: exported unless `declare` lacks `-x`.
@@ -617,6 +710,10 @@ impl ShellScanner {
         let origin = if exported { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
         for word in words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
             let provenance = self.at(line, base, &[word]);
+            if exported {
+                let name = words::split_assignment(&word.text).map_or(word.text.as_str(), |(n, _)| n);
+                self.exported.insert(name.to_string());
+            }
             match words::split_assignment(&word.text) {
                 Some((name, _)) => {
                     self.touch(name);
@@ -698,7 +795,9 @@ impl ShellScanner {
                 None if is_command => self.assign_word(word, EnvOrigin::CommandPrefix, scope, line, base),
                 // Only assignments: shell variables (exported under `set -a`).
                 None => {
-                    let origin = if self.allexport { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
+                    let name = words::split_assignment(&word.text).map_or("", |(n, _)| n);
+                    // An exported name keeps its export: bash updates the value the child sees.
+                    let origin = if self.allexport || self.exported.contains(name) { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
                     self.assign_word(word, origin, &Scope::File, line, base);
                 }
             }

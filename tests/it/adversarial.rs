@@ -1,0 +1,79 @@
+//! Issue 24's adversarial corpus, one class at a time: a one-line edit a
+//! submitter who wants to pass would try, which bash really honours, on a
+//! launch script in the shape of the snapshot's. Each asserts the error, its
+//! check and the line that commits it, in the full audit and with
+//! `--changed-since` (the edit as the pull request's only change); the
+//! honest twin of a form passes.
+
+use crate::common::*;
+
+const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
+
+/// The script's head: sourced library, then the edit at line 3, then the launch.
+fn script(edit: &str) -> String {
+    format!(
+        "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n{edit}\npython3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 --speculative-algorithm EAGLE --speculative-num-steps 3\n"
+    )
+}
+
+/// (rule, file, line) of the forbidden-env errors of a report that count.
+fn forbidden(report: &serde_json::Value) -> Vec<(String, String, u64)> {
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "forbidden-env").unwrap();
+    check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error" && f.get("pre_existing").is_none())
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["file"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap()))
+        .collect()
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git").current_dir(dir).args(args).status().expect("run git");
+    assert!(status.success(), "git {args:?}");
+}
+
+/// Every way below sets SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE to true in the
+/// engine's environment, as bash runs it.
+const FORMS: &[(&str, &str, u64)] = &[
+    ("command export", "command export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
+    ("builtin export", "builtin export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
+    ("re-assignment of an exported name", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
+    ("printf -v, then export", "printf -v SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE '%s' 1; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", 3),
+    ("read from a here-string, then export", "read -r SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE <<< 1; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", 3),
+    ("eval", "eval \"export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\"", 3),
+];
+
+#[test]
+fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line() {
+    for (what, edit, line) in FORMS {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(edit))]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let got = forbidden(&report);
+        assert!(got.contains(&("forbidden-env/enabled".to_string(), SCRIPT.to_string(), *line)), "{what}: {got:?}");
+
+        // As a pull request's only change, with --changed-since.
+        git(tmp.path(), &["init", "-q"]);
+        std::fs::write(tmp.path().join(SCRIPT), script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0")).unwrap();
+        git(tmp.path(), &["add", "-A"]);
+        git(tmp.path(), &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
+        std::fs::write(tmp.path().join(SCRIPT), script(edit)).unwrap();
+        let out = audit(&[tmp.path().to_str().unwrap(), "--changed-since", "HEAD", "--format", "json"]);
+        assert_eq!(code(&out), 1, "{what}: {}", stdout(&out));
+        assert!(forbidden(&json(&out)).contains(&("forbidden-env/enabled".to_string(), SCRIPT.to_string(), *line)), "{what}");
+    }
+}
+
+/// The honest twins: the flag disabled the same ways is no error.
+#[test]
+fn the_same_forms_disabling_the_flag_pass() {
+    for (what, edit, _) in FORMS {
+        let honest = edit.replace("NEXTN_MOE=1", "NEXTN_MOE=0").replace("'%s' 1", "'%s' 0").replace("<<< 1", "<<< 0");
+        let honest = honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(&honest))]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        assert!(forbidden(&report).is_empty(), "{what}: {honest}: {:?}", forbidden(&report));
+    }
+}
