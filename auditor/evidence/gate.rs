@@ -66,10 +66,20 @@ impl Gate {
 /// `$EVAL_ONLY`, `${EVAL_ONLY}`, `${EVAL_ONLY:-false}`, `${EVAL_ONLY,,}` as a word's text.
 static EVAL_ONLY_REF: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\$(?:EVAL_ONLY|\{EVAL_ONLY(?P<lower>,,)?(?::?-[^}]*)?\})$").expect("valid regex"));
 
+/// A word that is `EVAL_ONLY`'s value (`$EVAL_ONLY`, `${EVAL_ONLY:-false}`).
+pub fn is_eval_only(word: &str) -> bool {
+    EVAL_ONLY_REF.is_match(word)
+}
+
 /// The gate under which a test command succeeds: `[ "$EVAL_ONLY" != true ]`
 /// succeeds exactly on throughput runs. `None` when it tests something else.
 pub fn test_gate(words: &[&str]) -> Option<Gate> {
     let negations = words.iter().take_while(|w| **w == "!").count();
+    // `if "${EVAL_ONLY:-false}"`: the value run as a command, `true` or `false`.
+    if let [reference] = &words[negations..] {
+        let gate = EVAL_ONLY_REF.is_match(reference).then_some(Gate::EvalOnly)?;
+        return Some(if negations % 2 == 1 { gate.negate() } else { gate });
+    }
     let inner = match &words[negations..] {
         ["[", inner @ .., "]"] | ["[[", inner @ .., "]]"] | ["test", inner @ ..] => inner,
         _ => return None,
@@ -100,6 +110,8 @@ struct Frame {
     rest: Gate,
     /// The gate of the branch being walked.
     branch: Gate,
+    /// A `case` block: over `EVAL_ONLY`, or over something else.
+    case: Option<bool>,
 }
 
 /// An `if`/`elif` condition being read, up to its `then`.
@@ -155,14 +167,41 @@ impl Gates {
                         top.branch = top.outer.and(top.rest);
                     }
                 }
-                "fi" => {
+                "fi" | "esac" => {
                     self.frames.pop();
+                }
+                // `case WORD in`: its arms are patterns over WORD.
+                "case" => {
+                    let over_eval_only = words.get(taken + 1).is_some_and(|w| EVAL_ONLY_REF.is_match(w));
+                    let outer = self.current();
+                    let copy = self.frames.last().copied();
+                    match copy {
+                        Some(top) if self.frames.len() >= MAX_FRAMES => self.frames.push(top),
+                        _ => self.frames.push(Frame { outer, rest: Gate::Always, branch: outer, case: Some(over_eval_only) }),
+                    }
+                    return words.len();
                 }
                 _ => break,
             }
             taken += 1;
         }
         taken
+    }
+
+    /// A `case` pattern (`true)`, `false)`, `*)`) starts an arm: over
+    /// `EVAL_ONLY`, `true` is the eval-only runs and `*` whatever the
+    /// patterns before it left; any other pattern may match on either run.
+    pub fn pattern(&mut self, words: &[&str]) {
+        let Some(top) = self.frames.last_mut() else { return };
+        let Some(over_eval_only) = top.case else { return };
+        let (arm, rest) = match (over_eval_only, words) {
+            (true, ["true"] | ["\"true\""]) => (Gate::EvalOnly, Gate::NotEval),
+            (true, ["false"]) => (Gate::NotEval, Gate::Always),
+            (true, ["*"]) => (Gate::Always, Gate::Always),
+            _ => (Gate::Always, Gate::Always),
+        };
+        top.branch = top.outer.and(top.rest).and(arm);
+        top.rest = top.rest.and(rest);
     }
 
     fn then(&mut self) {
@@ -176,11 +215,11 @@ impl Gates {
             }
             _ if depth < MAX_FRAMES => {
                 let outer = self.current();
-                self.frames.push(Frame { outer, rest: after, branch: outer.and(taken) });
+                self.frames.push(Frame { outer, rest: after, branch: outer.and(taken), case: None });
             }
             // Too deep: the branch keeps its parent's gate, and `fi` pops the parent's copy.
             _ => {
-                let copy = self.frames.last().copied().unwrap_or(Frame { outer: Gate::Always, rest: Gate::Always, branch: Gate::Always });
+                let copy = self.frames.last().copied().unwrap_or(Frame { outer: Gate::Always, rest: Gate::Always, branch: Gate::Always, case: None });
                 self.frames.push(copy);
             }
         }
@@ -215,7 +254,11 @@ mod tests {
 
     #[test]
     fn tests_of_eval_only_in_every_spelling() {
-        let cases: [(&[&str], Option<Gate>); 11] = [
+        let cases: [(&[&str], Option<Gate>); 14] = [
+            // The value run as the `true`/`false` builtin.
+            (&["${EVAL_ONLY:-false}"], Some(Gate::EvalOnly)),
+            (&["!", "${EVAL_ONLY:-false}"], Some(Gate::NotEval)),
+            (&["$CONC"], None),
             (&["[", "$EVAL_ONLY", "!=", "true", "]"], Some(Gate::NotEval)),
             (&["[[", "${EVAL_ONLY:-false}", "==", "true", "]]"], Some(Gate::EvalOnly)),
             (&["[", "${EVAL_ONLY}", "=", "false", "]"], Some(Gate::NotEval)),

@@ -77,3 +77,26 @@ fn the_same_forms_disabling_the_flag_pass() {
         assert!(forbidden(&report).is_empty(), "{what}: {honest}: {:?}", forbidden(&report));
     }
 }
+
+/// Honest gating in the other spellings bash accepts: a `case` over
+/// `EVAL_ONLY` and `if ! "${EVAL_ONLY:-false}"` (the value run as the
+/// `true`/`false` builtin). Simulation set under them is the throughput
+/// run's only: the eval-only job does not simulate.
+#[test]
+fn honest_eval_only_gates_in_other_spellings_add_no_error() {
+    let launch = "python3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 --speculative-algorithm EAGLE --speculative-num-steps 3\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi\n";
+    let gates = [
+        "case \"${EVAL_ONLY:-false}\" in\n  true) ;;\n  *) export SGLANG_SIMULATE_ACC_LEN=2.49 ;;\nesac\n",
+        "if ! \"${EVAL_ONLY:-false}\"; then\n  export SGLANG_SIMULATE_ACC_LEN=2.49\nfi\n",
+    ];
+    for gate in gates {
+        let text = format!("#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n{gate}{launch}");
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &text)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let eval = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "sim-acc-eval").unwrap();
+        assert_eq!(eval["status"], "pass", "{gate}: {eval:#}");
+        let jobs: Vec<&str> = report["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_str().unwrap()).collect();
+        assert!(jobs.contains(&format!("{SCRIPT} (eval-only)").as_str()), "{jobs:?}");
+    }
+}

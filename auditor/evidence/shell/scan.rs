@@ -285,6 +285,9 @@ impl ShellScanner {
             let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
             let pattern = self.block_keywords(&texts, op, line.number);
             let taken = self.gates.keywords(&texts);
+            if pattern {
+                self.gates.pattern(&texts);
+            }
             self.gate = self.gates.current();
             let start = taken + words[taken..].iter().position(|w| !LEADERS.contains(&w.text.as_str())).unwrap_or(words.len() - taken);
             if !pattern {
@@ -427,7 +430,9 @@ impl ShellScanner {
                 }
                 "case" => {
                     let subject = &texts[k + 1..texts.len().saturating_sub(1).max(k + 1)];
-                    self.branches.open(subject, true, true, line);
+                    // A `case` over `EVAL_ONLY` is not a choice: the gates split the runs on it.
+                    let choice = !subject.first().is_some_and(|w| gate::is_eval_only(w));
+                    self.branches.open(subject, choice, true, line);
                     return false;
                 }
                 "elif" | "else" => {
