@@ -208,6 +208,13 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
     if let Some((k, other)) = table.modes.get(&mode).and_then(|row| row.iter().find(|(k, c)| **k != key.draft_length && equal(value, c.al))) {
         hints.push(format!("{} is the golden AL for K={k}, but the server drafts K={}", other.text, key.draft_length));
     }
+    // A mode the client may override: the other mode's value is shown beside it.
+    if job.facts.thinking.as_ref().is_some_and(|f| f.derivation == Derivation::RequestDefault) {
+        let other_mode = if mode == "thinking_on" { "thinking_off" } else { "thinking_on" };
+        if let Some(other) = table.cell(other_mode, key.draft_length) {
+            hints.push(format!("the {other_mode} value is {}; the client's own thinking setting is not shown", other.text));
+        }
+    }
     let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
     findings.push(Finding::new(
         "golden-al/mismatch",

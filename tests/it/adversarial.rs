@@ -42,6 +42,12 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("printf -v, then export", "printf -v SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE '%s' 1; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", 3),
     ("read from a here-string, then export", "read -r SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE <<< 1; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE", 3),
     ("eval", "eval \"export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\"", 3),
+    ("a name bash computes", "P=SGLANG_NVFP4; export ${P}_CKPT_FP8_NEXTN_MOE=1", 3),
+    ("an assignment printf builds", "export \"$(printf 'SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=%d' 1)\"", 3),
+    ("arithmetic", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$((0+1))", 3),
+    ("a substitution", "Z=0; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${Z/0/1}", 3),
+    ("a substring", "W=10; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${W:0:1}", 3),
+    ("env inside the launch array", "CMD=(env SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 python3 -m sglang.launch_server --model-path /m); \"${CMD[@]}\"", 3),
 ];
 
 #[test]
@@ -69,7 +75,14 @@ fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line() {
 #[test]
 fn the_same_forms_disabling_the_flag_pass() {
     for (what, edit, _) in FORMS {
-        let honest = edit.replace("NEXTN_MOE=1", "NEXTN_MOE=0").replace("'%s' 1", "'%s' 0").replace("<<< 1", "<<< 0");
+        let honest = edit
+            .replace("NEXTN_MOE=1", "NEXTN_MOE=0")
+            .replace("'%s' 1", "'%s' 0")
+            .replace("<<< 1", "<<< 0")
+            .replace("%d' 1", "%d' 0")
+            .replace("$((0+1))", "$((1-1))")
+            .replace("${Z/0/1}", "${Z/1/0}")
+            .replace("W=10", "W=01");
         let honest = honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
         let tmp = tempfile::tempdir().unwrap();
         write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(&honest))]);

@@ -16,6 +16,66 @@ pub static VAR_REF: LazyLock<Regex> = LazyLock::new(|| {
             .expect("valid regex")
 });
 
+/// The parameter expansions bash evaluates without running a program,
+/// beyond defaults and trims: `${X:+word}`, `${X/pat/rep}`,
+/// `${X//pat/rep}`, `${X:offset[:length]}`, `${X^^}`, `${X,,}`.
+static OTHER_REF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\$\{(?P<n>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<plus>:\+)(?P<pw>[^{}]*)|(?P<sub>//?)(?P<pat>[^/{}]*)/(?P<rep>[^{}]*)|:(?P<off>\d+)(?::(?P<len>\d+))?|(?P<case>\^\^|,,|\^|,))\}")
+        .expect("valid regex")
+});
+
+/// `$(( expr ))`: bash integer arithmetic on literal numbers and variables.
+static ARITH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$\(\((?P<e>[^()]*(?:\([^()]*\)[^()]*)*)\)\)").expect("valid regex"));
+
+/// One [`OTHER_REF`] expansion with `value` as the variable's.
+fn other(caps: &regex::Captures, value: &str) -> Option<String> {
+    if caps.name("plus").is_some() {
+        return Some(if value.is_empty() { String::new() } else { caps["pw"].to_string() });
+    }
+    if let (Some(sub), Some(pat)) = (caps.name("sub"), caps.name("pat")) {
+        let pat = pat.as_str();
+        if pat.is_empty() || pat.contains(['*', '?', '[', '\\', '$']) {
+            return None;
+        }
+        return Some(if sub.as_str() == "//" { value.replace(pat, &caps["rep"]) } else { value.replacen(pat, &caps["rep"], 1) });
+    }
+    if let Some(off) = caps.name("off") {
+        let chars: Vec<char> = value.chars().collect();
+        let start = off.as_str().parse::<usize>().ok()?.min(chars.len());
+        let end = match caps.name("len") {
+            Some(len) => start.saturating_add(len.as_str().parse::<usize>().ok()?).min(chars.len()),
+            None => chars.len(),
+        };
+        return Some(chars[start..end].iter().collect());
+    }
+    match caps.name("case").map(|c| c.as_str()) {
+        Some("^^") => Some(value.to_uppercase()),
+        Some(",,") => Some(value.to_lowercase()),
+        Some("^") => Some(value.chars().take(1).flat_map(char::to_uppercase).chain(value.chars().skip(1)).collect()),
+        Some(",") => Some(value.chars().take(1).flat_map(char::to_lowercase).chain(value.chars().skip(1)).collect()),
+        _ => None,
+    }
+}
+
+/// `$(( expr ))` with `vars`: names (with or without `$`) replaced by their
+/// values, then evaluated; `None` when a name is unknown or it is not plain arithmetic.
+fn arithmetic(expr: &str, vars: &HashMap<String, String>) -> Option<String> {
+    static NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?").expect("valid regex"));
+    let mut unknown = false;
+    let plain = NAME.replace_all(expr, |caps: &regex::Captures| match vars.get(&caps[1]) {
+        Some(v) => v.clone(),
+        None => {
+            unknown = true;
+            String::new()
+        }
+    });
+    if unknown {
+        return None;
+    }
+    let n = arith(&plain)?;
+    (n == n.trunc()).then(|| format!("{}", n as i64))
+}
+
 /// The value of a word with the references `vars` defines resolved, and
 /// whether any part of it stays unresolved.
 pub fn resolve(word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
@@ -23,7 +83,24 @@ pub fn resolve(word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
         return (word.text.clone(), false);
     }
     let mut unresolved = false;
-    let text = VAR_REF.replace_all(&word.text, |caps: &regex::Captures| {
+    let text = ARITH.replace_all(&word.text, |caps: &regex::Captures| match arithmetic(&caps["e"], vars) {
+        Some(v) => v,
+        None => {
+            unresolved = true;
+            caps[0].to_string()
+        }
+    });
+    let text = OTHER_REF.replace_all(&text, |caps: &regex::Captures| {
+        // A variable the input does not set may come from the environment: not known, not empty.
+        match vars.get(&caps["n"]).and_then(|v| other(caps, v)) {
+            Some(v) => v,
+            None => {
+                unresolved = true;
+                caps[0].to_string()
+            }
+        }
+    });
+    let text = VAR_REF.replace_all(&text, |caps: &regex::Captures| {
         if let (Some(name), Some(op), Some(pattern)) = (caps.name("t"), caps.name("op"), caps.name("p")) {
             return match vars.get(name.as_str()).and_then(|v| trim(v, op.as_str(), pattern.as_str())) {
                 Some(v) => v,
@@ -227,4 +304,26 @@ fn trim(value: &str, op: &str, pattern: &str) -> Option<String> {
         _ => return None,
     };
     Some(out.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expansions_bash_evaluates_without_running_a_program() {
+        let vars: HashMap<String, String> = [("Z", "0"), ("W", "10"), ("M", "dsv4"), ("K", "3")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let r = |text: &str| resolve(&Word { text: text.into(), span: (0, 0), expands: true }, &vars);
+        assert_eq!(r("$((0+1))"), ("1".into(), false));
+        assert_eq!(r("$((K + 1))"), ("4".into(), false));
+        assert_eq!(r("${M:+1}"), ("1".into(), false));
+        assert_eq!(r("${Z/0/1}"), ("1".into(), false));
+        assert_eq!(r("${W//0/1}"), ("11".into(), false));
+        assert_eq!(r("${W:0:1}"), ("1".into(), false));
+        assert_eq!(r("${M^^}"), ("DSV4".into(), false));
+        // A variable the input does not set is not known to be empty.
+        assert!(r("${MODEL:+1}").1 && r("$((N+1))").1 && r("${X:0:1}").1);
+        // `${X:-1}` is a default, not an offset.
+        assert_eq!(r("${X:-1}"), ("1".into(), false));
+    }
 }

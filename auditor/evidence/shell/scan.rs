@@ -631,6 +631,23 @@ impl ShellScanner {
         }
     }
 
+    /// A word whose assignment name comes from an expansion, as bash makes
+    /// it (`${PREFIX}_X=1`, `$(printf 'X=%d' 1)`), when the input shows it
+    /// whole: the literal word it stands for.
+    fn computed_word(&self, word: &Word) -> Option<Word> {
+        let text = match self.printf_value(&word.text, 1) {
+            Some(v) => v,
+            None => {
+                let (text, open) = self.resolve(word);
+                if open {
+                    return None;
+                }
+                text
+            }
+        };
+        words::split_assignment(&text).is_some().then_some(Word { text, span: word.span, expands: false })
+    }
+
     /// `eval STRING...`: the joined words read as a statement of their own
     /// (places cite the `eval` line), a few levels deep.
     fn eval(&mut self, words: &[&Word], line: &Line) {
@@ -715,6 +732,15 @@ impl ShellScanner {
         let origin = if exported { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
         for word in words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
             let provenance = self.at(line, base, &[word]);
+            // `export ${PREFIX}_X=1`, `export "$(printf 'X=%d' 1)"`: the name is bash's to compute.
+            let computed = match words::split_assignment(&word.text) {
+                None if word.expands => self.computed_word(word),
+                _ => None,
+            };
+            let word: &Word = match &computed {
+                Some(w) => w,
+                None => word,
+            };
             if exported {
                 let name = words::split_assignment(&word.text).map_or(word.text.as_str(), |(n, _)| n);
                 self.exported.insert(name.to_string());
@@ -764,6 +790,18 @@ impl ShellScanner {
         // (an array or variable set in an `EVAL_ONLY` branch) is two commands.
         let views = views_of(self.gate);
         let argvs: Vec<(usize, Vec<Arg>)> = views.iter().map(|&v| (v, self.expand(argv_words, v, line, base))).collect();
+        // `env NAME=v` that an array or variable brings (`CMD=(env A=1 python3 ...)`).
+        if !argv_words.iter().any(|w| w.text.rsplit('/').next() == Some("env")) {
+            if let Some((_, args)) = argvs.last() {
+                if let Some(at) = args.iter().position(|a| a.text.rsplit('/').next() == Some("env")) {
+                    let pairs: Vec<(String, Provenance)> =
+                        args[at + 1..].iter().map_while(|a| words::split_assignment(&a.text).map(|_| (a.text.clone(), a.at.clone()))).collect();
+                    for (item, provenance) in pairs {
+                        self.push_pair(&item, EnvOrigin::CommandPrefix, false, &scope, provenance);
+                    }
+                }
+            }
+        }
         let texts = |args: &[Arg]| args.iter().map(|a| a.text.clone()).collect::<Vec<_>>();
         let split = matches!(argvs.as_slice(), [(_, a), (_, b)] if texts(a) != texts(b));
         if let Some((_, args)) = argvs.last() {
