@@ -50,6 +50,8 @@ pub struct WrittenBody {
     /// The lines whose value depends on which arm of an `if`/`case` ran:
     /// line number, key (the text before `:`), the note naming the block.
     pub depends: Vec<(u64, String, String)>,
+    /// The file it is written to (`> FILE`, `>> FILE`, `tee FILE`), as far as the script says.
+    pub target: Option<String>,
 }
 
 /// Scans shell statements of one file.
@@ -70,8 +72,10 @@ pub struct ShellScanner {
     exported: std::collections::HashSet<String>,
     /// The here-string (`<<< WORD`) of the simple command being read, for `read`.
     herestring: Option<String>,
-    /// How deep `eval` strings are being read (bounded).
+    /// How deep `eval` strings and sourced heredocs are being read (bounded).
     eval_depth: usize,
+    /// The file the heredoc being opened writes, resolved.
+    heredoc_target: Option<String>,
     /// The `EVAL_ONLY` tests around the statement being read, and its gate.
     gates: Gates,
     gate: Gate,
@@ -116,6 +120,7 @@ impl ShellScanner {
             exported: Default::default(),
             herestring: None,
             eval_depth: 0,
+            heredoc_target: None,
             gates: Gates::default(),
             gate: Gate::Always,
             assignments: Vec::new(),
@@ -159,6 +164,7 @@ impl ShellScanner {
                 if s.tokens.iter().any(|t| matches!(t, Token::Operator(op, _) if op == "<<")) {
                     let first = s.line.text.lines().next().unwrap_or("");
                     self.heredoc_at = Some((s.line.number, Provenance::at_line(&self.file, s.line.number, s.line.offset, first)));
+                    self.heredoc_target = self.written_to(&s.tokens);
                 }
                 self.segments = s.segments;
                 self.statement(&s.tokens, &s.line, 0);
@@ -196,7 +202,7 @@ impl ShellScanner {
             false => line.text.clone(),
         };
         if self.written.last().is_none_or(|w| w.opened_at != opened_at) {
-            self.written.push(WrittenBody { opened_at, lines: Vec::new(), depends: Vec::new() });
+            self.written.push(WrittenBody { opened_at, lines: Vec::new(), depends: Vec::new(), target: self.heredoc_target.clone() });
         }
         let Some(body) = self.written.last_mut() else { return };
         if let Some(branch) = branch {
@@ -624,6 +630,7 @@ impl ShellScanner {
             // `command export X=1`, `builtin export X=1`: the builtin itself.
             "command" | "builtin" if words.get(1).is_some_and(|w| !w.text.starts_with('-')) => self.simple_command(&words[1..], line, base),
             "eval" => self.eval(words, line),
+            "source" | "." => self.source(words),
             "printf" => self.printf_v(words, line, base),
             "read" => self.read(words, line, base),
             "echo" | "#" => {}
@@ -661,6 +668,43 @@ impl ShellScanner {
         let segments = std::mem::take(&mut self.segments);
         self.eval_depth += 1;
         self.statement(&tokens, &inner, 0);
+        self.eval_depth -= 1;
+        self.segments = segments;
+    }
+
+    /// The file a heredoc statement writes: the word after `>`/`>>`, or `tee`'s operand.
+    fn written_to(&self, tokens: &[Token]) -> Option<String> {
+        let word = tokens.windows(2).find_map(|w| match w {
+            [Token::Operator(op, _), Token::Word(file)] if op == ">" || op == ">>" => Some(file),
+            _ => None,
+        });
+        let word = word.or_else(|| {
+            let tee = tokens.iter().position(|t| matches!(t, Token::Word(w) if w.text == "tee"))?;
+            tokens[tee + 1..].iter().find_map(|t| match t {
+                Token::Word(w) if !w.text.starts_with('-') => Some(w),
+                _ => None,
+            })
+        })?;
+        let (text, open) = self.resolve(word);
+        (!open).then_some(text)
+    }
+
+    /// `source FILE` / `. FILE` of a file this script wrote from a heredoc:
+    /// its lines run here, as the script they are (places cite the body's lines).
+    fn source(&mut self, words: &[&Word]) {
+        let Some(arg) = words.get(1) else { return };
+        let (path, open) = self.resolve(arg);
+        if open || self.eval_depth >= 4 {
+            return;
+        }
+        let Some(body) = self.written.iter().rev().find(|b| b.target.as_deref() == Some(path.as_str())).cloned() else { return };
+        let segments = std::mem::take(&mut self.segments);
+        self.eval_depth += 1;
+        for (line, text) in &body.lines {
+            let Ok(tokens) = words::tokenize(text) else { continue };
+            let inner = Line { text: text.clone(), ..line.clone() };
+            self.statement(&tokens, &inner, 0);
+        }
         self.eval_depth -= 1;
         self.segments = segments;
     }
