@@ -49,6 +49,7 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("a substring", "W=10; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${W:0:1}", 3),
     ("set -a and a sourced file the script wrote", "cat > /tmp/e.sh <<EOF\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nset -a; . /tmp/e.sh; set +a", 4),
     ("a sourced file the script wrote", "cat > /tmp/e.sh <<'EOF'\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nsource /tmp/e.sh", 4),
+    ("an alias for export", "shopt -s expand_aliases; alias ex=export; ex SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
     ("env inside the launch array", "CMD=(env SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 python3 -m sglang.launch_server --model-path /m); \"${CMD[@]}\"", 3),
 ];
 

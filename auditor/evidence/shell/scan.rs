@@ -76,6 +76,10 @@ pub struct ShellScanner {
     eval_depth: usize,
     /// The file the heredoc being opened writes, resolved.
     heredoc_target: Option<String>,
+    /// `alias NAME=VALUE` definitions, and whether `shopt -s expand_aliases`
+    /// makes bash expand them in a script.
+    aliases: HashMap<String, String>,
+    expand_aliases: bool,
     /// The `EVAL_ONLY` tests around the statement being read, and its gate.
     gates: Gates,
     gate: Gate,
@@ -121,6 +125,8 @@ impl ShellScanner {
             herestring: None,
             eval_depth: 0,
             heredoc_target: None,
+            aliases: HashMap::new(),
+            expand_aliases: false,
             gates: Gates::default(),
             gate: Gate::Always,
             assignments: Vec::new(),
@@ -599,7 +605,38 @@ impl ShellScanner {
 
     fn simple_command(&mut self, words: &[&Word], line: &Line, base: usize) {
         let Some(first) = words.first() else { return };
+        // An alias bash expands (scripts need `shopt -s expand_aliases`): its words, then the rest.
+        if let Some(value) = self.aliases.get(&first.text).filter(|_| self.expand_aliases && self.eval_depth < 4).cloned() {
+            let Ok(tokens) = words::tokenize(&value) else { return };
+            let head: Vec<Word> = tokens
+                .into_iter()
+                .filter_map(|t| match t {
+                    Token::Word(w) => Some(Word { span: first.span, ..w }),
+                    Token::Operator(..) => None,
+                })
+                .collect();
+            let expanded: Vec<&Word> = head.iter().chain(words[1..].iter().copied()).collect();
+            self.eval_depth += 1;
+            self.simple_command(&expanded, line, base);
+            self.eval_depth -= 1;
+            return;
+        }
         match first.text.as_str() {
+            "alias" => {
+                for word in &words[1..] {
+                    if let Some((name, _)) = words::split_assignment(&word.text) {
+                        let (value, _) = self.resolve(word);
+                        let value = value.split_once('=').map_or(String::new(), |(_, v)| v.to_string());
+                        self.aliases.insert(name.to_string(), value);
+                    }
+                }
+            }
+            "shopt" => {
+                let set = words.iter().any(|w| w.text == "-s");
+                if words.iter().any(|w| w.text == "expand_aliases") {
+                    self.expand_aliases = set;
+                }
+            }
             "export" | "declare" | "typeset" | "readonly" | "local" => self.declaration(words, line, base),
             "unset" => {
                 for word in words.iter().skip(1).filter(|w| words::is_var_name(&w.text)) {
@@ -993,6 +1030,16 @@ pub(crate) mod tests {
 
     fn t(name: &str, value: Option<&str>, origin: EnvOrigin) -> (String, Option<String>, EnvOrigin) {
         (name.to_string(), value.map(str::to_string), origin)
+    }
+
+    /// Bash expands aliases in a script only under `shopt -s expand_aliases`.
+    #[test]
+    fn aliases_are_expanded_only_where_bash_expands_them() {
+        let off = scan_script("alias ex=export\nex SGLANG_X=1\n");
+        assert!(off.assignments.is_empty(), "{:?}", triples(&off));
+        let on = scan_script("shopt -s expand_aliases\nalias ex='export'\nex SGLANG_X=1\n");
+        assert_eq!(triples(&on), [t("SGLANG_X", Some("1"), EnvOrigin::Export)]);
+        assert_eq!(on.assignments[0].provenance.line, Some(3));
     }
 
     #[test]
