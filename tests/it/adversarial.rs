@@ -116,3 +116,27 @@ fn honest_eval_only_gates_in_other_spellings_add_no_error() {
         assert!(jobs.contains(&format!("{SCRIPT} (eval-only)").as_str()), "{jobs:?}");
     }
 }
+
+/// A plain re-assignment of the simulated AL after its gated export: bash
+/// updates the exported value of the throughput run, so golden-al judges the
+/// second value at its line, and the eval-only run (where it was never
+/// exported) stays free of simulation.
+#[test]
+fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
+    let launch = "python3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 --speculative-algorithm EAGLE --speculative-num-steps 3\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi\n";
+    let gate = "if [ \"$EVAL_ONLY\" != true ]; then export SGLANG_SIMULATE_ACC_LEN=2.49; fi\n";
+    let check = |text: &str, id: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, text)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone()
+    };
+    let head = "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n";
+    let honest = format!("{head}{gate}{launch}");
+    assert_eq!(check(&honest, "golden-al")["status"], "pass");
+    let bent = format!("{head}{gate}SGLANG_SIMULATE_ACC_LEN=3.10\n{launch}");
+    let golden = check(&bent, "golden-al");
+    let mismatch = golden["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "golden-al/mismatch").unwrap_or_else(|| panic!("{golden:#}"));
+    assert_eq!(mismatch["evidence"][0]["line"], 4, "{mismatch}");
+    assert_eq!(check(&bent, "sim-acc-eval")["status"], "pass", "never exported in the eval-only run");
+}

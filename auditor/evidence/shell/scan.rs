@@ -68,8 +68,9 @@ pub struct ShellScanner {
     arrays: [HashMap<String, Vec<Arg>>; 2],
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
-    /// Names exported so far: a later plain `NAME=v` updates the exported value.
-    exported: std::collections::HashSet<String>,
+    /// Names exported so far, per kind of run (as [`Self::views`]): a later
+    /// plain `NAME=v` updates the value the child sees in the runs that exported it.
+    exported: [std::collections::HashSet<String>; 2],
     /// The here-string (`<<< WORD`) of the simple command being read, for `read`.
     herestring: Option<String>,
     /// How deep `eval` strings and sourced heredocs are being read (bounded).
@@ -644,7 +645,9 @@ impl ShellScanner {
                     self.branch.remove(&word.text);
                     let provenance = self.at(line, base, &[first, word]);
                     self.vars.remove(&word.text);
-                    self.exported.remove(&word.text);
+                    self.exported.iter_mut().for_each(|e| {
+                        e.remove(&word.text);
+                    });
                     for view in &mut self.views {
                         view.remove(&word.text);
                     }
@@ -786,7 +789,6 @@ impl ShellScanner {
             return;
         }
         self.touch(name);
-        let origin = if self.allexport || self.exported.contains(name) { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
         match &value {
             Some(v) => {
                 self.vars.insert(name.to_string(), v.clone());
@@ -798,8 +800,27 @@ impl ShellScanner {
                 self.vars.remove(name);
             }
         }
+        let (origin, gate) = self.export_of(name);
+        let saved = std::mem::replace(&mut self.gate, gate);
         let expands = value.is_none();
         self.push(name, Some(value.unwrap_or_else(|| format!("${name}"))), origin, expands, &Scope::File, provenance);
+        self.gate = saved;
+    }
+
+    /// Whether an assignment to `name` here reaches the environment (it is
+    /// exported, or `set -a` is on), and under which gate: the runs of the
+    /// current gate in which `name` was exported.
+    fn export_of(&self, name: &str) -> (EnvOrigin, Gate) {
+        if self.allexport {
+            return (EnvOrigin::Export, self.gate);
+        }
+        let views = views_of(self.gate);
+        let exported: Vec<usize> = views.iter().copied().filter(|v| self.exported[*v].contains(name)).collect();
+        match exported.as_slice() {
+            [] => (EnvOrigin::ShellVariable, self.gate),
+            [view] if views.len() == 2 => (EnvOrigin::Export, [Gate::EvalOnly, Gate::NotEval][*view]),
+            _ => (EnvOrigin::Export, self.gate),
+        }
     }
 
     /// `export A=1 B`, `declare -x A=1`: exported unless `declare` lacks `-x`.
@@ -824,7 +845,9 @@ impl ShellScanner {
             };
             if exported {
                 let name = words::split_assignment(&word.text).map_or(word.text.as_str(), |(n, _)| n);
-                self.exported.insert(name.to_string());
+                for &view in views_of(self.gate) {
+                    self.exported[view].insert(name.to_string());
+                }
             }
             match words::split_assignment(&word.text) {
                 Some((name, _)) => {
@@ -919,10 +942,13 @@ impl ShellScanner {
                 None if is_command => self.assign_word(word, EnvOrigin::CommandPrefix, scope, line, base),
                 // Only assignments: shell variables (exported under `set -a`).
                 None => {
-                    let name = words::split_assignment(&word.text).map_or("", |(n, _)| n);
-                    // An exported name keeps its export: bash updates the value the child sees.
-                    let origin = if self.allexport || self.exported.contains(name) { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
+                    let name = words::split_assignment(&word.text).map_or("", |(n, _)| n).to_string();
+                    // An exported name keeps its export: bash updates the value the child sees,
+                    // in the runs that exported it (an export under `EVAL_ONLY`'s test is one run's).
+                    let (origin, gate) = self.export_of(&name);
+                    let saved = std::mem::replace(&mut self.gate, gate);
                     self.assign_word(word, origin, &Scope::File, line, base);
+                    self.gate = saved;
                 }
             }
         }
