@@ -271,7 +271,14 @@ impl<'e> Extractor<'e> {
             let head = match read_document(reader) {
                 Ok(Document::Whole(bytes)) => match self.structured(&file, kind, &bytes, &mut evidence) {
                     Ok(()) => return (evidence, None),
-                    Err(why) => (bytes, why),
+                    // A YAML document that does not load hides what it holds: read as text, and not examined.
+                    Err(Unstructured::Unread(why)) => {
+                        evidence.notes.push(Note { line: None, message: format!("{why}; scanned as text") });
+                        let scanned = self.scan_lines(&file, &mut bytes.as_slice().chain(reader), &mut evidence);
+                        let why = format!("{why}: its YAML was not read (the entries it holds are not judged)");
+                        return (evidence, Some(scanned.map_or(why.clone(), |s| format!("{why}; {s}"))));
+                    }
+                    Err(Unstructured::Other(why)) => (bytes, why),
                 },
                 Ok(Document::TooLarge(bytes)) => {
                     if let Some(document) = TreeDocument::of(&file.path) {
@@ -368,6 +375,15 @@ impl<'e> Extractor<'e> {
     }
 }
 
+/// Why a JSON or YAML file was not read as a document.
+enum Unstructured {
+    /// A YAML document that does not load (past the alias budget, nested
+    /// past the parser's limit, broken): what it holds is not examined.
+    Unread(String),
+    /// Not a document of its kind (or not UTF-8): read as text.
+    Other(String),
+}
+
 enum Document {
     Whole(Vec<u8>),
     /// Over the size limit: the bytes read so far.
@@ -382,21 +398,23 @@ fn read_document(reader: &mut dyn Read) -> io::Result<Document> {
 
 impl Extractor<'_> {
     /// Parse a whole JSON or YAML document; `Err` says why it must be read as text.
-    fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), String> {
+    fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), Unstructured> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"));
         if let Some(document) = TreeDocument::of(&file.path) {
             evidence.tree_document = Some(Box::new((document, text.clone().map(str::to_string))));
         }
-        let text = text?;
+        let text = text.map_err(Unstructured::Other)?;
         if kind == FileKind::Yaml {
-            let yaml = yaml::env::scan(file, text).map_err(|e| e.to_string())?;
+            // Whether past the alias budget, nested past the parser's limit or
+            // broken: what the document holds is not known, so it is not examined.
+            let yaml = yaml::env::scan(file, text).map_err(|e| Unstructured::Unread(e.to_string()))?;
             evidence.env = yaml.env;
             evidence.records = yaml.records;
             evidence.recipe = yaml.recipe;
             evidence.master = yaml.master;
             return Ok(());
         }
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Unstructured::Other(format!("not valid JSON ({e})")))?;
         evidence.metadata = json::metadata::from_json(&value).map(Box::new);
         evidence.eval_payload = file.path.rsplit('/').next() == Some("meta_env.json");
         evidence.env = json::env::scan(file, &value, text);

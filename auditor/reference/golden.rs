@@ -107,7 +107,7 @@ pub enum GoldenError {
 /// Parse one table file.
 pub fn parse(name: &str, source: &str, text: &str) -> Result<Table, GoldenError> {
     let err = |message: String| GoldenError::Invalid { origin: source.to_string(), message };
-    let docs = crate::evidence::yaml::nodes::load(text, false).map_err(err)?;
+    let docs = crate::evidence::yaml::nodes::load(text, false).map_err(|e| err(e.to_string()))?;
     let Some(YamlData::Mapping(top)) = docs.first().map(|d| &d.data) else { return Err(err("not a mapping".into())) };
     let mut models = top.iter();
     let (Some((key, modes)), None) = (models.next(), models.next()) else {

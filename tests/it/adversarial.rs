@@ -140,3 +140,45 @@ fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
     assert_eq!(mismatch["evidence"][0]["line"], 4, "{mismatch}");
     assert_eq!(check(&bent, "sim-acc-eval")["status"], "pass", "never exported in the eval-only run");
 }
+
+/// Ten lines of aliases that expand past the alias budget, prepended to a
+/// master config: the file is named as not examined and the verdict stays
+/// off PASS, in the full audit and with `--changed-since`.
+#[test]
+fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
+    let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (prev, name) in "abcdefghi".chars().zip("bcdefghij".chars()) {
+        bomb.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+    }
+    let entry = "dsv4-fp4-b200-sglang-mtp:\n  image: lmsysorg/sglang:v0.5.9\n  model: deepseek-ai/DeepSeek-V4-Pro\n  model-prefix: dsv4\n  precision: fp4\n  framework: sglang\n  runner: b200\n  scenarios:\n    fixed-seq-len:\n    - search-space:\n      - { tp: 8, spec-decoding: mtp, conc-list: [1] }\n";
+    let master = "configs/nvidia-master.yaml";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script("")), (master, entry)]);
+    git(tmp.path(), &["init", "-q"]);
+    git(tmp.path(), &["add", "-A"]);
+    git(tmp.path(), &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
+    std::fs::write(tmp.path().join(master), format!("{bomb}{entry}")).unwrap();
+    for extra in [&[][..], &["--changed-since", "HEAD"][..]] {
+        let mut args = vec![tmp.path().to_str().unwrap(), "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = audit(&args);
+        assert_eq!(code(&out), 3, "{extra:?}: {}", stdout(&out));
+        let report = json(&out);
+        let unread = report["files"].as_array().unwrap().iter().find(|f| f["path"] == master).unwrap();
+        assert_ne!(unread["status"], "read", "{unread}");
+        assert!(unread["reason"].as_str().unwrap_or("").contains("alias"), "{unread}");
+    }
+    // Nesting past the parser's limit at the end of a recipe hides it the same way, and is named the same way.
+    let recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/deep.yaml";
+    let deep = format!(
+        "backend:\n  type: sglang\n  decode_environment:\n    SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: \"1\"\nx: {}{}\n",
+        "[".repeat(200_000),
+        "]".repeat(200_000)
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(recipe, &deep)]);
+    let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let report = json(&out);
+    assert_ne!(report["files"][0]["status"], "read", "{}", report["files"]);
+}

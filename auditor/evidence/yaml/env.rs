@@ -39,7 +39,7 @@ pub struct YamlEvidence {
 /// A text the YAML parser rejects, with the parser's reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("not valid YAML: {0}")]
-pub struct NotYaml(pub String);
+pub struct NotYaml(pub nodes::LoadError);
 
 /// The environment assignments and engine config blocks of a YAML text, or
 /// why it could not be read.

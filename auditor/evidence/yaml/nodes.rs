@@ -19,16 +19,28 @@ pub const ALIAS_BUDGET: usize = 100_000;
 /// as the golden tables of a tree: with line markers, within the alias
 /// budget, and with duplicate keys kept (the last wins, as PyYAML reads
 /// them) when `duplicate_keys` says so, an error otherwise.
-pub fn load(text: &str, duplicate_keys: bool) -> Result<Vec<MarkedYaml<'_>>, String> {
+pub fn load(text: &str, duplicate_keys: bool) -> Result<Vec<MarkedYaml<'_>>, LoadError> {
     let mut loader: YamlLoader<'_, MarkedYaml<'_>> = YamlLoader::default();
     loader.early_parse(false);
     loader.allow_duplicate_keys(duplicate_keys);
     loader.alias_limit(ALIAS_BUDGET);
-    saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| e.to_string())?;
+    saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| LoadError::Syntax(e.to_string()))?;
+    // The loader's own error is the alias budget running out.
     if let Some(e) = loader.error() {
-        return Err(e.to_string());
+        return Err(LoadError::AliasBudget(e.to_string()));
     }
     Ok(loader.into_documents())
+}
+
+/// Why a YAML text was not loaded: it is not YAML, or it is but expands
+/// past the alias budget (a document that hides what it holds: its content
+/// was not examined).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}")]
+    Syntax(String),
+    #[error("{0}")]
+    AliasBudget(String),
 }
 
 /// A scalar as the Python value PyYAML would load.
