@@ -318,6 +318,15 @@ fn install_finding(
     let serving = pattern::lists_package(&settings.serving_engines, engine);
     let built = rev.is_some() || action.clone.is_some() || (action.target.is_some() && image_files(action).is_none());
     let tool = &action.tool;
+    // An index other than the default (`--extra-index-url`, `-i`, `-f`): installs carry it as their source.
+    let index = action.sources.first();
+    if let (true, Some(index), false) = (serving, index, built) {
+        return Some((
+            "engine-patch/rebuilt-engine",
+            Severity::Error,
+            format!("{tool} installs {engine} from the package index {index}{context}: an engine build other than the pinned image's (Check 10)"),
+        ));
+    }
     Some(match (serving, built, rev) {
         (true, true, rev) => {
             let from = match (&rev, &action.clone) {
@@ -338,7 +347,11 @@ fn install_finding(
             format!("{tool} builds {engine} into the serving environment from ref {rev}{note}{context}: not a released package; say why and when it goes"),
         ),
         _ => {
-            let from = image_files(action).map_or("the package index".to_string(), |dir| format!("the image's own files ({dir})"));
+            let from = match (image_files(action), index) {
+                (Some(dir), _) => format!("the image's own files ({dir})"),
+                (None, Some(index)) => format!("the package index {index}"),
+                (None, None) => "the package index".to_string(),
+            };
             (
                 "engine-patch/stock-package",
                 Severity::Warning,

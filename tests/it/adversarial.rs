@@ -182,3 +182,30 @@ fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
     let report = json(&out);
     assert_ne!(report["files"][0]["status"], "read", "{}", report["files"]);
 }
+
+/// Engine installs and writes whatever names them: a wheel through
+/// `pip3.12`, an extra index through `python3.12 -m pip`, a fork through
+/// `uv pip`, an archive extracted into site-packages or /sgl-workspace. Each
+/// is an error at its line; packing the engine tree into an archive is not.
+#[test]
+fn engine_installs_and_extractions_in_every_spelling_are_errors() {
+    let script = concat!(
+        "#!/usr/bin/env bash\n",
+        "pip3.12 install /tmp/wheels/sglang-0.5.9-py3-none-any.whl\n",
+        "python3.12 -m pip install --extra-index-url https://example.org/simple vllm\n",
+        "uv pip install \"sglang @ git+https://github.com/someone/sglang@abc123\"\n",
+        "tar -xzf /tmp/patched.tgz -C /usr/local/lib/python3.12/dist-packages/sglang\n",
+        "unzip -o /tmp/p.zip -d /sgl-workspace/sglang/python\n",
+        "tar -czf /tmp/box.tar.gz -C /sgl-workspace .\n",
+        "python3 -m sglang.launch_server --model-path /m\n",
+    );
+    let path = "benchmarks/single_node/x_fp8_h200.sh";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(path, script)]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
+    let mut errors: Vec<u64> =
+        check["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").map(|f| f["evidence"][0]["line"].as_u64().unwrap()).collect();
+    errors.sort();
+    assert_eq!(errors, [2, 3, 4, 5, 6], "{check:#}");
+}

@@ -367,6 +367,24 @@ impl ActionScanner {
                     }
                 }
             }
+            // `tar -x -C DIR`, `tar xzf A -C DIR`, `unzip A -d DIR`: files written under DIR.
+            "tar" | "bsdtar" => {
+                // `--extract`, a short-option cluster with `x` (`-xzf`), or the old-style first word (`xzf`).
+                let cluster = |a: &str| a.len() > 1 && a.chars().all(|c| c.is_ascii_alphabetic()) && a.contains('x');
+                let extract = args.iter().enumerate().any(|(k, a)| {
+                    a == "--extract" || a == "--get" || a.strip_prefix('-').is_some_and(|f| !f.starts_with('-') && cluster(f)) || (k == 0 && cluster(a))
+                });
+                if let Some(dir) = option_value(args, &["-C", "--directory"]).filter(|_| extract) {
+                    let target = format!("{}/**", join(self.cwd.as_deref(), &dir).trim_end_matches('/'));
+                    self.push(ActionKind::Overwrite, "tar -x", Some(target), gate, provenance);
+                }
+            }
+            "unzip" => {
+                if let Some(dir) = option_value(args, &["-d"]) {
+                    let target = format!("{}/**", join(self.cwd.as_deref(), &dir).trim_end_matches('/'));
+                    self.push(ActionKind::Overwrite, "unzip", Some(target), gate, provenance);
+                }
+            }
             "tee" => {
                 for file in positional(args).iter().filter(|f| !f.starts_with("/dev/")) {
                     let target = join(self.cwd.as_deref(), file);
@@ -405,7 +423,8 @@ impl ActionScanner {
                     }
                 }
             }
-            "pip" | "pip3" | "uv" => {
+            // `pip`, `pip3`, `pip3.12`, `uv pip`.
+            p if p == "uv" || (p.starts_with("pip") && p[3..].chars().all(|c| c.is_ascii_digit() || c == '.')) => {
                 let rest = if program == "uv" { args.get(1..).unwrap_or(&[]) } else { args };
                 let pip = program != "uv" || args.first().is_some_and(|a| a == "pip");
                 if pip && rest.first().is_some_and(|c| c == "install") {
@@ -466,6 +485,16 @@ impl ActionScanner {
     fn install(&mut self, args: &[String], gate: Gate, provenance: &Provenance) {
         const WITH_VALUE: [&str; 12] =
             ["-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-t", "--target", "--prefix", "--python", "--trusted-host"];
+        // An index or link page other than the default: where every package of the command comes from.
+        let index = option_value(args, &["-i", "--index-url", "--extra-index-url", "-f", "--find-links"]);
+        let start = self.actions.len();
+        self.install_specs(args, &WITH_VALUE, gate, provenance);
+        if let Some(index) = index {
+            self.actions[start..].iter_mut().for_each(|a| a.sources = vec![index.clone()]);
+        }
+    }
+
+    fn install_specs(&mut self, args: &[String], with_value: &[&str], gate: Gate, provenance: &Provenance) {
         let mut i = 0;
         while i < args.len() {
             let a = &args[i];
@@ -473,7 +502,7 @@ impl ActionScanner {
                 i += 2;
                 continue;
             }
-            if WITH_VALUE.contains(&a.as_str()) {
+            if with_value.contains(&a.as_str()) {
                 i += 2;
                 continue;
             }
