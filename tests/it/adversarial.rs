@@ -209,3 +209,25 @@ fn engine_installs_and_extractions_in_every_spelling_are_errors() {
     errors.sort();
     assert_eq!(errors, [2, 3, 4, 5, 6], "{check:#}");
 }
+
+/// Code the gate could not read: an engine `sed -i` base64-encoded and piped
+/// to `bash` is an engine patch at the pipeline's line; an export in the
+/// same payload dies with the child shell and is no forbidden-env error.
+#[test]
+fn a_base64_payload_piped_to_a_shell_is_read() {
+    use base64::Engine as _;
+    let payload = base64::engine::general_purpose::STANDARD
+        .encode("sed -i 's/a/b/' /sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n");
+    let path = "benchmarks/single_node/x_fp8_h200.sh";
+    for pipeline in [format!("echo {payload} | base64 -d | bash"), format!("base64 --decode <<< \"{payload}\" | sh")] {
+        let script = format!("#!/usr/bin/env bash\n{pipeline}\npython3 -m sglang.launch_server --model-path /m\n");
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(path, &script)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let check = |id: &str| report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone();
+        let patch = check("engine-patch");
+        let edit = patch["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/edit").unwrap_or_else(|| panic!("{pipeline}: {patch:#}"));
+        assert_eq!(edit["evidence"][0]["line"], 2);
+        assert!(forbidden(&report).is_empty(), "{pipeline}: the child shell's export does not reach the launch");
+    }
+}

@@ -267,6 +267,74 @@ impl ShellScanner {
         self.actions.enter(&all, line.number);
         self.statement_commands(tokens, line, base);
         self.actions.leave(&all);
+        // `echo PAYLOAD | base64 -d | bash`: the decoded script runs in a
+        // child shell: what it does to files counts; what it exports dies
+        // with it unless it launches the engine itself.
+        if let Some(script) = self.piped_payload(tokens) {
+            let (assignments, commands) = (self.assignments.len(), self.commands.len());
+            self.run_text(&script, line);
+            if self.commands.len() == commands {
+                self.assignments.truncate(assignments);
+            }
+        }
+    }
+
+    /// The script a pipeline decodes and pipes to a shell: a literal (or a
+    /// variable the input sets) from `echo`/`printf`/`<<<`, through
+    /// `base64 -d`, into `bash`/`sh`.
+    fn piped_payload(&self, tokens: &[Token]) -> Option<String> {
+        let stages: Vec<Vec<&Word>> = tokens
+            .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))
+            .map(|stage| stage.iter().filter_map(|t| if let Token::Word(w) = t { Some(w) } else { None }).collect())
+            .collect();
+        let [first, middle @ .., last] = stages.as_slice() else { return None };
+        let shell = last.first().is_some_and(|w| matches!(w.text.rsplit('/').next(), Some("bash" | "sh" | "dash" | "zsh")));
+        let decodes = |stage: &Vec<&Word>| {
+            stage.first().is_some_and(|w| w.text == "base64") && stage.iter().any(|w| matches!(w.text.as_str(), "-d" | "--decode" | "-D" | "-di"))
+        };
+        if !shell {
+            return None;
+        }
+        let payload: &Word = match (first.first().map(|w| w.text.as_str()), middle) {
+            (Some("echo"), [m]) if decodes(m) => first.iter().skip(1).find(|w| !w.text.starts_with('-'))?,
+            (Some("printf"), [m]) if decodes(m) => first.last()?,
+            (Some("base64"), []) if decodes(first) => tokens.windows(3).find_map(|w| match w {
+                [Token::Operator(a, _), Token::Operator(b, _), Token::Word(v)] if a == "<<" && b == "<" => Some(v),
+                _ => None,
+            })?,
+            _ => return None,
+        };
+        let (text, open) = self.resolve(payload);
+        if open {
+            return None;
+        }
+        use base64::Engine as _;
+        let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(clean).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// Lines of a script the statement runs (an `eval` string, a decoded
+    /// payload) read as its own statements, a few levels deep; places cite
+    /// the line that runs them.
+    fn run_text(&mut self, text: &str, line: &Line) {
+        if self.eval_depth >= 4 {
+            self.problem(line);
+            return;
+        }
+        let segments = std::mem::take(&mut self.segments);
+        self.eval_depth += 1;
+        for part in text.lines().filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')) {
+            match words::tokenize(part) {
+                Ok(tokens) => {
+                    let inner = Line { text: part.to_string(), ..line.clone() };
+                    self.statement(&tokens, &inner, 0);
+                }
+                Err(_) => self.problem(line),
+            }
+        }
+        self.eval_depth -= 1;
+        self.segments = segments;
     }
 
     fn statement_commands(&mut self, tokens: &[Token], line: &Line, base: usize) {
@@ -698,18 +766,8 @@ impl ShellScanner {
     /// `eval STRING...`: the joined words read as a statement of their own
     /// (places cite the `eval` line), a few levels deep.
     fn eval(&mut self, words: &[&Word], line: &Line) {
-        if self.eval_depth >= 4 {
-            self.problem(line);
-            return;
-        }
         let text = words[1..].iter().map(|w| self.resolve(w).0).collect::<Vec<_>>().join(" ");
-        let Ok(tokens) = words::tokenize(&text) else { return self.problem(line) };
-        let inner = Line { text, ..line.clone() };
-        let segments = std::mem::take(&mut self.segments);
-        self.eval_depth += 1;
-        self.statement(&tokens, &inner, 0);
-        self.eval_depth -= 1;
-        self.segments = segments;
+        self.run_text(&text, line);
     }
 
     /// The file a heredoc statement writes: the word after `>`/`>>`, or `tee`'s operand.
