@@ -230,4 +230,10 @@ fn a_base64_payload_piped_to_a_shell_is_read() {
         assert_eq!(edit["evidence"][0]["line"], 2);
         assert!(forbidden(&report).is_empty(), "{pipeline}: the child shell's export does not reach the launch");
     }
+    // Decoded inside `eval`, the payload runs in the script's own shell: its export reaches the launch.
+    let script = format!("#!/usr/bin/env bash\neval \"$(echo {payload} | base64 -d)\"\npython3 -m sglang.launch_server --model-path /m\n");
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(path, &script)]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    assert_eq!(forbidden(&report), [("forbidden-env/enabled".to_string(), path.to_string(), 2)]);
 }

@@ -287,14 +287,33 @@ impl ShellScanner {
             .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))
             .map(|stage| stage.iter().filter_map(|t| if let Token::Word(w) = t { Some(w) } else { None }).collect())
             .collect();
-        let [first, middle @ .., last] = stages.as_slice() else { return None };
+        let [rest @ .., last] = stages.as_slice() else { return None };
         let shell = last.first().is_some_and(|w| matches!(w.text.rsplit('/').next(), Some("bash" | "sh" | "dash" | "zsh")));
-        let decodes = |stage: &Vec<&Word>| {
-            stage.first().is_some_and(|w| w.text == "base64") && stage.iter().any(|w| matches!(w.text.as_str(), "-d" | "--decode" | "-D" | "-di"))
-        };
         if !shell {
             return None;
         }
+        self.decoded(rest, tokens)
+    }
+
+    /// What `$(echo PAYLOAD | base64 -d)` prints, for `eval`: the decoded
+    /// script, when the payload is a literal or a variable the input sets.
+    fn decoded_substitution(&self, text: &str) -> Option<String> {
+        let inner = text.strip_prefix("$(")?.strip_suffix(')')?;
+        let tokens = words::tokenize(inner).ok()?;
+        let stages: Vec<Vec<&Word>> = tokens
+            .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))
+            .map(|stage| stage.iter().filter_map(|t| if let Token::Word(w) = t { Some(w) } else { None }).collect())
+            .collect();
+        self.decoded(&stages, &tokens)
+    }
+
+    /// The text a pipeline's stages decode: `echo`/`printf`/`<<<` of a
+    /// payload through `base64 -d`.
+    fn decoded(&self, stages: &[Vec<&Word>], tokens: &[Token]) -> Option<String> {
+        let [first, middle @ ..] = stages else { return None };
+        let decodes = |stage: &Vec<&Word>| {
+            stage.first().is_some_and(|w| w.text == "base64") && stage.iter().any(|w| matches!(w.text.as_str(), "-d" | "--decode" | "-D" | "-di"))
+        };
         let payload: &Word = match (first.first().map(|w| w.text.as_str()), middle) {
             (Some("echo"), [m]) if decodes(m) => first.iter().skip(1).find(|w| !w.text.starts_with('-'))?,
             (Some("printf"), [m]) if decodes(m) => first.last()?,
@@ -766,6 +785,12 @@ impl ShellScanner {
     /// `eval STRING...`: the joined words read as a statement of their own
     /// (places cite the `eval` line), a few levels deep.
     fn eval(&mut self, words: &[&Word], line: &Line) {
+        // `eval "$(echo PAYLOAD | base64 -d)"`: the decoded script runs in this shell.
+        if let [_, word] = words {
+            if let Some(script) = self.decoded_substitution(&word.text) {
+                return self.run_text(&script, line);
+            }
+        }
         let text = words[1..].iter().map(|w| self.resolve(w).0).collect::<Vec<_>>().join(" ");
         self.run_text(&text, line);
     }
