@@ -474,8 +474,7 @@ fn reaching_new_jobs(paths: &[PathBuf], base: &[Finding], fixed: &[Fixed], base_
         let Some(at) = f.primary() else { continue };
         let jobs: Vec<String> = new.iter().filter(|(_, files)| files.contains(&at.file)).map(|(j, _)| j.job.id.clone()).collect();
         if !jobs.is_empty() && !out.iter().any(|r| r.fingerprint == f.fingerprint) {
-            let place = format!("{}{}", at.file, at.line.map(|l| format!(":{l}")).unwrap_or_default());
-            out.push(Reach { rule: f.rule.clone(), place, fingerprint: f.fingerprint.clone(), jobs });
+            out.push(Reach { rule: f.rule.clone(), place: at.place(), fingerprint: f.fingerprint.clone(), jobs });
         }
     }
     out
@@ -492,7 +491,7 @@ fn fixed_by_change(report: &Report, base: &[Finding]) -> Vec<Fixed> {
         .filter(|f| f.concerned_jobs().any(|j| judged.contains(j)))
         .map(|f| Fixed {
             rule: f.rule.clone(),
-            place: f.primary().map(|e| format!("{}{}", e.file, e.line.map(|l| format!(":{l}")).unwrap_or_default())).unwrap_or_default(),
+            place: f.primary().map(crate::provenance::Provenance::place).unwrap_or_default(),
             fingerprint: f.fingerprint.clone(),
         })
         .collect();

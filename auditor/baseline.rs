@@ -192,7 +192,7 @@ impl BaselineFile {
                     fingerprint: f.fingerprint.clone(),
                     rule: f.rule.clone(),
                     severity: f.severity,
-                    place: f.primary().map(|e| format!("{}{}", e.file, e.line.map(|l| format!(":{l}")).unwrap_or_default())).unwrap_or_default(),
+                    place: f.primary().map(crate::provenance::Provenance::place).unwrap_or_default(),
                     findings: 0,
                 })
                 .findings += 1;

@@ -36,6 +36,14 @@ impl Provenance {
     }
 
     /// This location inside `artifact`.
+    /// Where it is, for people: `file:line`, or the file alone.
+    pub fn place(&self) -> String {
+        match self.line {
+            Some(line) => format!("{}:{line}", self.file),
+            None => self.file.clone(),
+        }
+    }
+
     pub fn in_artifact(self, artifact: Option<String>) -> Self {
         Provenance { artifact, ..self }
     }

@@ -164,10 +164,13 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
         findings.push(Finding::new("golden-al/match", Severity::Info, format!("{written} = golden AL {} for {where_}; {mode_note}", cell.text), id, evidence));
         return;
     }
-    // A mode the serving stack gives requests that set none: the client's own setting is not shown.
-    if let Some(fact) = job.facts.thinking.as_ref().filter(|f| f.derivation == Derivation::RequestDefault) {
-        let other_mode = if mode == "thinking_on" { "thinking_off" } else { "thinking_on" };
-        if let Some(other) = table.cell(other_mode, key.draft_length).filter(|c| equal(value, c.al)) {
+    // A mode the serving stack gives requests that set none (the client's own
+    // setting is not shown): the other mode's table value is named beside it.
+    let request_default = job.facts.thinking.as_ref().filter(|f| f.derivation == Derivation::RequestDefault);
+    let other_mode = if mode == "thinking_on" { "thinking_off" } else { "thinking_on" };
+    let other_cell = request_default.and_then(|_| table.cell(other_mode, key.draft_length));
+    if let Some(fact) = request_default {
+        if let Some(other) = other_cell.filter(|c| equal(value, c.al)) {
             evidence.push(other.provenance.clone());
             findings.push(Finding::new(
                 "golden-al/thinking-mode",
@@ -208,12 +211,8 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
     if let Some((k, other)) = table.modes.get(&mode).and_then(|row| row.iter().find(|(k, c)| **k != key.draft_length && equal(value, c.al))) {
         hints.push(format!("{} is the golden AL for K={k}, but the server drafts K={}", other.text, key.draft_length));
     }
-    // A mode the client may override: the other mode's value is shown beside it.
-    if job.facts.thinking.as_ref().is_some_and(|f| f.derivation == Derivation::RequestDefault) {
-        let other_mode = if mode == "thinking_on" { "thinking_off" } else { "thinking_on" };
-        if let Some(other) = table.cell(other_mode, key.draft_length) {
-            hints.push(format!("the {other_mode} value is {}; the client's own thinking setting is not shown", other.text));
-        }
+    if let Some(other) = other_cell {
+        hints.push(format!("the {other_mode} value is {}; the client's own thinking setting is not shown", other.text));
     }
     let hint = if hints.is_empty() { String::new() } else { format!(" ({})", hints.join("; ")) };
     findings.push(Finding::new(

@@ -123,7 +123,7 @@ pub fn scan_result(settings: &Section<NoSettings>, findings: Vec<Finding>, files
         .iter()
         .take(SHOWN)
         .map(|f| match f.primary() {
-            Some(at) => format!("{} at {}{}", f.message, at.file, at.line.map(|l| format!(":{l}")).unwrap_or_default()),
+            Some(at) => format!("{} at {}", f.message, at.place()),
             None => f.message.clone(),
         })
         .collect();

@@ -283,10 +283,7 @@ impl ShellScanner {
     /// variable the input sets) from `echo`/`printf`/`<<<`, through
     /// `base64 -d`, into `bash`/`sh`.
     fn piped_payload(&self, tokens: &[Token]) -> Option<String> {
-        let stages: Vec<Vec<&Word>> = tokens
-            .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))
-            .map(|stage| stage.iter().filter_map(|t| if let Token::Word(w) = t { Some(w) } else { None }).collect())
-            .collect();
+        let stages = pipeline_stages(tokens);
         let [rest @ .., last] = stages.as_slice() else { return None };
         let shell = last.first().is_some_and(|w| matches!(w.text.rsplit('/').next(), Some("bash" | "sh" | "dash" | "zsh")));
         if !shell {
@@ -300,10 +297,7 @@ impl ShellScanner {
     fn decoded_substitution(&self, text: &str) -> Option<String> {
         let inner = text.strip_prefix("$(")?.strip_suffix(')')?;
         let tokens = words::tokenize(inner).ok()?;
-        let stages: Vec<Vec<&Word>> = tokens
-            .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))
-            .map(|stage| stage.iter().filter_map(|t| if let Token::Word(w) = t { Some(w) } else { None }).collect())
-            .collect();
+        let stages = pipeline_stages(&tokens);
         self.decoded(&stages, &tokens)
     }
 
@@ -1097,6 +1091,14 @@ impl ShellScanner {
             self.push(name, Some(value.to_string()), origin, expands, scope, provenance);
         }
     }
+}
+
+/// The words of each stage of a pipeline (`a | b | c`).
+fn pipeline_stages(tokens: &[Token]) -> Vec<Vec<&Word>> {
+    tokens
+        .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))
+        .map(|stage| stage.iter().filter_map(|t| if let Token::Word(w) = t { Some(w) } else { None }).collect())
+        .collect()
 }
 
 /// The kinds of run a gate's statements run in, as indexes of
