@@ -5,6 +5,7 @@
 //! overridden keys change.
 
 use super::{CheckResult, Context};
+use crate::evidence::shell::actions::{ActionKind, ScriptAction};
 use crate::facts::json_arg;
 use crate::facts::simulation::text;
 use crate::finding::{Finding, Severity};
@@ -93,6 +94,22 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
             }
         }
     }
+    // Writes whose target the script names through a variable (a Python
+    // heredoc's `json.dump(c, open(p, "w"))`, `ln -sf other.json $M/config.json`),
+    // where no line pattern sees the file name.
+    for job in ctx.jobs {
+        for file in &job.files {
+            for action in file.actions.iter().filter(|a| writes_config_json(a)) {
+                let at = &action.provenance;
+                let known = findings.iter().any(|f| f.rule == CONFIG_JSON && f.evidence.first().is_some_and(|e| e.file == at.file && e.line == at.line));
+                if !known {
+                    let target = action.target.as_deref().unwrap_or_default();
+                    let message = format!("`{}` writes {target}: a model's config.json is replaced or edited before the server reads it", action.tool);
+                    findings.push(Finding::new(CONFIG_JSON, Severity::Error, message, job.id(), vec![at.clone()]));
+                }
+            }
+        }
+    }
     let files = seen_files.len();
     if examined == 0 && files == 0 {
         return CheckResult::not_applicable(ID, settings, "no server arguments, launch commands or files in the input");
@@ -104,6 +121,16 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
         format!("no architecture override in the engine arguments of {examined} job(s) or in {files} file(s)"),
         "the model architecture is overridden".to_string(),
     )
+}
+
+const CONFIG_JSON: &str = "arch-override/config-json-edit";
+
+/// An edit, write or replacement of a file named `config.json`; a link to
+/// another `config.json` (a view of the published checkpoint) is not one.
+fn writes_config_json(action: &ScriptAction) -> bool {
+    let named = action.target.as_deref().is_some_and(|t| t.rsplit('/').next() == Some("config.json"));
+    let linked_as_is = action.tool == "ln" && action.sources.iter().any(|s| s.ends_with("/config.json") || s == "config.json");
+    named && !linked_as_is && matches!(action.kind, ActionKind::InPlaceEdit | ActionKind::Overwrite | ActionKind::PythonWrite)
 }
 
 #[cfg(test)]

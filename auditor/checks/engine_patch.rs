@@ -164,6 +164,12 @@ fn owner(settings: &Section<EnginePatch>, action: &ScriptAction) -> Owner {
         if let Some(tree) = settings.engine_trees.first_match(target) {
             return Owner::Engine(tree.trim_end_matches("/**").to_string());
         }
+        // Found anywhere (`find / -path '*sglang/srt/x.py'`): a file inside the package's tree.
+        if let Some((_, rest)) = target.split_once("**/").filter(|(_, rest)| rest.contains('/')) {
+            if let known @ Owner::Engine(_) = owner_of_name(settings, rest.split('/').next().unwrap_or("")) {
+                return known;
+            }
+        }
         for marker in ["site-packages/", "dist-packages/"] {
             if let Some((_, rest)) = target.split_once(marker) {
                 let top = rest.split('/').next().unwrap_or("");

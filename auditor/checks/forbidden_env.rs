@@ -7,6 +7,7 @@ use crate::evidence::FileEvidence;
 use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::knobs::{Catalog, Meaning};
 use crate::finding::{Finding, Severity};
+use crate::jobs::JobKind;
 use crate::policy::sections::ForbiddenEnv;
 use crate::policy::{ForbidWhen, ForbiddenVar, Section};
 use crate::provenance::{Provenance, clip, redact};
@@ -22,25 +23,73 @@ pub const RULES: &[(&str, &str)] = &[
     ("forbidden-env/overridden", "a forbidden variable was enabled, then overridden before it took effect"),
     ("forbidden-env/unexported", "a forbidden variable is set as a shell variable that is never exported"),
     ("forbidden-env/client-only", "a forbidden variable is set only for the benchmark client, not the engine"),
+    ("forbidden-env/duplicate", "one dumped environment lists a forbidden variable twice with different values"),
+    ("forbidden-env/undetermined", "a job of a run shows no rendered environment, so whether its engine read a forbidden variable is not shown"),
 ];
 
 pub fn run(ctx: &Context, settings: &Section<ForbiddenEnv>) -> CheckResult {
     let sources: usize = ctx.jobs.iter().map(env_sources).sum();
-    if sources == 0 {
+    let unseen: Vec<Finding> = ctx.jobs.iter().filter_map(|job| unseen(ctx.catalog, settings, job)).collect();
+    if sources == 0 && unseen.is_empty() {
         return CheckResult::not_applicable(ID, settings, "no environment evidence (env dumps, exports, command prefixes) in the input");
     }
-    let mut tally = Tally::default();
+    let mut tally = Tally { unseen: unseen.len(), ..Tally::default() };
+    tally.findings.extend(unseen);
     for job in ctx.jobs {
         let env: Vec<EnvAssignment> = job.files.iter().flat_map(|f| f.env.iter().cloned()).collect();
         tally.judge(ctx.catalog, settings, Some(job.job.id.as_str()), &env);
     }
-    tally.result(settings, sources, &format!("{} job(s)", ctx.job_count()))
+    let seen = ctx.job_count() - tally.unseen;
+    tally.result(settings, sources, &format!("{seen} job(s)"))
+}
+
+/// A job of a run whose engine reads a forbidden variable but whose files
+/// render no environment that would list it: that the variable is absent
+/// from the rest of the bundle is not evidence that the engine ran without
+/// it, so the check is undetermined for the job. Static sources are read as
+/// the script sets the environment, and are never rendered.
+fn unseen(catalog: &Catalog, settings: &Section<ForbiddenEnv>, job: &AuditedJob) -> Option<Finding> {
+    if job.job.from_sources || job.job.kind == JobKind::RunLevel {
+        return None;
+    }
+    let engine = job.facts.engine?;
+    let hidden: Vec<&str> =
+        settings.forbid.iter().map(|v| v.name.as_str()).filter(|name| catalog.reader(name) == Some(engine.as_str()) && !rendered(catalog, job, name)).collect();
+    if hidden.is_empty() {
+        return None;
+    }
+    let file = job.files.iter().find(|f| !f.records.is_empty()).or(job.files.first())?;
+    let at = Provenance::new(file.path.clone(), Some(1), "").in_artifact(file.artifact.clone());
+    let message = format!(
+        "the job's {} server renders no environment covering {} (no complete env dump, `env` listing or resolved launcher config in its files): whether the engine read them is not shown, and their absence elsewhere in the bundle is not evidence",
+        engine.as_str(),
+        hidden.join(", "),
+    );
+    Some(Finding::new("forbidden-env/undetermined", job.open_severity(), message, job.id(), vec![at]))
+}
+
+/// Whether a file of the job renders the process environment as far as
+/// `name` (or its legacy spelling) goes: a complete dump covering its
+/// prefix, an `env` listing, or a resolved launcher config (srt-slurm's
+/// `config.yaml`, whose env sections the orchestrator exports into each
+/// worker's shell).
+fn rendered(catalog: &Catalog, job: &AuditedJob, name: &str) -> bool {
+    let legacy = catalog.legacy_name(name);
+    let spelled = |n: &str| n == name || legacy.as_deref() == Some(n);
+    job.files.iter().any(|f| {
+        let listed = f.env.iter().any(|a| spelled(&a.name) && matches!(a.origin, EnvOrigin::DumpBlock | EnvOrigin::Listing));
+        let configured = f.env.iter().any(|a| a.origin == EnvOrigin::Config);
+        let covered = f.env_dumps.iter().any(|d| d.complete && d.covers_prefix.as_deref().is_none_or(|p| name.starts_with(p)));
+        listed || configured || covered
+    })
 }
 
 /// What the check concluded over its units (jobs, or files for `auditor scan`).
 #[derive(Default)]
 struct Tally {
     findings: Vec<Finding>,
+    /// Units whose rendered environment the input does not show.
+    unseen: usize,
     failing: usize,
     in_effect: BTreeSet<String>,
 }
@@ -63,7 +112,8 @@ impl Tally {
         let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
         let pass = format!("none of {} takes effect in {units} ({sources} environment source(s) examined)", names.join(", "));
         let fail = format!("{} in effect in {} of {units}", self.in_effect.into_iter().collect::<Vec<_>>().join(", "), self.failing);
-        CheckResult::from_findings(ID, settings, self.findings, pass, fail)
+        let open = format!("{} job(s) show no rendered environment, so whether a forbidden variable takes effect there is not shown; {pass}", self.unseen);
+        CheckResult::judged(ID, settings, self.findings, pass, fail, open)
     }
 }
 
@@ -201,7 +251,9 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
             });
             violations.push(a.provenance.clone());
         } else {
-            for earlier in resolved.overridden.iter().filter(|e| enables(catalog, e, var)) {
+            // Two values in one dump are `duplicate`, not an override.
+            let dumped = |e: &EnvAssignment| matches!(e.origin, EnvOrigin::DumpBlock | EnvOrigin::Listing);
+            for earlier in resolved.overridden.iter().filter(|e| enables(catalog, e, var) && !(dumped(e) && dumped(a))) {
                 findings.push(Finding::new(
                     "forbidden-env/overridden",
                     Severity::Info,
@@ -213,6 +265,7 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
         }
     }
     unexported(catalog, job_id, env, var, findings);
+    duplicated(catalog, job_id, env, var, findings);
     let Some(message) = first_message else { return false };
     let rule = match var.when {
         ForbidWhen::Set => "forbidden-env/set",
@@ -242,6 +295,39 @@ fn unexported(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], va
                 vec![a.provenance.clone()],
             ));
         }
+    }
+}
+
+/// One dumped environment that lists the variable twice with different
+/// values: a process environment can hold both (execve takes any list), and
+/// which one a reader gets depends on the reader (Python's `os.environ`
+/// keeps the last, C's `getenv` the first), so the dump does not say.
+fn duplicated(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) {
+    let legacy = catalog.legacy_name(&var.name);
+    let mut dumps: std::collections::BTreeMap<(&str, &Scope), Vec<&EnvAssignment>> = std::collections::BTreeMap::new();
+    for a in env.iter().filter(|a| matches!(a.origin, EnvOrigin::DumpBlock | EnvOrigin::Listing)) {
+        if a.name == var.name || Some(&a.name) == legacy.as_ref() {
+            dumps.entry((a.provenance.file.as_str(), &a.scope)).or_default().push(a);
+        }
+    }
+    for listed in dumps.into_values() {
+        let values: BTreeSet<&str> = listed.iter().map(|a| a.value.as_deref().unwrap_or_default()).collect();
+        if listed.len() < 2 || values.len() < 2 {
+            continue;
+        }
+        let shown: Vec<String> = listed.iter().map(|a| format!("{}={}", a.name, a.value.as_deref().unwrap_or_default())).collect();
+        findings.push(Finding::new(
+            "forbidden-env/duplicate",
+            Severity::Warning,
+            format!(
+                "one dumped environment lists {} {} times ({}): which value the engine read depends on the reader (Python's os.environ keeps the last, getenv the first)",
+                var.name,
+                listed.len(),
+                shown.join(", ")
+            ),
+            job_id,
+            listed.iter().map(|a| a.provenance.clone()).collect(),
+        ));
     }
 }
 

@@ -83,7 +83,7 @@ impl CheckResult {
     /// Fail when any error finding is a violation; otherwise `error` when a
     /// finding says the check could not decide (rule `<id>/undetermined`);
     /// otherwise pass.
-    fn judged<T>(id: &str, settings: &Section<T>, findings: Vec<Finding>, pass: String, fail: String, undetermined: String) -> Self {
+    pub(crate) fn judged<T>(id: &str, settings: &Section<T>, findings: Vec<Finding>, pass: String, fail: String, undetermined: String) -> Self {
         let failed = findings.iter().any(Finding::is_violation);
         let open = findings.iter().any(Finding::is_undetermined);
         let (status, summary) = match (failed, open) {

@@ -167,6 +167,16 @@ impl Catalog {
         }
     }
 
+    /// The engine that reads variable `name`: its catalog entry's, else the
+    /// engine whose (current or legacy) prefix it carries.
+    pub fn reader(&self, name: &str) -> Option<&str> {
+        if let Some(spec) = self.var(name) {
+            return Some(spec.engine.as_str());
+        }
+        let carries = |p: &Option<String>| p.as_deref().is_some_and(|p| name.starts_with(p));
+        self.engine.iter().find(|e| carries(&e.prefix) || carries(&e.legacy_prefix)).map(|e| e.name.as_str())
+    }
+
     /// `SGLANG_X` -> `SGL_X`, for engines with a legacy prefix.
     pub fn legacy_name(&self, name: &str) -> Option<String> {
         self.engine.iter().find_map(|e| {

@@ -270,7 +270,7 @@ impl<'e> Extractor<'e> {
         if matches!(kind, FileKind::Json | FileKind::Yaml) {
             let head = match read_document(reader) {
                 Ok(Document::Whole(bytes)) => match self.structured(&file, kind, &bytes, &mut evidence) {
-                    Ok(()) => return (evidence, None),
+                    Ok(aside) => return (evidence, aside),
                     // A YAML document that does not load hides what it holds: read as text, and not examined.
                     Err(Unstructured::Unread(why)) => {
                         evidence.notes.push(Note { line: None, message: format!("{why}; scanned as text") });
@@ -355,6 +355,9 @@ impl<'e> Extractor<'e> {
         evidence.env.extend(shell.assignments);
         evidence.env_dumps = listing.dumps;
         evidence.commands = shell.commands;
+        for command in &mut evidence.commands {
+            yaml::shown::splice_sglang_config(file, command, &shell.written);
+        }
         if evidence.kind == FileKind::Script {
             evidence.actions = shell.actions.finish();
             evidence.eval_path = shell.eval_path;
@@ -397,8 +400,9 @@ fn read_document(reader: &mut dyn Read) -> io::Result<Document> {
 }
 
 impl Extractor<'_> {
-    /// Parse a whole JSON or YAML document; `Err` says why it must be read as text.
-    fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<(), Unstructured> {
+    /// Parse a whole JSON or YAML document; `Err` says why it must be read
+    /// as text, `Ok(Some(why))` which parts were set aside unread.
+    fn structured(&self, file: &FileRef, kind: FileKind, bytes: &[u8], evidence: &mut FileEvidence) -> Result<Option<String>, Unstructured> {
         let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"));
         if let Some(document) = TreeDocument::of(&file.path) {
             evidence.tree_document = Some(Box::new((document, text.clone().map(str::to_string))));
@@ -407,12 +411,17 @@ impl Extractor<'_> {
         if kind == FileKind::Yaml {
             // Whether past the alias budget, nested past the parser's limit or
             // broken: what the document holds is not known, so it is not examined.
-            let yaml = yaml::env::scan(file, text).map_err(|e| Unstructured::Unread(e.to_string()))?;
+            let (yaml, aside) = yaml::env::scan_around(file, text).map_err(|e| Unstructured::Unread(e.to_string()))?;
             evidence.env = yaml.env;
             evidence.records = yaml.records;
             evidence.recipe = yaml.recipe;
             evidence.master = yaml.master;
-            return Ok(());
+            evidence.actions = yaml.mounts;
+            let unread: Vec<String> = aside.iter().map(|a| format!("lines {}-{} ({})", a.first, a.last, a.why)).collect();
+            for a in &aside {
+                evidence.notes.push(Note { line: Some(a.first as u64), message: format!("lines {}-{} set aside unread: {}", a.first, a.last, a.why) });
+            }
+            return Ok((!unread.is_empty()).then(|| format!("{}: not read (what they hold is not judged); the rest of the file was", unread.join("; "))));
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Unstructured::Other(format!("not valid JSON ({e})")))?;
         evidence.metadata = json::metadata::from_json(&value).map(Box::new);
@@ -420,7 +429,7 @@ impl Extractor<'_> {
         evidence.env = json::env::scan(file, &value, text);
         evidence.eval_scores = json::eval_results::scores(file, &value, text);
         evidence.failed_eval_concs = json::eval_results::failed_concurrencies(&value);
-        Ok(())
+        Ok(None)
     }
 }
 

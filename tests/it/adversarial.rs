@@ -28,6 +28,11 @@ fn forbidden(report: &serde_json::Value) -> Vec<(String, String, u64)> {
         .collect()
 }
 
+/// The lines of a check's error findings.
+fn error_lines(report: &serde_json::Value, id: &str) -> Vec<u64> {
+    check(report, id)["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").map(|f| f["evidence"][0]["line"].as_u64().unwrap()).collect()
+}
+
 fn git(dir: &std::path::Path, args: &[&str]) {
     let status = std::process::Command::new("git").current_dir(dir).args(args).status().expect("run git");
     assert!(status.success(), "git {args:?}");
@@ -51,6 +56,15 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("a sourced file the script wrote", "cat > /tmp/e.sh <<'EOF'\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nsource /tmp/e.sh", 4),
     ("an alias for export", "shopt -s expand_aliases; alias ex=export; ex SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
     ("env inside the launch array", "CMD=(env SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 python3 -m sglang.launch_server --model-path /m); \"${CMD[@]}\"", 3),
+    ("a file printf wrote, sourced under set -a", "printf 'SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\\n' > /tmp/e.sh; set -a; . /tmp/e.sh; set +a", 3),
+    ("a file echo appended to, sourced", "echo 'export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1' >> /tmp/e.sh; source /tmp/e.sh", 3),
+    ("a base64 payload sourced from a process substitution", "source <(echo ZXhwb3J0IFNHTEFOR19OVkZQNF9DS1BUX0ZQOF9ORVhUTl9NT0U9MQ== | base64 -d)", 3),
+    (
+        "a hex payload decoded by xxd and sourced",
+        "source <(echo 6578706f72742053474c414e475f4e564650345f434b50545f4650385f4e4558544e5f4d4f453d31 | xxd -r -p)",
+        3,
+    ),
+    ("printf hex escapes evaluated", "eval \"$(printf '\\x65\\x78\\x70\\x6f\\x72\\x74 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1')\"", 3),
 ];
 
 #[test]
@@ -85,7 +99,9 @@ fn the_same_forms_disabling_the_flag_pass() {
             .replace("%d' 1", "%d' 0")
             .replace("$((0+1))", "$((1-1))")
             .replace("${Z/0/1}", "${Z/1/0}")
-            .replace("W=10", "W=01");
+            .replace("W=10", "W=01")
+            .replace("T0U9MQ==", "T0U9MA==")
+            .replace("4d4f453d31", "4d4f453d30");
         let honest = honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
         let tmp = tempfile::tempdir().unwrap();
         write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(&honest))]);
@@ -142,8 +158,10 @@ fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
 }
 
 /// Ten lines of aliases that expand past the alias budget, prepended to a
-/// master config: the file is named as not examined and the verdict stays
-/// off PASS, in the full audit and with `--changed-since`.
+/// master config: the lines the loader stopped in are named as not
+/// examined and the verdict stays off PASS, in the full audit and with
+/// `--changed-since`; the entry beside the bomb is still read and its job
+/// still judged.
 #[test]
 fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
     let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
@@ -167,8 +185,11 @@ fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
         let unread = report["files"].as_array().unwrap().iter().find(|f| f["path"] == master).unwrap();
         assert_ne!(unread["status"], "read", "{unread}");
         assert!(unread["reason"].as_str().unwrap_or("").contains("alias"), "{unread}");
+        let jobs = report["jobs"].as_array().unwrap();
+        assert!(jobs.iter().any(|j| j["id"].as_str().unwrap().contains("dsv4-fp4-b200-sglang-mtp")), "the entry is still read: {jobs:#?}");
     }
-    // Nesting past the parser's limit at the end of a recipe hides it the same way, and is named the same way.
+    // Nesting past the parser's limit at the end of a recipe is set aside the
+    // same way: the recipe's own keys are still read, and what they set is judged.
     let recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/deep.yaml";
     let deep = format!(
         "backend:\n  type: sglang\n  decode_environment:\n    SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: \"1\"\nx: {}{}\n",
@@ -178,9 +199,10 @@ fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
     let tmp = tempfile::tempdir().unwrap();
     write_tree(tmp.path(), &[(recipe, &deep)]);
     let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json"]);
-    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
     let report = json(&out);
     assert_ne!(report["files"][0]["status"], "read", "{}", report["files"]);
+    assert_eq!(forbidden(&report), [("forbidden-env/enabled".to_string(), recipe.to_string(), 4)]);
 }
 
 /// Engine installs and writes whatever names them: a wheel through
@@ -236,4 +258,178 @@ fn a_base64_payload_piped_to_a_shell_is_read() {
     write_tree(tmp.path(), &[(path, &script)]);
     let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
     assert_eq!(forbidden(&report), [("forbidden-env/enabled".to_string(), path.to_string(), 2)]);
+}
+
+/// Copy of a sample bundle in a temporary directory.
+fn sample_copy(name: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let from = root().join("samples/bundles").join(name);
+    for rel in list_files(&from) {
+        let to = tmp.path().join(&rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(from.join(&rel), &to).unwrap();
+    }
+    tmp
+}
+
+/// The server logs of the sample's eval-only job (the log is kept twice:
+/// in the eval server-log artifact and the agentic result copy).
+fn eval_job_logs(bundle: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let logs: Vec<_> = list_files(bundle)
+        .into_iter()
+        .map(|p| bundle.join(p))
+        .filter(|p| p.ends_with("results/server.log") && p.to_string_lossy().contains("dgxc_7"))
+        .collect();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    logs
+}
+
+/// Absence is not evidence: the eval job's logs with their env dump cut
+/// out leave that one job unseen. The check is undetermined for it, named
+/// at its log, the verdict incomplete, and the summary counts only the ten
+/// jobs it saw. Dumps that list the flag twice with two values are a warning.
+#[test]
+fn a_job_without_a_rendered_environment_is_undetermined_not_passed() {
+    let bundle = sample_copy("dsv41flash-h200-dspark-pass");
+    let run = |dir: &std::path::Path| json(&audit(&[dir.to_str().unwrap(), "--format", "json"]));
+    let passing = run(bundle.path());
+    assert_eq!(passing["verdict"], "pass", "{:#}", check(&passing, "forbidden-env"));
+    for log in eval_job_logs(bundle.path()) {
+        let text = std::fs::read_to_string(&log).unwrap();
+        let cut: Vec<&str> = text.lines().filter(|l| !l.starts_with("===") && !l.starts_with("SGLANG_DEFAULT_THINKING=")).collect();
+        std::fs::write(&log, cut.join("\n")).unwrap();
+    }
+    let out = audit(&[bundle.path().to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+    let report = json(&out);
+    let env = check(&report, "forbidden-env");
+    assert_eq!(env["status"], "error", "{env:#}");
+    assert!(env["summary"].as_str().unwrap().contains("takes effect in 10 job(s)"), "{env:#}");
+    let open: Vec<_> = env["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "forbidden-env/undetermined").collect();
+    assert_eq!(open.len(), 1, "{env:#}");
+    assert_eq!(open[0]["severity"], "error");
+    assert!(open[0]["job"].as_str().unwrap_or_default().ends_with("dgxc_7") || open[0]["jobs"].to_string().contains("dgxc_7"), "{:#}", open[0]);
+    assert!(open[0]["evidence"][0]["file"].as_str().unwrap().ends_with("server.log"), "{:#}", open[0]);
+    assert_eq!(open[0]["evidence"][0]["line"], 1);
+
+    let bundle = sample_copy("dsv41flash-h200-dspark-pass");
+    for log in eval_job_logs(bundle.path()) {
+        let text = std::fs::read_to_string(&log).unwrap();
+        std::fs::write(
+            &log,
+            text.replacen(
+                "SGLANG_DEFAULT_THINKING=1\n",
+                "SGLANG_DEFAULT_THINKING=1\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0\n",
+                1,
+            ),
+        )
+        .unwrap();
+    }
+    let report = run(bundle.path());
+    let env = check(&report, "forbidden-env");
+    let twice: Vec<_> = env["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "forbidden-env/duplicate").collect();
+    assert!(!twice.is_empty(), "{env:#}");
+    assert!(twice.iter().all(|f| f["severity"] == "warning" && f["evidence"].as_array().unwrap().len() == 2), "{env:#}");
+    assert!(env["findings"].as_array().unwrap().iter().all(|f| f["rule"] != "forbidden-env/overridden"), "{env:#}");
+}
+
+/// SGLang's `--config FILE`, written by the script from a heredoc, is a
+/// source of server arguments: a quantized draft set there is an error at
+/// its line of the heredoc, and a flag given on the command line as well
+/// wins over the file's, as SGLang merges them.
+#[test]
+fn a_config_file_the_script_writes_is_read_as_server_arguments() {
+    let body = |quant: &str| {
+        format!(
+            "#!/usr/bin/env bash\ncat > /tmp/cfg.yaml <<EOF\nspeculative-num-steps: 3\nspeculative-draft-model-quantization: {quant}\nEOF\npython3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 --speculative-algorithm EAGLE --config /tmp/cfg.yaml\n"
+        )
+    };
+    let path = "benchmarks/single_node/x_fp8_h200.sh";
+    let run = |script: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(path, script)]);
+        json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]))
+    };
+    let report = run(&body("fp8"));
+    let draft = check(&report, "draft-precision");
+    let errors: Vec<(String, u64)> = draft["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(errors, [("draft-precision/quantized-draft".to_string(), 4)], "{draft:#}");
+    // The command line's own flag follows the file's and wins.
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(path, &body("fp8").replace("--config /tmp/cfg.yaml", "--config /tmp/cfg.yaml --speculative-num-steps 2"))]);
+    let ev = json(&auditor(&["evidence", tmp.path().join(path).to_str().unwrap()]));
+    let args = &ev["command_args"];
+    assert_eq!(
+        (args["speculative_num_steps"].clone(), args["speculative_draft_model_quantization"].clone()),
+        (serde_json::json!(2), serde_json::json!("fp8")),
+        "{ev:#}"
+    );
+}
+
+/// srt-slurm's own keys, read as srt-slurm applies them (NVIDIA/srt-slurm
+/// v1.0.68 `worker_stage.start_worker`, `runtime.py`): `mooncake_kv_store.env`
+/// reaches every worker after the role's and the recipe-wide sections,
+/// `srun_options`/`sbatch_directives` exports before them; `extra_mount`
+/// lays a host tree over the container's. Each is an error at its line; the
+/// role section overriding an srun export is not.
+#[test]
+fn srt_slurm_keys_that_reach_the_workers_are_read() {
+    let recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsv4/r.yaml";
+    let head = "name: r\nbackend:\n  type: sglang\n  decode_environment:\n    SGLANG_X: '1'\n";
+    let cases: &[(&str, &str, &str, u64)] = &[
+        ("mooncake env", "  mooncake_kv_store:\n    env:\n      SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: '1'\n", "forbidden-env", 8),
+        ("srun export", "srun_options:\n  export: ALL,SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n", "forbidden-env", 7),
+        ("sbatch export", "sbatch_directives:\n  export: ALL,SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n", "forbidden-env", 7),
+        ("extra_mount", "extra_mount:\n  - /home/me/sglang:/sgl-workspace/sglang\n", "engine-patch", 7),
+    ];
+    for (what, tail, id, line) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(recipe, &format!("{head}{tail}"))]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let errors = error_lines(&report, id);
+        assert_eq!(errors, [*line], "{what}: {:#}", check(&report, id));
+    }
+    // The role's own section is exported after srun's --export: it wins.
+    let tmp = tempfile::tempdir().unwrap();
+    let honest = "name: r\nbackend:\n  type: sglang\n  decode_environment:\n    SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: '0'\nsrun_options:\n  export: ALL,SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n";
+    write_tree(tmp.path(), &[(recipe, honest)]);
+    assert!(forbidden(&json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]))).is_empty());
+}
+
+/// Writes into the engine through paths the script computes (`pip show`,
+/// `site`, `sysconfig`, `find -exec`), code run by `bash -c` and decoded
+/// payloads in hex, and a checkpoint's config.json edited from Python:
+/// each is an error at its line (a Python heredoc's, at the line that opens
+/// the program, as every write of a Python heredoc is placed).
+#[test]
+fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
+    let cases: &[(&str, &str, &str, u64)] = &[
+        ("pip show", "cp x.py \"$(pip show sglang | grep Location | cut -d' ' -f2)/sglang/srt/layers/x.py\"", "engine-patch", 2),
+        ("site", "SP=$(python3 -c 'import site; print(site.getsitepackages()[0])')\ncp x.py $SP/sglang/srt/x.py", "engine-patch", 3),
+        ("sysconfig", "SP=$(python3 -c \"import sysconfig; print(sysconfig.get_paths()['purelib'])\")\ncp x.py $SP/vllm/x.py", "engine-patch", 3),
+        ("find -exec", "find / -path '*sglang/srt/server_args.py' -exec sed -i 's/a/b/' {} +", "engine-patch", 2),
+        ("bash -c", "bash -c \"sed -i 's/a/b/' /sgl-workspace/sglang/python/sglang/srt/server_args.py\"", "engine-patch", 2),
+        ("printf hex to bash", "printf 'sed -i s/a/b/ /sgl-workspace/sglang/python/sglang/srt/x\\x2epy' | bash", "engine-patch", 2),
+        (
+            "python heredoc",
+            "python3 - <<EOF\nimport json\np = '/models/dsv4/config.json'\nc = json.load(open(p))\nc['architectures'] = ['X']\njson.dump(c, open(p, 'w'))\nEOF",
+            "arch-override",
+            2,
+        ),
+    ];
+    let path = "benchmarks/single_node/x_fp8_h200.sh";
+    for (what, edit, id, line) in cases {
+        let script = format!("#!/usr/bin/env bash\n{edit}\npython3 -m sglang.launch_server --model-path /models/dsv4\n");
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(path, &script)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        let errors = error_lines(&report, id);
+        assert!(errors.contains(line), "{what}: {:#}", check(&report, id));
+    }
 }

@@ -106,14 +106,25 @@ pub fn repo_name(url: &str) -> &str {
 
 /// What `$(python3 -c '...')` prints, when it locates an installed module
 /// (`X.__file__`, `X.__path__`, `find_spec("X")`): `site-packages/X/...`.
+/// The site directory itself where the command prints it: `pip show X`'s
+/// `Location:`, `site.getsitepackages()`, `sysconfig`'s `purelib`/`platlib`,
+/// `distutils`' `get_python_lib()`: `site-packages`.
 pub fn module_location(text: &str) -> Option<String> {
     static FIND_SPEC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"find_spec\(\s*['"]([A-Za-z_][\w.]*)"#).expect("valid regex"));
     static DUNDER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b([A-Za-z_][\w.]*?)\.__(?:file|path)__").expect("valid regex"));
+    static PIP_SHOW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\bpip[\d.]*\s+show\b").expect("valid regex"));
+    static SITE_DIR: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"getsitepackages|getusersitepackages|\bpurelib\b|\bplatlib\b|get_python_lib").expect("valid regex"));
+    if PIP_SHOW.is_match(text) && text.contains("Location") {
+        return Some("site-packages".to_string());
+    }
     if !text.contains("python") {
         return None;
     }
-    let module = FIND_SPEC.captures(text).or_else(|| DUNDER.captures(text)).map(|c| c[1].to_string())?;
-    Some(format!("site-packages/{}", module.replace('.', "/")))
+    match FIND_SPEC.captures(text).or_else(|| DUNDER.captures(text)) {
+        Some(c) => Some(format!("site-packages/{}", c[1].replace('.', "/"))),
+        None => SITE_DIR.is_match(text).then(|| "site-packages".to_string()),
+    }
 }
 
 /// Join a path onto a directory as `cd` would (`..` and `.` folded).
@@ -158,6 +169,9 @@ pub struct ActionScanner {
     statement: Option<(u64, usize)>,
     /// Lines of the engine launches at the script's top level (not in a function body).
     launches: Vec<u64>,
+    /// What the last `find` of a statement names (its line and paths), for
+    /// an `xargs` that the pipeline feeds with them.
+    found: Option<(u64, Vec<String>)>,
 }
 
 type PyNames = Vec<(String, String)>;
@@ -276,21 +290,54 @@ impl ActionScanner {
         match program {
             // `find ROOT -name '*.yaml' -exec sed -i '...' {} +`: the command
             // runs on the files found.
+            // `find / -path '*sglang/srt/x.py' | xargs sed -i ...`: the same, through the pipeline.
             "find" if depth < 2 => {
-                let Some(exec) = args.iter().position(|a| a == "-exec" || a == "-execdir") else { return };
-                let mut roots: Vec<String> = args[..exec].iter().take_while(|a| !a.starts_with('-') && *a != "!" && *a != "(").cloned().collect();
+                let exec = args.iter().position(|a| a == "-exec" || a == "-execdir");
+                let mut roots: Vec<String> =
+                    args[..exec.unwrap_or(args.len())].iter().take_while(|a| !a.starts_with('-') && *a != "!" && *a != "(").cloned().collect();
                 if roots.is_empty() {
                     roots.push(".".to_string());
                 }
                 let name = args.windows(2).find(|w| w[0] == "-name" || w[0] == "-iname").map(|w| w[1].clone());
+                let path = args.windows(2).find(|w| matches!(w[0].as_str(), "-path" | "-ipath" | "-wholename")).map(|w| w[1].clone());
+                let found: Vec<String> = roots
+                    .iter()
+                    .map(|root| {
+                        let found = match (&path, &name) {
+                            (Some(p), _) => format!("{}/**/{}", root.trim_end_matches('/'), p.trim_start_matches(['*', '/'])),
+                            (None, Some(n)) => format!("{}/**/{n}", root.trim_end_matches('/')),
+                            (None, None) => format!("{}/**", root.trim_end_matches('/')),
+                        };
+                        join(self.cwd.as_deref(), &found)
+                    })
+                    .collect();
+                self.found = Some((line, found.clone()));
+                let Some(exec) = exec else { return };
                 let inner: Vec<&String> = args[exec + 1..].iter().take_while(|a| *a != ";" && *a != "+").collect();
-                for root in &roots {
-                    let found = match &name {
-                        Some(n) => format!("{}/**/{n}", root.trim_end_matches('/')),
-                        None => format!("{}/**", root.trim_end_matches('/')),
-                    };
-                    let found = join(self.cwd.as_deref(), &found);
+                for found in &found {
                     let run: Vec<String> = inner.iter().map(|a| if *a == "{}" { found.clone() } else { a.to_string() }).collect();
+                    self.command_at(&run, &[], line, gate, provenance, depth + 1);
+                }
+            }
+            "xargs" if depth < 2 => {
+                let Some((_, found)) = self.found.take().filter(|(l, _)| *l == line) else { return };
+                let mut k = 0;
+                let mut replace = None;
+                while let Some(a) = args.get(k).filter(|a| a.starts_with('-')) {
+                    if a == "-I" {
+                        replace = args.get(k + 1).cloned();
+                        k += 1;
+                    } else if matches!(a.as_str(), "-n" | "-P" | "-d" | "-L" | "-s" | "-E" | "-a") {
+                        k += 1;
+                    }
+                    k += 1;
+                }
+                for path in &found {
+                    let mut run: Vec<String> = args[k.min(args.len())..].to_vec();
+                    match &replace {
+                        Some(r) => run.iter_mut().for_each(|a| *a = a.replace(r.as_str(), path)),
+                        None => run.push(path.clone()),
+                    }
                     self.command_at(&run, &[], line, gate, provenance, depth + 1);
                 }
             }

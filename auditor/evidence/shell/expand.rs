@@ -83,7 +83,8 @@ pub fn resolve(word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
         return (word.text.clone(), false);
     }
     let mut unresolved = false;
-    let text = ARITH.replace_all(&word.text, |caps: &regex::Captures| match arithmetic(&caps["e"], vars) {
+    let located = locate_substitutions(&word.text);
+    let text = ARITH.replace_all(&located, |caps: &regex::Captures| match arithmetic(&caps["e"], vars) {
         Some(v) => v,
         None => {
             unresolved = true;
@@ -131,6 +132,44 @@ pub fn resolve(word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
     (text.into_owned(), unresolved || leftover)
 }
 
+/// `$(...)` substitutions that print where a package or the site
+/// directory is installed ([`crate::evidence::shell::actions::module_location`]),
+/// replaced by that place: `"$(pip show sglang | grep Location | cut -d' ' -f2)/sglang/x.py"`
+/// names `site-packages/sglang/x.py`.
+fn locate_substitutions(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("$(") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("$(") {
+        let inner_start = start + 2;
+        if rest[inner_start..].starts_with('(') {
+            out.push_str(&rest[..inner_start]);
+            rest = &rest[inner_start..];
+            continue;
+        }
+        let mut depth = 1;
+        let end = rest[inner_start..].char_indices().find_map(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(inner_start + i)
+        });
+        let Some(end) = end else { break };
+        out.push_str(&rest[..start]);
+        match crate::evidence::shell::actions::module_location(&rest[inner_start..end]) {
+            Some(place) => out.push_str(&place),
+            None => out.push_str(&rest[start..=end]),
+        }
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// `$(printf FORMAT ARGS...)` or `$(awk "BEGIN{print EXPR}")` with
 /// `vars`; `None` when it is neither, an argument is unresolved, or the
 /// format has conversions [`printf`] does not do.
@@ -170,7 +209,8 @@ pub fn command_substitution(value: &str, vars: &HashMap<String, String>) -> Opti
 }
 
 /// bash `printf FORMAT ARGS` for `%s`, `%d`/`%i`, `%f`/`%.Nf`, `%%` and
-/// `\n`/`\t`/`\\` escapes, with the format used once; `None` otherwise.
+/// `\n`/`\t`/`\r`/`\\`/`\xHH`/`\NNN` escapes, with the format used once;
+/// `None` otherwise.
 pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
     let mut out = String::new();
     let mut args = args.iter();
@@ -180,7 +220,19 @@ pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
             '\\' => match chars.next() {
                 Some('n') => out.push('\n'),
                 Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
                 Some('\\') => out.push('\\'),
+                // `\xHH` and `\NNN`: a byte by its hex or octal code (ASCII here).
+                Some(radix @ ('x' | '0'..='7')) => {
+                    let (base, most, mut digits) = if radix == 'x' { (16, 2, String::new()) } else { (8, 3, radix.to_string()) };
+                    while digits.len() < most {
+                        let Some(d) = chars.peek().filter(|d| d.is_digit(base)) else { break };
+                        digits.push(*d);
+                        chars.next();
+                    }
+                    let code = u8::from_str_radix(&digits, base).ok().filter(u8::is_ascii)?;
+                    out.push(char::from(code));
+                }
                 Some(other) => {
                     out.push('\\');
                     out.push(other);

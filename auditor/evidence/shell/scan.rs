@@ -271,12 +271,81 @@ impl ShellScanner {
         // child shell: what it does to files counts; what it exports dies
         // with it unless it launches the engine itself.
         if let Some(script) = self.piped_payload(tokens) {
-            let (assignments, commands) = (self.assignments.len(), self.commands.len());
+            self.run_child(&script, line);
+        }
+        if let Some(script) = self.sourced_substitution(tokens) {
             self.run_text(&script, line);
-            if self.commands.len() == commands {
-                self.assignments.truncate(assignments);
+        }
+    }
+
+    /// `source <(echo PAYLOAD | base64 -d)`: the text the process
+    /// substitution prints runs in this shell.
+    fn sourced_substitution(&self, tokens: &[Token]) -> Option<String> {
+        let [Token::Word(w), Token::Operator(lt, _), Token::Operator(open, _), inner @ .., Token::Operator(close, _)] = tokens else { return None };
+        if !(matches!(w.text.as_str(), "source" | ".") && lt == "<" && open == "(" && close == ")") {
+            return None;
+        }
+        self.decoded(&pipeline_stages(inner), inner)
+    }
+
+    /// `echo TEXT > FILE`, `printf FORMAT ARGS >> FILE` (and decoded
+    /// payloads written the same way): the text the file holds, kept as a
+    /// written body at the command's line, so that a later `source FILE`
+    /// runs it. `>` starts the file anew, `>>` adds to it.
+    fn printed_to_file(&mut self, command: &[&Word], tokens: &[Token], line: &Line) {
+        if !command.first().is_some_and(|w| matches!(w.text.as_str(), "echo" | "printf" | "base64" | "xxd")) {
+            return;
+        }
+        if self.written.len() >= 10_000 {
+            return;
+        }
+        let Some(text) = self.decoded(&[command.to_vec()], tokens) else { return };
+        let writes: Vec<(bool, String)> = tokens
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [Token::Operator(op, _), Token::Word(w)] if op == ">" || op == ">>" => match self.resolve(w) {
+                    (target, false) => Some((op == ">>", target)),
+                    (_, true) => None,
+                },
+                _ => None,
+            })
+            .collect();
+        for (append, target) in writes {
+            let lines: Vec<(Line, String)> = text.lines().map(|l| (line.clone(), l.to_string())).collect();
+            match self.written.iter_mut().rev().find(|b| b.target.as_deref() == Some(target.as_str())) {
+                Some(body) if append => body.lines.extend(lines),
+                _ => self.written.push(WrittenBody { opened_at: line.number, lines, depends: Vec::new(), target: Some(target) }),
             }
         }
+    }
+
+    /// A script run by a child shell: what it does to files counts; what it
+    /// exports dies with it unless it launches the engine itself.
+    fn run_child(&mut self, script: &str, line: &Line) {
+        let (assignments, commands) = (self.assignments.len(), self.commands.len());
+        self.run_text(script, line);
+        if self.commands.len() == commands {
+            self.assignments.truncate(assignments);
+        }
+    }
+
+    /// `bash -c SCRIPT [NAME ARGS...]`: SCRIPT (a literal, a variable the
+    /// input sets, or a decoded `$(...)`) runs in a child shell, `"$@"`
+    /// standing for the ARGS as written.
+    fn shell_c(&mut self, words: &[&Word], line: &Line) {
+        let flag = |w: &&&Word| w.text == "-c" || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.ends_with('c'));
+        let Some(k) = words.iter().position(|w| flag(&w)) else { return };
+        let Some(script) = words.get(k + 1) else { return };
+        let text = match self.decoded_substitution(&script.text) {
+            Some(text) => text,
+            None => match self.resolve(script) {
+                (text, false) => text,
+                (_, true) => return,
+            },
+        };
+        let args: Vec<&str> = words.get(k + 3..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
+        let text = text.replace("\"$@\"", &args.join(" ")).replace("$@", &args.join(" "));
+        self.run_child(&text, line);
     }
 
     /// The script a pipeline decodes and pipes to a shell: a literal (or a
@@ -301,30 +370,50 @@ impl ShellScanner {
         self.decoded(&stages, &tokens)
     }
 
-    /// The text a pipeline's stages decode: `echo`/`printf`/`<<<` of a
-    /// payload through `base64 -d`.
+    /// The text a pipeline's stages print: `echo` (`-e` escapes read),
+    /// `printf` (its escapes, `\xHH` and octal among them) or a `<<<` of a
+    /// literal or a variable the input sets, through any number of
+    /// decoders (`base64 -d`, `xxd -r -p`).
     fn decoded(&self, stages: &[Vec<&Word>], tokens: &[Token]) -> Option<String> {
-        let [first, middle @ ..] = stages else { return None };
-        let decodes = |stage: &Vec<&Word>| {
-            stage.first().is_some_and(|w| w.text == "base64") && stage.iter().any(|w| matches!(w.text.as_str(), "-d" | "--decode" | "-D" | "-di"))
-        };
-        let payload: &Word = match (first.first().map(|w| w.text.as_str()), middle) {
-            (Some("echo"), [m]) if decodes(m) => first.iter().skip(1).find(|w| !w.text.starts_with('-'))?,
-            (Some("printf"), [m]) if decodes(m) => first.last()?,
-            (Some("base64"), []) if decodes(first) => tokens.windows(3).find_map(|w| match w {
+        let [first, decoders @ ..] = stages else { return None };
+        let herestring = || {
+            tokens.windows(3).find_map(|w| match w {
                 [Token::Operator(a, _), Token::Operator(b, _), Token::Word(v)] if a == "<<" && b == "<" => Some(v),
                 _ => None,
-            })?,
+            })
+        };
+        let mut text = match first.first().map(|w| w.text.as_str())? {
+            "echo" => {
+                let flags: String = first[1..].iter().take_while(|w| w.text.starts_with('-')).map(|w| w.text.clone()).collect();
+                let said: Vec<(String, bool)> = first[1..].iter().skip_while(|w| w.text.starts_with('-')).map(|w| self.resolve(w)).collect();
+                if said.iter().any(|(_, open)| *open) {
+                    return None;
+                }
+                let joined = said.into_iter().map(|(t, _)| t).collect::<Vec<_>>().join(" ");
+                if flags.contains('e') { expand::printf(&joined.replace('%', "%%"), &[])? } else { joined }
+            }
+            "printf" => {
+                let args: Vec<(String, bool)> = first[1..].iter().map(|w| self.resolve(w)).collect();
+                let (format, rest) = args.split_first()?;
+                if args.iter().any(|(_, open)| *open) {
+                    return None;
+                }
+                expand::printf(&format.0, &rest.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>())?
+            }
+            _ if decoder(first).is_some() => {
+                let (text, open) = self.resolve(herestring()?);
+                if open {
+                    return None;
+                }
+                text
+            }
             _ => return None,
         };
-        let (text, open) = self.resolve(payload);
-        if open {
-            return None;
+        let applied = if decoder(first).is_some() { stages } else { decoders };
+        for stage in applied {
+            text = decoder(stage)?(&text)?;
         }
-        use base64::Engine as _;
-        let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let bytes = base64::engine::general_purpose::STANDARD.decode(clean).ok()?;
-        String::from_utf8(bytes).ok()
+        Some(text)
     }
 
     /// Lines of a script the statement runs (an `eval` string, a decoded
@@ -405,6 +494,9 @@ impl ShellScanner {
             if !redirects.is_empty() {
                 let at = self.at(line, base, &words);
                 self.actions.command(&[], &redirects, line.number, self.gate, &at);
+                if !pattern {
+                    self.printed_to_file(&words[start.min(words.len())..], &rest[..end], line);
+                }
             }
             self.gates.after(&texts[taken..], op);
             match rest.get(end + 1..) {
@@ -752,6 +844,10 @@ impl ShellScanner {
             "command" | "builtin" if words.get(1).is_some_and(|w| !w.text.starts_with('-')) => self.simple_command(&words[1..], line, base),
             "eval" => self.eval(words, line),
             "source" | "." => self.source(words),
+            "bash" | "sh" | "dash" | "zsh" => {
+                self.command(words, line, base);
+                self.shell_c(words, line);
+            }
             "printf" => self.printf_v(words, line, base),
             "read" => self.read(words, line, base),
             "echo" | "#" => {}
@@ -1094,6 +1190,25 @@ impl ShellScanner {
 }
 
 /// The words of each stage of a pipeline (`a | b | c`).
+/// A pipeline stage that decodes its input: `base64 -d` or `xxd -r -p`.
+fn decoder(stage: &[&Word]) -> Option<fn(&str) -> Option<String>> {
+    let program = stage.first()?.text.as_str();
+    let has = |flags: &[&str]| stage.iter().any(|w| flags.contains(&w.text.as_str()));
+    match program {
+        "base64" if has(&["-d", "--decode", "-D", "-di"]) => Some(|text| {
+            use base64::Engine as _;
+            let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(clean).ok()?).ok()
+        }),
+        "xxd" if has(&["-r"]) && has(&["-p", "-ps", "-plain"]) => Some(|text| {
+            let clean: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace()).collect();
+            let bytes: Option<Vec<u8>> = clean.chunks(2).map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()).collect();
+            String::from_utf8(bytes?).ok()
+        }),
+        _ => None,
+    }
+}
+
 fn pipeline_stages(tokens: &[Token]) -> Vec<Vec<&Word>> {
     tokens
         .split(|t| matches!(t, Token::Operator(op, _) if op == "|"))

@@ -24,23 +24,34 @@ pub fn load(text: &str, duplicate_keys: bool) -> Result<Vec<MarkedYaml<'_>>, Loa
     loader.early_parse(false);
     loader.allow_duplicate_keys(duplicate_keys);
     loader.alias_limit(ALIAS_BUDGET);
-    saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| LoadError::Syntax(e.to_string()))?;
+    saphyr_parser::Parser::new_from_str(text).load(&mut loader, true).map_err(|e| LoadError {
+        kind: LoadErrorKind::Syntax,
+        message: e.to_string(),
+        line: e.marker().line(),
+    })?;
     // The loader's own error is the alias budget running out.
     if let Some(e) = loader.error() {
-        return Err(LoadError::AliasBudget(e.to_string()));
+        return Err(LoadError { kind: LoadErrorKind::AliasBudget, message: e.to_string(), line: e.marker().line() });
     }
     Ok(loader.into_documents())
 }
 
 /// Why a YAML text was not loaded: it is not YAML, or it is but expands
 /// past the alias budget (a document that hides what it holds: its content
-/// was not examined).
+/// was not examined); with the line the loader stopped at.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LoadError {
-    #[error("{0}")]
-    Syntax(String),
-    #[error("{0}")]
-    AliasBudget(String),
+#[error("{message}")]
+pub struct LoadError {
+    pub kind: LoadErrorKind,
+    pub message: String,
+    /// The line (from 1) where the loader gave up.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadErrorKind {
+    Syntax,
+    AliasBudget,
 }
 
 /// A scalar as the Python value PyYAML would load.

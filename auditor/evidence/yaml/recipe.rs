@@ -126,7 +126,15 @@ fn role_config(file: &FileRef, lines: &LineIndex, engine: Engine, role: String, 
         let (offset, text) = lines.line(line);
         Provenance::at_line(file, line as u64, offset, text.trim())
     };
-    let args = entries(node, 0)
+    let mut keyed = entries(node, 0);
+    // srt-slurm (`_config_to_cli_args`) emits SGLang and vLLM flags in the
+    // sorted order of their keys as written, `_` turned into `-`; argparse
+    // keeps the last of one flag, so `speculative_num_steps` (sorted after
+    // `speculative-num-steps`) is the one the engine runs.
+    if engine != Engine::Trtllm {
+        keyed.sort_by(|(a, _), (b, _)| a.cmp(b));
+    }
+    let mut args: Vec<RoleArg> = keyed
         .into_iter()
         .filter_map(|(key, written)| {
             let value = match json(written, 0)? {
@@ -137,6 +145,12 @@ fn role_config(file: &FileRef, lines: &LineIndex, engine: Engine, role: String, 
             Some(RoleArg { field: launch::field_name(engine.as_str(), &key), value, provenance: at(written) })
         })
         .collect();
+    let last: std::collections::HashMap<String, usize> = args.iter().enumerate().map(|(i, a)| (a.field.clone(), i)).collect();
+    let mut i = 0;
+    args.retain(|a| {
+        i += 1;
+        last.get(&a.field) == Some(&(i - 1))
+    });
     RoleConfig { engine, role, variant, args, provenance: at(node) }
 }
 
@@ -191,6 +205,19 @@ mod tests {
         assert_eq!((steps.provenance.line, steps.provenance.text.as_str()), (Some(12), "speculative-num-steps: 3"));
         let prefill = r.roles.iter().find(|c| c.role == "prefill").unwrap();
         assert_eq!(prefill.engine_args().0["speculative_num_steps"], json!(2));
+    }
+
+    /// Both spellings of one flag: srt-slurm emits them in sorted key order,
+    /// argparse keeps the last, whichever comes first in the file.
+    #[test]
+    fn dash_and_underscore_spellings_merge_as_srt_slurm_and_argparse_merge_them() {
+        for body in ["      speculative-num-steps: 3\n      speculative_num_steps: 2\n", "      speculative_num_steps: 2\n      speculative-num-steps: 3\n"] {
+            let text = format!("backend:\n  type: sglang\n  sglang_config:\n    decode:\n{body}");
+            let decode = roles(&text).roles.into_iter().find(|c| c.role == "decode").unwrap();
+            let steps: Vec<_> = decode.args.iter().filter(|a| a.field == "speculative_num_steps").collect();
+            assert_eq!(steps.len(), 1, "{body}");
+            assert_eq!((steps[0].value.clone(), steps[0].provenance.text.as_str()), (json!(2), "speculative_num_steps: 2"), "{body}");
+        }
     }
 
     #[test]

@@ -8,11 +8,14 @@
 //! blocks that follow such a `cat` count: a block elsewhere in a log is not
 //! known to be a config the server read.
 
+use crate::evidence::engine::Engine;
 use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::python::repr::Py;
 use crate::evidence::records::{EngineRecord, RecordKind};
+use crate::evidence::shell::command::Command;
 use crate::evidence::shell::scan::WrittenBody;
 use crate::evidence::text::lines::Line;
-use crate::evidence::yaml::env;
+use crate::evidence::yaml::{env, nodes};
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -49,6 +52,81 @@ pub fn written(file: &FileRef, body: &WrittenBody) -> Vec<EngineRecord> {
         record.depends = body.depends.iter().filter(|(n, _, _)| lines.contains(n)).map(|(_, key, note)| (key.clone(), note.clone())).collect();
     }
     shown.records
+}
+
+/// The command-line words SGLang reads from a `--config FILE` the script
+/// writes from a heredoc, as its `ConfigArgumentMerger` makes them: each
+/// top-level key becomes `--KEY` as written, a list its items, `true` a
+/// bare flag (`false` is dropped), anything else `str(value)`; each word
+/// placed at its body line. `None` when the body is not a YAML mapping.
+pub fn sglang_config_words(file: &FileRef, body: &WrittenBody) -> Option<Vec<(String, Provenance)>> {
+    let text: String = body.lines.iter().map(|(_, t)| format!("{t}\n")).collect();
+    let docs = nodes::load(&text, true).ok()?;
+    let doc = docs.first()?;
+    if !matches!(doc.data, saphyr::YamlData::Mapping(_)) {
+        return None;
+    }
+    let at = |node: &saphyr::MarkedYaml| {
+        let (line, written) = body.lines.get(node.span.start.line().checked_sub(1)?)?;
+        Some(Provenance::at_line(file, line.number, line.offset, written.trim()))
+    };
+    let mut words = Vec::new();
+    for (key, value) in nodes::entries(doc, 0) {
+        let Some(place) = at(value) else { continue };
+        let flag = format!("--{key}");
+        match &value.data {
+            saphyr::YamlData::Sequence(items) => {
+                words.push((flag, place.clone()));
+                words.extend(items.iter().filter_map(|item| Some((nodes::python_str(item)?.0, at(item).unwrap_or(place.clone())))));
+            }
+            _ => match nodes::py_scalar(value) {
+                Some(Py::Bool(true)) => words.push((flag, place)),
+                Some(Py::Bool(false)) | None => {}
+                Some(_) => {
+                    let Some((text, _)) = nodes::python_str(value) else { continue };
+                    words.push((flag, place.clone()));
+                    words.push((text, place));
+                }
+            },
+        }
+    }
+    Some(words)
+}
+
+/// SGLang's `--config FILE` where the script wrote FILE from a heredoc:
+/// its keys become the launch's first engine arguments, as SGLang inserts
+/// them (the command line's own flags follow and win), each at its line of
+/// the heredoc.
+pub fn splice_sglang_config(file: &FileRef, command: &mut Command, written: &[WrittenBody]) {
+    let Some((Engine::Sglang, start)) = command.launch() else { return };
+    let Some(k) = command.argv.iter().position(|a| a == "--config" || a.starts_with("--config=")) else { return };
+    let (path, taken) = match command.argv[k].strip_prefix("--config=") {
+        Some(path) => (path.to_string(), 1),
+        None => (command.argv.get(k + 1).cloned().unwrap_or_default(), 2),
+    };
+    let Some(body) = written.iter().rev().find(|b| b.target.as_deref() == Some(path.as_str())) else { return };
+    let Some(words) = sglang_config_words(file, body) else { return };
+    let mut argv = Vec::new();
+    let mut args_at = Vec::new();
+    let mut branches = Vec::new();
+    for i in 0..command.argv.len() {
+        if i == start {
+            for (word, at) in &words {
+                argv.push(word.clone());
+                args_at.push(at.clone());
+                branches.push(None);
+            }
+        }
+        if (k..k + taken).contains(&i) {
+            continue;
+        }
+        argv.push(command.argv[i].clone());
+        args_at.push(command.arg_at(i).clone());
+        branches.push(command.branches.get(i).cloned().flatten());
+    }
+    command.argv = argv;
+    command.args_at = args_at;
+    command.branches = branches;
 }
 
 /// Reads config blocks shown in a log, line by line.
