@@ -417,6 +417,12 @@ fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
         ("bash -c", "bash -c \"sed -i 's/a/b/' /sgl-workspace/sglang/python/sglang/srt/server_args.py\"", "engine-patch", 2),
         ("printf hex to bash", "printf 'sed -i s/a/b/ /sgl-workspace/sglang/python/sglang/srt/x\\x2epy' | bash", "engine-patch", 2),
         (
+            "python writing under site",
+            "python3 - <<'EOF'\nimport site, os\nopen(os.path.join(site.getsitepackages()[0], 'sglang/srt/x.py'), 'w').write('x=1')\nEOF",
+            "engine-patch",
+            2,
+        ),
+        (
             "python heredoc",
             "python3 - <<EOF\nimport json\np = '/models/dsv4/config.json'\nc = json.load(open(p))\nc['architectures'] = ['X']\njson.dump(c, open(p, 'w'))\nEOF",
             "arch-override",

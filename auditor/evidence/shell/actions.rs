@@ -694,6 +694,25 @@ fn option_value(args: &[String], names: &[&str]) -> Option<String> {
     None
 }
 
+/// The first argument of an `open(PATH, "w")` whose PATH is itself a call
+/// (`open(os.path.join(site.getsitepackages()[0], 'sglang/x.py'), 'w')`),
+/// read with its parentheses balanced.
+fn opened_for_writing(code: &str) -> Option<String> {
+    static MODE_W: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"^\s*,\s*(?:mode\s*=\s*)?['"][wax]b?\+?['"]"#).expect("valid regex"));
+    let start = code.find("open(")? + "open(".len();
+    let mut depth = 0usize;
+    for (i, c) in code[start..].char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth > 0 => depth -= 1,
+            ',' if depth == 0 => return MODE_W.is_match(&code[start + i..]).then(|| code[start..start + i].trim().to_string()),
+            ')' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// One line of a Python program: remembers `name = <path>` and returns the
 /// path a write (`open(x, "w")`, `x.write_text(`) goes to, if it can tell.
 fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
@@ -718,7 +737,12 @@ fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
         }
         STRING.captures(expr).map(|c| c[1].to_string()).filter(|s| s.contains('/'))
     };
-    let target = OPEN_W.captures(code).and_then(|c| value_of(&c[1], names)).or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
+    let target = OPEN_W
+        .captures(code)
+        .map(|c| c[1].to_string())
+        .or_else(|| opened_for_writing(code))
+        .and_then(|path| value_of(&path, names))
+        .or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
     if let Some(c) = ASSIGN.captures(code) {
         if let Some(v) = value_of(&c[2], names).filter(|_| names.len() < MAX_ITEMS) {
             names.push((c[1].to_string(), v));
@@ -756,6 +780,10 @@ mod tests {
         python_write("path = pathlib.Path(importlib.util.find_spec(\"sglang\").origin).parent / \"srt/a.py\"", &mut names);
         assert_eq!(python_write("path.write_text(src)", &mut names).as_deref(), Some("site-packages/sglang/srt/a.py"));
         assert_eq!(python_write("data = json.load(open('results.json'))", &mut PyNames::new()), None);
+        // The path is itself a call: parentheses balanced, the site directory located.
+        let nested = "open(os.path.join(site.getsitepackages()[0], 'sglang/srt/x.py'), 'w').write('x=1')";
+        assert_eq!(python_write(nested, &mut PyNames::new()).as_deref(), Some("site-packages/sglang/srt/x.py"));
+        assert_eq!(python_write("open(os.path.join(d, 'a.json')).read()", &mut PyNames::new()), None);
     }
 
     #[test]
