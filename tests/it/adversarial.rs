@@ -64,6 +64,18 @@ const FORMS: &[(&str, &str, u64)] = &[
         "source <(echo 6578706f72742053474c414e475f4e564650345f434b50545f4650385f4e4558544e5f4d4f453d31 | xxd -r -p)",
         3,
     ),
+    ("a for loop exporting each of its words", "for kv in NCCL_NVLS_ENABLE=1 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1; do export \"$kv\"; done", 3),
+    ("export of a written file's words", "cat > /tmp/.env <<'EOF'\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nexport $(grep -v '^#' /tmp/.env | xargs)", 6),
+    (
+        "env of a written file's words",
+        "cat > /tmp/.env <<'EOF'\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nenv $(cat /tmp/.env) python3 -m sglang.launch_server --model-path /m",
+        6,
+    ),
+    (
+        "BASH_ENV sourced by the bash -c that launches",
+        "cat > /tmp/e.sh <<'EOF'\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nexport BASH_ENV=/tmp/e.sh\nbash -c 'exec \"$@\"' _ python3 -m sglang.launch_server --model-path /m",
+        7,
+    ),
     ("printf hex escapes evaluated", "eval \"$(printf '\\x65\\x78\\x70\\x6f\\x72\\x74 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1')\"", 3),
 ];
 
@@ -155,6 +167,13 @@ fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
     let mismatch = golden["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "golden-al/mismatch").unwrap_or_else(|| panic!("{golden:#}"));
     assert_eq!(mismatch["evidence"][0]["line"], 4, "{mismatch}");
     assert_eq!(check(&bent, "sim-acc-eval")["status"], "pass", "never exported in the eval-only run");
+    // Passed as a function's argument, the value is the run's: undetermined
+    // (never read as the literal `$1`, which failed the honest script).
+    let by_argument = format!("{head}set_al() {{ export SGLANG_SIMULATE_ACC_LEN=$1; }}\nif [ \"$EVAL_ONLY\" != true ]; then set_al 2.49; fi\n{launch}");
+    for id in ["sim-acc-throughput", "golden-al"] {
+        let result = check(&by_argument, id);
+        assert!(result["findings"].as_array().unwrap().iter().all(|f| f["severity"] != "error"), "{id}: {result:#}");
+    }
 }
 
 /// Ten lines of aliases that expand past the alias budget, prepended to a

@@ -128,7 +128,10 @@ pub fn resolve(word: &Word, vars: &HashMap<String, String>) -> (String, bool) {
             }
         }
     });
-    let leftover = text.contains("$(") || text.contains('`') || text.contains("${");
+    // `$1`, `$@`, `$#`, `$?`: a function's or script's arguments and other
+    // special parameters, which only the run knows.
+    static SPECIAL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\$(?:[0-9@*#?!$-]|\{[0-9@*#?]+\})").expect("valid regex"));
+    let leftover = text.contains("$(") || text.contains('`') || text.contains("${") || SPECIAL.is_match(&text);
     (text.into_owned(), unresolved || leftover)
 }
 
@@ -375,6 +378,8 @@ mod tests {
         assert_eq!(r("${M^^}"), ("DSV4".into(), false));
         // A variable the input does not set is not known to be empty.
         assert!(r("${MODEL:+1}").1 && r("$((N+1))").1 && r("${X:0:1}").1);
+        // Positional and special parameters are the run's.
+        assert!(r("$1").1 && r("${2}").1 && r("x$@").1 && r("$#").1);
         // `${X:-1}` is a default, not an offset.
         assert_eq!(r("${X:-1}"), ("1".into(), false));
     }

@@ -68,6 +68,8 @@ pub struct ShellScanner {
     arrays: [HashMap<String, Vec<Arg>>; 2],
     /// `set -a` is in effect: assignments are exported.
     allexport: bool,
+    /// `for NAME in WORDS`: the words a loop variable takes, in order.
+    loops: HashMap<String, Vec<String>>,
     /// Names exported so far, per kind of run (as [`Self::views`]): a later
     /// plain `NAME=v` updates the value the child sees in the runs that exported it.
     exported: [std::collections::HashSet<String>; 2],
@@ -122,6 +124,7 @@ impl ShellScanner {
             views: Default::default(),
             arrays: Default::default(),
             allexport: false,
+            loops: HashMap::new(),
             exported: Default::default(),
             herestring: None,
             eval_depth: 0,
@@ -344,7 +347,13 @@ impl ShellScanner {
             },
         };
         let args: Vec<&str> = words.get(k + 3..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
-        let text = text.replace("\"$@\"", &args.join(" ")).replace("$@", &args.join(" "));
+        let mut text = text.replace("\"$@\"", &args.join(" ")).replace("$@", &args.join(" "));
+        // A non-interactive bash first sources the exported `BASH_ENV`.
+        let bash_env = self.exported.iter().any(|e| e.contains("BASH_ENV")).then(|| self.vars.get("BASH_ENV")).flatten();
+        if let Some(body) = bash_env.and_then(|path| self.written.iter().rev().find(|b| b.target.as_deref() == Some(path.as_str()))) {
+            let sourced: String = body.lines.iter().map(|(_, t)| format!("{t}\n")).collect();
+            text = format!("{sourced}{text}");
+        }
         self.run_child(&text, line);
     }
 
@@ -851,6 +860,7 @@ impl ShellScanner {
             "printf" => self.printf_v(words, line, base),
             "read" => self.read(words, line, base),
             "echo" | "#" => {}
+            "for" => self.for_loop(words),
             _ => self.command(words, line, base),
         }
     }
@@ -870,6 +880,52 @@ impl ShellScanner {
             }
         };
         words::split_assignment(&text).is_some().then_some(Word { text, span: word.span, expands: false })
+    }
+
+    /// `for NAME in WORDS...`: the values NAME takes in the loop's body,
+    /// when every word is known.
+    fn for_loop(&mut self, words: &[&Word]) {
+        let [_, name, keyword, values @ ..] = words else { return };
+        if keyword.text != "in" || !words::is_var_name(&name.text) {
+            return;
+        }
+        let resolved: Vec<(String, bool)> = values.iter().map(|w| self.resolve(w)).collect();
+        match resolved.iter().any(|(_, open)| *open) {
+            true => self.loops.remove(&name.text),
+            false => self.loops.insert(name.text.clone(), resolved.into_iter().map(|(t, _)| t).collect()),
+        };
+    }
+
+    /// A declaration's word as the words bash gives it: a loop variable
+    /// (`export "$kv"` in `for kv in A=1 B=2`) is each of its values, and
+    /// `$(cat FILE)` / `$(grep -v '^#' FILE | xargs)` of a file the script
+    /// wrote is that file's words (comments and blank lines left out).
+    fn spread(&self, word: &Word) -> Vec<Word> {
+        let at = |text: &str| Word { text: text.to_string(), span: word.span, expands: false };
+        let name = word.text.strip_prefix('$').map(|n| n.trim_start_matches('{').trim_end_matches('}'));
+        if let Some(values) = name.and_then(|n| self.loops.get(n)).filter(|_| word.expands) {
+            return values.iter().map(|v| at(v)).collect();
+        }
+        if let Some(text) = self.file_output(&word.text) {
+            return text.split_whitespace().map(at).collect();
+        }
+        vec![word.clone()]
+    }
+
+    /// What `$(cat FILE ...)`, `$(grep ... FILE | xargs)` print of a file the
+    /// script wrote: its lines that are not comments or blank.
+    fn file_output(&self, text: &str) -> Option<String> {
+        let inner = text.strip_prefix("$(")?.strip_suffix(')')?;
+        let tokens = words::tokenize(inner).ok()?;
+        let stages = pipeline_stages(&tokens);
+        let first = stages.first()?;
+        if !matches!(first.first()?.text.as_str(), "cat" | "grep") {
+            return None;
+        }
+        let (path, open) = self.resolve(first.last()?);
+        let body = self.written.iter().rev().find(|b| !open && b.target.as_deref() == Some(path.as_str()))?;
+        let kept: Vec<&str> = body.lines.iter().map(|(_, t)| t.trim()).filter(|t| !t.is_empty() && !t.starts_with('#')).collect();
+        Some(kept.join("\n"))
     }
 
     /// `eval STRING...`: the joined words read as a statement of their own
@@ -1005,7 +1061,8 @@ impl ShellScanner {
         }
         let exported = builtin == "export" || flags.contains('x') || self.allexport;
         let origin = if exported { EnvOrigin::Export } else { EnvOrigin::ShellVariable };
-        for word in words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
+        let spread: Vec<Word> = words.iter().skip(1).flat_map(|w| self.spread(w)).collect();
+        for word in spread.iter().filter(|w| !w.text.starts_with('-')) {
             let provenance = self.at(line, base, &[word]);
             // `export ${PREFIX}_X=1`, `export "$(printf 'X=%d' 1)"`: the name is bash's to compute.
             let computed = match words::split_assignment(&word.text) {
@@ -1047,6 +1104,18 @@ impl ShellScanner {
     /// A command with its environment: leading assignments, `env`, and the
     /// container/launcher options that set a child's environment.
     fn command(&mut self, words: &[&Word], line: &Line, base: usize) {
+        // `env $(cat .env) cmd`: the file's words, as bash splits them.
+        if words.iter().any(|w| self.file_output(&w.text).is_some()) {
+            let spread: Vec<Word> = words
+                .iter()
+                .flat_map(|w| match self.file_output(&w.text) {
+                    Some(text) => text.split_whitespace().map(|t| Word { text: t.to_string(), span: w.span, expands: false }).collect(),
+                    None => vec![(*w).clone()],
+                })
+                .collect();
+            let spread: Vec<&Word> = spread.iter().collect();
+            return self.command(&spread, line, base);
+        }
         let scope = Scope::Command(line.number);
         let (prefix, i) = env_prefix(words, 0);
         let is_command = i < words.len();
