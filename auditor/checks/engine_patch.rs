@@ -60,6 +60,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/bind-mount", "script: a host file or directory bind-mounted over an engine's installed tree (docker -v/--mount, srun --container-mounts)"),
     ("engine-patch/script-hook", "script: a start-up hook (sitecustomize.py, usercustomize.py, .pth) written"),
     ("engine-patch/unmerged-ref", "script: an engine package other than a serving engine built from a ref (warning naming the ref)"),
+    ("engine-patch/found-anywhere", "script: files found by name anywhere on the machine (find / … -exec, find / … | xargs) edited or written (warning)"),
     ("engine-patch/harness", "script: the benchmark harness (orchestrator, eval client, load generator) changed; reviewed apart from engine patches (warning)"),
     ("engine-patch/<signature rule>", "a patch, shadowing or hook found by a signature rule (see `auditor rules list`)"),
     ("engine-patch/distribution-file", "image diff: a file of an installed Python distribution added, modified, deleted or re-permissioned"),
@@ -302,6 +303,16 @@ fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Opt
             "engine-patch/apply",
             Severity::Error,
             format!("{} applies a patch in {what}{context}, a tree the script does not show to be outside the engine", action.tool),
+        ),
+        // `find / -name X -exec sed -i …`, `find / -name X | xargs sed -i`:
+        // every file of that name on the machine, the engine's among them.
+        (Owner::Unknown, ActionKind::InPlaceEdit | ActionKind::Overwrite | ActionKind::PythonWrite) if target.starts_with("/**/") => (
+            "engine-patch/found-anywhere",
+            Severity::Warning,
+            format!(
+                "{} changes every file matching {target} on the machine{context}: whose files these are is not known, and the engine's may be among them",
+                action.tool
+            ),
         ),
         (Owner::Unknown, _) => return None,
     };

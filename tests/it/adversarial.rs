@@ -457,4 +457,12 @@ fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
         let errors = error_lines(&report, id);
         assert!(errors.contains(line), "{what}: {:#}", check(&report, id));
     }
+    // Found by name anywhere: whose files is not known, a warning at the line.
+    let script = "#!/usr/bin/env bash\nfind / -name server_args.py | xargs sed -i s/a/b/\npython3 -m sglang.launch_server --model-path /m\n";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(path, script)]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    let patch = check(&report, "engine-patch");
+    let found = patch["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/found-anywhere").unwrap_or_else(|| panic!("{patch:#}"));
+    assert_eq!((found["severity"].as_str(), found["evidence"][0]["line"].as_u64()), (Some("warning"), Some(2)));
 }
