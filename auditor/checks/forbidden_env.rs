@@ -74,10 +74,8 @@ fn unseen(catalog: &Catalog, settings: &Section<ForbiddenEnv>, job: &AuditedJob)
 /// `config.yaml`, whose env sections the orchestrator exports into each
 /// worker's shell).
 fn rendered(catalog: &Catalog, job: &AuditedJob, name: &str) -> bool {
-    let legacy = catalog.legacy_name(name);
-    let spelled = |n: &str| n == name || legacy.as_deref() == Some(n);
     job.files.iter().any(|f| {
-        let listed = f.env.iter().any(|a| spelled(&a.name) && matches!(a.origin, EnvOrigin::DumpBlock | EnvOrigin::Listing));
+        let listed = f.env.iter().any(|a| catalog.spells(name, &a.name) && a.origin.is_dumped());
         let configured = f.env.iter().any(|a| a.origin == EnvOrigin::Config);
         let covered = f.env_dumps.iter().any(|d| d.complete && d.covers_prefix.as_deref().is_none_or(|p| name.starts_with(p)));
         listed || configured || covered
@@ -252,8 +250,7 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
             violations.push(a.provenance.clone());
         } else {
             // Two values in one dump are `duplicate`, not an override.
-            let dumped = |e: &EnvAssignment| matches!(e.origin, EnvOrigin::DumpBlock | EnvOrigin::Listing);
-            for earlier in resolved.overridden.iter().filter(|e| enables(catalog, e, var) && !(dumped(e) && dumped(a))) {
+            for earlier in resolved.overridden.iter().filter(|e| enables(catalog, e, var) && !(e.origin.is_dumped() && a.origin.is_dumped())) {
                 findings.push(Finding::new(
                     "forbidden-env/overridden",
                     Severity::Info,
@@ -278,8 +275,7 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
 /// Shell variables that would enable the variable but are never exported in
 /// their file: they do not reach the server unless something else exports them.
 fn unexported(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) {
-    let legacy = catalog.legacy_name(&var.name);
-    let spelled = |a: &EnvAssignment| a.name == var.name || Some(&a.name) == legacy.as_ref();
+    let spelled = |a: &EnvAssignment| catalog.spells(&var.name, &a.name);
     for a in env.iter().filter(|a| a.origin == EnvOrigin::ShellVariable && spelled(a) && enables(catalog, a, var)) {
         let exported = env.iter().any(|o| spelled(o) && o.origin.reaches_environment() && o.provenance.file == a.provenance.file);
         if !exported {
@@ -303,12 +299,9 @@ fn unexported(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], va
 /// which one a reader gets depends on the reader (Python's `os.environ`
 /// keeps the last, C's `getenv` the first), so the dump does not say.
 fn duplicated(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &ForbiddenVar, findings: &mut Vec<Finding>) {
-    let legacy = catalog.legacy_name(&var.name);
     let mut dumps: std::collections::BTreeMap<(&str, &Scope), Vec<&EnvAssignment>> = std::collections::BTreeMap::new();
-    for a in env.iter().filter(|a| matches!(a.origin, EnvOrigin::DumpBlock | EnvOrigin::Listing)) {
-        if a.name == var.name || Some(&a.name) == legacy.as_ref() {
-            dumps.entry((a.provenance.file.as_str(), &a.scope)).or_default().push(a);
-        }
+    for a in env.iter().filter(|a| a.origin.is_dumped() && catalog.spells(&var.name, &a.name)) {
+        dumps.entry((a.provenance.file.as_str(), &a.scope)).or_default().push(a);
     }
     for listed in dumps.into_values() {
         let values: BTreeSet<&str> = listed.iter().map(|a| a.value.as_deref().unwrap_or_default()).collect();

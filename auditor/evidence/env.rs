@@ -45,6 +45,12 @@ impl EnvOrigin {
     pub fn reaches_environment(self) -> bool {
         self != EnvOrigin::ShellVariable
     }
+
+    /// A line of a rendered environment (a dump block or an `env` listing):
+    /// what the process had, not a statement that set it.
+    pub fn is_dumped(self) -> bool {
+        matches!(self, EnvOrigin::DumpBlock | EnvOrigin::Listing)
+    }
 }
 
 /// The process view an assignment belongs to: within one scope of one file

@@ -177,6 +177,16 @@ impl Catalog {
         self.engine.iter().find(|e| carries(&e.prefix) || carries(&e.legacy_prefix)).map(|e| e.name.as_str())
     }
 
+    /// Whether `written` is variable `name` in its current or legacy
+    /// spelling (`SGL_X` for `SGLANG_X`), without building either.
+    pub fn spells(&self, name: &str, written: &str) -> bool {
+        written == name
+            || self.engine.iter().any(|e| match (e.prefix.as_deref(), e.legacy_prefix.as_deref()) {
+                (Some(current), Some(legacy)) => matches!((name.strip_prefix(current), written.strip_prefix(legacy)), (Some(a), Some(b)) if a == b),
+                _ => false,
+            })
+    }
+
     /// `SGLANG_X` -> `SGL_X`, for engines with a legacy prefix.
     pub fn legacy_name(&self, name: &str) -> Option<String> {
         self.engine.iter().find_map(|e| {
@@ -201,7 +211,7 @@ impl Catalog {
     pub fn resolve<'a>(&self, assignments: &'a [EnvAssignment], name: &str) -> Vec<Resolved<'a>> {
         let legacy = self.legacy_name(name);
         let mut scopes: BTreeMap<(&str, &Scope), Vec<&'a EnvAssignment>> = BTreeMap::new();
-        for a in assignments.iter().filter(|a| a.name == name || Some(&a.name) == legacy.as_ref()) {
+        for a in assignments.iter().filter(|a| self.spells(name, &a.name)) {
             if a.origin.reaches_environment() {
                 scopes.entry((a.provenance.file.as_str(), &a.scope)).or_default().push(a);
             }

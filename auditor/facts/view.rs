@@ -149,7 +149,6 @@ fn env(files: &[FileEvidence], catalog: &Catalog) -> BTreeMap<String, EnvEntry> 
             Meaning::Invalid { reason, .. } => Some(format!("{reason}; the engine keeps its default")),
             _ => None,
         };
-        let legacy = catalog.legacy_name(&name);
         let entry = EnvEntry {
             effective: if a.expands { Value::Null } else { meaning.effective_json(catalog.var(&name)) },
             value,
@@ -159,7 +158,7 @@ fn env(files: &[FileEvidence], catalog: &Catalog) -> BTreeMap<String, EnvEntry> 
             via: r.via_legacy.then(|| a.name.clone()),
             warning,
             gate: a.gate,
-            sources: env.iter().filter(|o| o.name == name || Some(&o.name) == legacy.as_ref()).count(),
+            sources: env.iter().filter(|o| catalog.spells(&name, &o.name)).count(),
         };
         out.insert(name, entry);
     }

@@ -54,6 +54,18 @@ pub struct WrittenBody {
     pub target: Option<String>,
 }
 
+impl WrittenBody {
+    /// Whether it is the file at `path`.
+    pub fn writes(&self, path: &str) -> bool {
+        self.target.as_deref() == Some(path)
+    }
+}
+
+/// The body last written to `path`: what the file holds when it is read.
+pub fn last_written<'w>(written: &'w [WrittenBody], path: &str) -> Option<&'w WrittenBody> {
+    written.iter().rev().find(|b| b.writes(path))
+}
+
 /// Scans shell statements of one file.
 pub struct ShellScanner {
     file: FileRef,
@@ -315,7 +327,7 @@ impl ShellScanner {
             .collect();
         for (append, target) in writes {
             let lines: Vec<(Line, String)> = text.lines().map(|l| (line.clone(), l.to_string())).collect();
-            match self.written.iter_mut().rev().find(|b| b.target.as_deref() == Some(target.as_str())) {
+            match self.written.iter_mut().rev().find(|b| b.writes(&target)) {
                 Some(body) if append => body.lines.extend(lines),
                 _ => self.written.push(WrittenBody { opened_at: line.number, lines, depends: Vec::new(), target: Some(target) }),
             }
@@ -350,7 +362,7 @@ impl ShellScanner {
         let mut text = text.replace("\"$@\"", &args.join(" ")).replace("$@", &args.join(" "));
         // A non-interactive bash first sources the exported `BASH_ENV`.
         let bash_env = self.exported.iter().any(|e| e.contains("BASH_ENV")).then(|| self.vars.get("BASH_ENV")).flatten();
-        if let Some(body) = bash_env.and_then(|path| self.written.iter().rev().find(|b| b.target.as_deref() == Some(path.as_str()))) {
+        if let Some(body) = bash_env.and_then(|path| last_written(&self.written, path)) {
             let sourced: String = body.lines.iter().map(|(_, t)| format!("{t}\n")).collect();
             text = format!("{sourced}{text}");
         }
@@ -923,7 +935,7 @@ impl ShellScanner {
             return None;
         }
         let (path, open) = self.resolve(first.last()?);
-        let body = self.written.iter().rev().find(|b| !open && b.target.as_deref() == Some(path.as_str()))?;
+        let body = last_written(&self.written, &path).filter(|_| !open)?;
         let kept: Vec<&str> = body.lines.iter().map(|(_, t)| t.trim()).filter(|t| !t.is_empty() && !t.starts_with('#')).collect();
         Some(kept.join("\n"))
     }
@@ -966,7 +978,7 @@ impl ShellScanner {
         if open || self.eval_depth >= 4 {
             return;
         }
-        let Some(body) = self.written.iter().rev().find(|b| b.target.as_deref() == Some(path.as_str())).cloned() else { return };
+        let Some(body) = last_written(&self.written, &path).cloned() else { return };
         let segments = std::mem::take(&mut self.segments);
         self.eval_depth += 1;
         for (line, text) in &body.lines {

@@ -104,7 +104,7 @@ pub fn splice_sglang_config(file: &FileRef, command: &mut Command, written: &[Wr
         Some(path) => (path.to_string(), 1),
         None => (command.argv.get(k + 1).cloned().unwrap_or_default(), 2),
     };
-    let Some(body) = written.iter().rev().find(|b| b.target.as_deref() == Some(path.as_str())) else { return };
+    let Some(body) = crate::evidence::shell::scan::last_written(written, &path) else { return };
     let Some(words) = sglang_config_words(file, body) else { return };
     let mut argv = Vec::new();
     let mut args_at = Vec::new();
