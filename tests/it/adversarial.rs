@@ -9,6 +9,10 @@ use crate::common::*;
 
 const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
 
+/// A launch script of no known model: checks that need none (engine-patch,
+/// arch-override, draft-precision) judge it alone.
+const LAUNCHER: &str = "benchmarks/single_node/x_fp8_h200.sh";
+
 /// The script's head: sourced library, then the edit at line 3, then the launch.
 fn script(edit: &str) -> String {
     format!(
@@ -38,6 +42,42 @@ fn git(dir: &std::path::Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
+/// The tree as it stands, committed as the pull request's base.
+fn commit_base(dir: &std::path::Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
+}
+
+/// Whether a report has an error of check `id` citing (`file`, `line`),
+/// not marked as pre-existing.
+fn has_error_at(report: &serde_json::Value, id: &str, file: &str, line: u64) -> bool {
+    check(report, id)["findings"].as_array().unwrap().iter().any(|f| {
+        f["severity"] == "error"
+            && f.get("pre_existing").is_none()
+            && f["evidence"].as_array().unwrap().iter().any(|e| e["file"] == file && e["line"].as_u64() == Some(line))
+    })
+}
+
+/// One case of the corpus as a pull request makes it: `files` is the tree
+/// at the base (honest), `edit` the new text of `path`. The base has no
+/// error in check `id`; the edited tree has one citing (`path`, `line`),
+/// in the full audit and with `--changed-since` the base, whose exit is 1.
+fn assert_caught(what: &str, files: &[(&str, &str)], path: &str, edit: &str, id: &str, line: u64) {
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), files);
+    let dir = tmp.path().to_str().unwrap();
+    let base = json(&audit(&[dir, "--format", "json"]));
+    assert!(error_lines(&base, id).is_empty(), "{what}: the honest base: {:#}", check(&base, id));
+    commit_base(tmp.path());
+    write_tree(tmp.path(), &[(path, edit)]);
+    let full = json(&audit(&[dir, "--format", "json"]));
+    assert!(has_error_at(&full, id, path, line), "{what}: full audit: {:#}", check(&full, id));
+    let out = audit(&[dir, "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 1, "{what}: --changed-since: {}", stdout(&out));
+    assert!(has_error_at(&json(&out), id, path, line), "{what}: --changed-since: {:#}", check(&json(&out), id));
+}
+
 /// Every way below sets SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE to true in the
 /// engine's environment, as bash runs it.
 const FORMS: &[(&str, &str, u64)] = &[
@@ -52,6 +92,7 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("arithmetic", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$((0+1))", 3),
     ("a substitution", "Z=0; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${Z/0/1}", 3),
     ("a substring", "W=10; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${W:0:1}", 3),
+    ("an alternate value", "MODEL=dsv4; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${MODEL:+1}", 3),
     ("set -a and a sourced file the script wrote", "cat > /tmp/e.sh <<EOF\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nset -a; . /tmp/e.sh; set +a", 4),
     ("a sourced file the script wrote", "cat > /tmp/e.sh <<'EOF'\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nsource /tmp/e.sh", 4),
     ("an alias for export", "shopt -s expand_aliases; alias ex=export; ex SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
@@ -82,21 +123,8 @@ const FORMS: &[(&str, &str, u64)] = &[
 #[test]
 fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line() {
     for (what, edit, line) in FORMS {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(edit))]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let got = forbidden(&report);
-        assert!(got.contains(&("forbidden-env/enabled".to_string(), SCRIPT.to_string(), *line)), "{what}: {got:?}");
-
-        // As a pull request's only change, with --changed-since.
-        git(tmp.path(), &["init", "-q"]);
-        std::fs::write(tmp.path().join(SCRIPT), script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0")).unwrap();
-        git(tmp.path(), &["add", "-A"]);
-        git(tmp.path(), &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
-        std::fs::write(tmp.path().join(SCRIPT), script(edit)).unwrap();
-        let out = audit(&[tmp.path().to_str().unwrap(), "--changed-since", "HEAD", "--format", "json"]);
-        assert_eq!(code(&out), 1, "{what}: {}", stdout(&out));
-        assert!(forbidden(&json(&out)).contains(&("forbidden-env/enabled".to_string(), SCRIPT.to_string(), *line)), "{what}");
+        let base = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
+        assert_caught(what, &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &base)], SCRIPT, &script(edit), "forbidden-env", *line);
     }
 }
 
@@ -112,6 +140,7 @@ fn the_same_forms_disabling_the_flag_pass() {
             .replace("$((0+1))", "$((1-1))")
             .replace("${Z/0/1}", "${Z/1/0}")
             .replace("W=10", "W=01")
+            .replace("${MODEL:+1}", "${MODEL:+0}")
             .replace("T0U9MQ==", "T0U9MA==")
             .replace("4d4f453d31", "4d4f453d30");
         let honest = honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
@@ -163,9 +192,8 @@ fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
     let honest = format!("{head}{gate}{launch}");
     assert_eq!(check(&honest, "golden-al")["status"], "pass");
     let bent = format!("{head}{gate}SGLANG_SIMULATE_ACC_LEN=3.10\n{launch}");
-    let golden = check(&bent, "golden-al");
-    let mismatch = golden["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "golden-al/mismatch").unwrap_or_else(|| panic!("{golden:#}"));
-    assert_eq!(mismatch["evidence"][0]["line"], 4, "{mismatch}");
+    let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n");
+    assert_caught("a re-assigned AL", &[lib, (SCRIPT, &honest)], SCRIPT, &bent, "golden-al", 4);
     assert_eq!(check(&bent, "sim-acc-eval")["status"], "pass", "never exported in the eval-only run");
     // Passed as a function's argument, the value is the run's: undetermined
     // (never read as the literal `$1`, which failed the honest script).
@@ -173,6 +201,27 @@ fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
     for id in ["sim-acc-throughput", "golden-al"] {
         let result = check(&by_argument, id);
         assert!(result["findings"].as_array().unwrap().iter().all(|f| f["severity"] != "error"), "{id}: {result:#}");
+    }
+}
+
+/// One server argument spelled twice in a recipe's `sglang_config`:
+/// srt-slurm passes both, argparse keeps the last, and the engine drafts
+/// with K=2 while the AL set is K=3's golden value. golden-al fails,
+/// citing the spelling that wins, whichever order the two are written in.
+#[test]
+fn a_server_argument_spelled_twice_in_a_recipe_is_judged_as_argparse_takes_it() {
+    let recipe = "benchmarks/multi_node/srt-slurm-recipes/sglang/deepseek-v4/agentic/agg-mtp.yaml";
+    let text = |steps: &str| {
+        format!(
+            "name: agg-mtp\nmodel:\n  path: deepseek-v4-pro\n  precision: fp4\nbackend:\n  type: sglang\n  aggregated_environment:\n    SGLANG_DEFAULT_THINKING: \"1\"\n    SGLANG_SIMULATE_ACC_LEN: \"2.49\"\n    SGLANG_SIMULATE_ACC_METHOD: match-expected\n    SGLANG_SIMULATE_ACC_TOKEN_MODE: real-draft-token\n  sglang_config:\n    aggregated:\n      served-model-name: deepseek-ai/DeepSeek-V4-Pro\n      speculative-algorithm: EAGLE\n{steps}      speculative-eagle-topk: 1\n"
+        )
+    };
+    let honest = text("      speculative-num-steps: 3\n");
+    for (what, steps, line) in [
+        ("underscore after", "      speculative-num-steps: 3\n      speculative_num_steps: 2\n", 17),
+        ("underscore before", "      speculative_num_steps: 2\n      speculative-num-steps: 3\n", 16),
+    ] {
+        assert_caught(what, &[(recipe, &honest)], recipe, &text(steps), "golden-al", line);
     }
 }
 
@@ -191,9 +240,7 @@ fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
     let master = "configs/nvidia-master.yaml";
     let tmp = tempfile::tempdir().unwrap();
     write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script("")), (master, entry)]);
-    git(tmp.path(), &["init", "-q"]);
-    git(tmp.path(), &["add", "-A"]);
-    git(tmp.path(), &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
+    commit_base(tmp.path());
     std::fs::write(tmp.path().join(master), format!("{bomb}{entry}")).unwrap();
     for extra in [&[][..], &["--changed-since", "HEAD"][..]] {
         let mut args = vec![tmp.path().to_str().unwrap(), "--format", "json"];
@@ -222,61 +269,73 @@ fn a_yaml_alias_bomb_never_hides_jobs_behind_a_pass() {
     let report = json(&out);
     assert_ne!(report["files"][0]["status"], "read", "{}", report["files"]);
     assert_eq!(forbidden(&report), [("forbidden-env/enabled".to_string(), recipe.to_string(), 4)]);
+    // As a pull request's only change, the nesting keeps the gate off PASS.
+    let tmp = tempfile::tempdir().unwrap();
+    let honest = "backend:\n  type: sglang\n  decode_environment:\n    SGLANG_X: \"1\"\n";
+    write_tree(tmp.path(), &[(recipe, honest)]);
+    commit_base(tmp.path());
+    write_tree(tmp.path(), &[(recipe, &format!("{honest}x: {}{}\n", "[".repeat(200_000), "]".repeat(200_000)))]);
+    let out = audit(&[tmp.path().to_str().unwrap(), "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", stdout(&out));
+}
+
+/// A script in the snapshot's shape with one edit at line 2, before the launch.
+fn launcher(edit: &str) -> String {
+    format!("#!/usr/bin/env bash\n{edit}\npython3 -m sglang.launch_server --model-path /models/dsv4\n")
+}
+
+/// Each edit at line 2 of a launch script, as the pull request's only
+/// change, is an error of its check at its line.
+fn assert_script_cases(cases: &[(&str, &str, &str, u64)]) {
+    for (what, edit, id, line) in cases {
+        assert_caught(what, &[(LAUNCHER, &launcher(""))], LAUNCHER, &launcher(edit), id, *line);
+    }
 }
 
 /// Engine installs and writes whatever names them: a wheel through
 /// `pip3.12`, an extra index through `python3.12 -m pip`, a fork through
-/// `uv pip`, an archive extracted into site-packages or /sgl-workspace. Each
-/// is an error at its line; packing the engine tree into an archive is not.
+/// `uv pip`, an archive extracted into site-packages or /sgl-workspace, a
+/// `.pth` printf writes. Each is an error at its line; packing the engine
+/// tree into an archive is not.
 #[test]
 fn engine_installs_and_extractions_in_every_spelling_are_errors() {
-    let script = concat!(
-        "#!/usr/bin/env bash\n",
-        "pip3.12 install /tmp/wheels/sglang-0.5.9-py3-none-any.whl\n",
-        "python3.12 -m pip install --extra-index-url https://example.org/simple vllm\n",
-        "uv pip install \"sglang @ git+https://github.com/someone/sglang@abc123\"\n",
-        "tar -xzf /tmp/patched.tgz -C /usr/local/lib/python3.12/dist-packages/sglang\n",
-        "unzip -o /tmp/p.zip -d /sgl-workspace/sglang/python\n",
-        "tar -czf /tmp/box.tar.gz -C /sgl-workspace .\n",
-        "python3 -m sglang.launch_server --model-path /m\n",
-    );
-    let path = "benchmarks/single_node/x_fp8_h200.sh";
+    assert_script_cases(&[
+        ("pip3.12 wheel", "pip3.12 install /tmp/wheels/sglang-0.5.9-py3-none-any.whl", "engine-patch", 2),
+        ("extra index", "python3.12 -m pip install --extra-index-url https://example.org/simple vllm", "engine-patch", 2),
+        ("uv pip fork", "uv pip install \"sglang @ git+https://github.com/someone/sglang@abc123\"", "engine-patch", 2),
+        ("tar -x into site-packages", "tar -xzf /tmp/patched.tgz -C /usr/local/lib/python3.12/dist-packages/sglang", "engine-patch", 2),
+        ("unzip into the workspace", "unzip -o /tmp/p.zip -d /sgl-workspace/sglang/python", "engine-patch", 2),
+        ("a .pth printf writes", "printf 'import hack\\n' > /usr/local/lib/python3.12/dist-packages/zz.pth", "engine-patch", 2),
+    ]);
     let tmp = tempfile::tempdir().unwrap();
-    write_tree(tmp.path(), &[(path, script)]);
+    write_tree(tmp.path(), &[(LAUNCHER, &launcher("tar -czf /tmp/box.tar.gz -C /sgl-workspace ."))]);
     let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-    let check = report["checks"].as_array().unwrap().iter().find(|c| c["id"] == "engine-patch").unwrap();
-    let mut errors: Vec<u64> =
-        check["findings"].as_array().unwrap().iter().filter(|f| f["severity"] == "error").map(|f| f["evidence"][0]["line"].as_u64().unwrap()).collect();
-    errors.sort();
-    assert_eq!(errors, [2, 3, 4, 5, 6], "{check:#}");
+    assert!(error_lines(&report, "engine-patch").is_empty(), "{:#}", check(&report, "engine-patch"));
 }
 
 /// Code the gate could not read: an engine `sed -i` base64-encoded and piped
 /// to `bash` is an engine patch at the pipeline's line; an export in the
 /// same payload dies with the child shell and is no forbidden-env error.
+/// Decoded inside `eval`, the payload runs in the script's own shell: its
+/// export reaches the launch.
 #[test]
 fn a_base64_payload_piped_to_a_shell_is_read() {
     use base64::Engine as _;
     let payload = base64::engine::general_purpose::STANDARD
         .encode("sed -i 's/a/b/' /sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n");
-    let path = "benchmarks/single_node/x_fp8_h200.sh";
-    for pipeline in [format!("echo {payload} | base64 -d | bash"), format!("base64 --decode <<< \"{payload}\" | sh")] {
-        let script = format!("#!/usr/bin/env bash\n{pipeline}\npython3 -m sglang.launch_server --model-path /m\n");
+    let piped = [format!("echo {payload} | base64 -d | bash"), format!("base64 --decode <<< \"{payload}\" | sh")];
+    let evaluated = format!("eval \"$(echo {payload} | base64 -d)\"");
+    assert_script_cases(&[
+        ("base64 piped to bash", &piped[0], "engine-patch", 2),
+        ("base64 from a here-string piped to sh", &piped[1], "engine-patch", 2),
+        ("base64 decoded inside eval", &evaluated, "forbidden-env", 2),
+    ]);
+    for pipeline in &piped {
         let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(path, &script)]);
+        write_tree(tmp.path(), &[("benchmarks/single_node/x_fp8_h200.sh", &launcher(pipeline))]);
         let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let check = |id: &str| report["checks"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap().clone();
-        let patch = check("engine-patch");
-        let edit = patch["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/edit").unwrap_or_else(|| panic!("{pipeline}: {patch:#}"));
-        assert_eq!(edit["evidence"][0]["line"], 2);
         assert!(forbidden(&report).is_empty(), "{pipeline}: the child shell's export does not reach the launch");
     }
-    // Decoded inside `eval`, the payload runs in the script's own shell: its export reaches the launch.
-    let script = format!("#!/usr/bin/env bash\neval \"$(echo {payload} | base64 -d)\"\npython3 -m sglang.launch_server --model-path /m\n");
-    let tmp = tempfile::tempdir().unwrap();
-    write_tree(tmp.path(), &[(path, &script)]);
-    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-    assert_eq!(forbidden(&report), [("forbidden-env/enabled".to_string(), path.to_string(), 2)]);
 }
 
 /// Copy of a sample bundle in a temporary directory.
@@ -363,26 +422,12 @@ fn a_config_file_the_script_writes_is_read_as_server_arguments() {
             "#!/usr/bin/env bash\ncat > /tmp/cfg.yaml <<EOF\nspeculative-num-steps: 3\nspeculative-draft-model-quantization: {quant}\nEOF\npython3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 --speculative-algorithm EAGLE --config /tmp/cfg.yaml\n"
         )
     };
-    let path = "benchmarks/single_node/x_fp8_h200.sh";
-    let run = |script: &str| {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(path, script)]);
-        json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]))
-    };
-    let report = run(&body("fp8"));
-    let draft = check(&report, "draft-precision");
-    let errors: Vec<(String, u64)> = draft["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] == "error")
-        .map(|f| (f["rule"].as_str().unwrap().to_string(), f["evidence"][0]["line"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(errors, [("draft-precision/quantized-draft".to_string(), 4)], "{draft:#}");
+    let honest = body("fp8").replace("speculative-draft-model-quantization: fp8\n", "");
+    assert_caught("a quantized draft in --config", &[(LAUNCHER, &honest)], LAUNCHER, &body("fp8"), "draft-precision", 4);
     // The command line's own flag follows the file's and wins.
     let tmp = tempfile::tempdir().unwrap();
-    write_tree(tmp.path(), &[(path, &body("fp8").replace("--config /tmp/cfg.yaml", "--config /tmp/cfg.yaml --speculative-num-steps 2"))]);
-    let ev = json(&auditor(&["evidence", tmp.path().join(path).to_str().unwrap()]));
+    write_tree(tmp.path(), &[(LAUNCHER, &body("fp8").replace("--config /tmp/cfg.yaml", "--config /tmp/cfg.yaml --speculative-num-steps 2"))]);
+    let ev = json(&auditor(&["evidence", tmp.path().join(LAUNCHER).to_str().unwrap()]));
     let args = &ev["command_args"];
     assert_eq!(
         (args["speculative_num_steps"].clone(), args["speculative_draft_model_quantization"].clone()),
@@ -404,15 +449,17 @@ fn srt_slurm_keys_that_reach_the_workers_are_read() {
     let cases: &[(&str, &str, &str, u64)] = &[
         ("mooncake env", "  mooncake_kv_store:\n    env:\n      SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: '1'\n", "forbidden-env", 8),
         ("srun export", "srun_options:\n  export: ALL,SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n", "forbidden-env", 7),
+        (
+            "srun export passed into the container",
+            "srun_options:\n  container-env: SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE\n  export: ALL,SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n",
+            "forbidden-env",
+            8,
+        ),
         ("sbatch export", "sbatch_directives:\n  export: ALL,SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n", "forbidden-env", 7),
         ("extra_mount", "extra_mount:\n  - /home/me/sglang:/sgl-workspace/sglang\n", "engine-patch", 7),
     ];
     for (what, tail, id, line) in cases {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(recipe, &format!("{head}{tail}"))]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let errors = error_lines(&report, id);
-        assert_eq!(errors, [*line], "{what}: {:#}", check(&report, id));
+        assert_caught(what, &[(recipe, head)], recipe, &format!("{head}{tail}"), id, *line);
     }
     // The role's own section is exported after srun's --export: it wins.
     let tmp = tempfile::tempdir().unwrap();
@@ -428,10 +475,11 @@ fn srt_slurm_keys_that_reach_the_workers_are_read() {
 /// the program, as every write of a Python heredoc is placed).
 #[test]
 fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
-    let cases: &[(&str, &str, &str, u64)] = &[
+    assert_script_cases(&[
         ("pip show", "cp x.py \"$(pip show sglang | grep Location | cut -d' ' -f2)/sglang/srt/layers/x.py\"", "engine-patch", 2),
         ("site", "SP=$(python3 -c 'import site; print(site.getsitepackages()[0])')\ncp x.py $SP/sglang/srt/x.py", "engine-patch", 3),
         ("sysconfig", "SP=$(python3 -c \"import sysconfig; print(sysconfig.get_paths()['purelib'])\")\ncp x.py $SP/vllm/x.py", "engine-patch", 3),
+        ("a module's __file__ in python -c", "python3 -c \"import sglang.srt.server_args as m; open(m.__file__, 'a').write('x')\"", "engine-patch", 2),
         ("find -exec", "find / -path '*sglang/srt/server_args.py' -exec sed -i 's/a/b/' {} +", "engine-patch", 2),
         ("bash -c", "bash -c \"sed -i 's/a/b/' /sgl-workspace/sglang/python/sglang/srt/server_args.py\"", "engine-patch", 2),
         ("printf hex to bash", "printf 'sed -i s/a/b/ /sgl-workspace/sglang/python/sglang/srt/x\\x2epy' | bash", "engine-patch", 2),
@@ -447,20 +495,12 @@ fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
             "arch-override",
             2,
         ),
-    ];
-    let path = "benchmarks/single_node/x_fp8_h200.sh";
-    for (what, edit, id, line) in cases {
-        let script = format!("#!/usr/bin/env bash\n{edit}\npython3 -m sglang.launch_server --model-path /models/dsv4\n");
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(path, &script)]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        let errors = error_lines(&report, id);
-        assert!(errors.contains(line), "{what}: {:#}", check(&report, id));
-    }
+        ("jq", "jq '.architectures=[\"X\"]' /models/dsv4/config.json > /tmp/c && mv /tmp/c /models/dsv4/config.json", "arch-override", 2),
+    ]);
     // Found by name anywhere: whose files is not known, a warning at the line.
     let script = "#!/usr/bin/env bash\nfind / -name server_args.py | xargs sed -i s/a/b/\npython3 -m sglang.launch_server --model-path /m\n";
     let tmp = tempfile::tempdir().unwrap();
-    write_tree(tmp.path(), &[(path, script)]);
+    write_tree(tmp.path(), &[(LAUNCHER, script)]);
     let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
     let patch = check(&report, "engine-patch");
     let found = patch["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/found-anywhere").unwrap_or_else(|| panic!("{patch:#}"));

@@ -174,7 +174,14 @@ pub struct ActionScanner {
     found: Option<(u64, Vec<String>)>,
 }
 
-type PyNames = Vec<(String, String)>;
+/// What a Python program's names hold so far: a path a name was assigned
+/// (`p = '/x/y.py'`), or the module an import binds it to (`import a.b as
+/// m`, `from a import b`), as (name, value).
+#[derive(Default)]
+struct PyNames {
+    paths: Vec<(String, String)>,
+    modules: Vec<(String, String)>,
+}
 
 impl ActionScanner {
     /// The actions, each marked when it comes after the script's last
@@ -451,8 +458,8 @@ impl ActionScanner {
                     return;
                 }
                 if let Some(code) = option_value(args, &["-c"]) {
-                    let mut names = PyNames::new();
-                    for text in code.lines() {
+                    let mut names = PyNames::default();
+                    for text in code.lines().flat_map(statements) {
                         if let Some(target) = python_write(text, &mut names) {
                             if let Some(action) = self.push(ActionKind::PythonWrite, "python -c", Some(target), gate, provenance) {
                                 action.code_span = provenance.span;
@@ -600,7 +607,7 @@ impl ActionScanner {
 
     /// A statement that opens a Python heredoc (`python3 - <<EOF`).
     pub fn python_heredoc(&mut self, opened_at: u64) {
-        self.python = Some((opened_at, PyNames::new()));
+        self.python = Some((opened_at, PyNames::default()));
     }
 
     /// A line of a Python heredoc body; a write is reported at `provenance`,
@@ -608,14 +615,17 @@ impl ActionScanner {
     /// `span` is where the line lies in the file.
     pub fn python_line(&mut self, opened_at: u64, text: &str, span: Option<(u64, u64)>, gate: Gate, provenance: &Provenance) {
         if self.python.as_ref().is_none_or(|(at, _)| *at != opened_at) {
-            self.python = Some((opened_at, PyNames::new()));
+            self.python = Some((opened_at, PyNames::default()));
         }
-        let Some((_, names)) = self.python.as_mut() else { return };
-        if let Some(target) = python_write(text, names) {
-            if let Some(action) = self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance) {
-                action.code_span = span;
+        let Some((_, mut names)) = self.python.take() else { return };
+        for text in statements(text) {
+            if let Some(target) = python_write(text, &mut names) {
+                if let Some(action) = self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance) {
+                    action.code_span = span;
+                }
             }
         }
+        self.python = Some((opened_at, names));
     }
 }
 
@@ -723,6 +733,13 @@ fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
     let code = text.split('#').next().unwrap_or("");
     let value_of = |expr: &str, names: &PyNames| -> Option<String> {
         let expr = expr.trim();
+        // A name an import bound stands for its module: `m.__file__` of `import a.b as m` is `a.b.__file__`.
+        let head = expr.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+        let expr = match names.modules.iter().rev().find(|(n, _)| n == head) {
+            Some((_, module)) => format!("{module}{}", &expr[head.len()..]),
+            None => expr.to_string(),
+        };
+        let expr = expr.as_str();
         if let Some(located) = module_location(&format!("python {expr}")) {
             let tail: Vec<String> = STRING
                 .captures_iter(expr)
@@ -732,7 +749,7 @@ fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
                 .collect();
             return Some(std::iter::once(located).chain(tail).collect::<Vec<_>>().join("/"));
         }
-        if let Some((_, v)) = names.iter().rev().find(|(n, _)| expr == n || expr.starts_with(&format!("{n}.")) || expr.starts_with(&format!("{n} "))) {
+        if let Some((_, v)) = names.paths.iter().rev().find(|(n, _)| expr == n || expr.starts_with(&format!("{n}.")) || expr.starts_with(&format!("{n} "))) {
             return Some(v.clone());
         }
         STRING.captures(expr).map(|c| c[1].to_string()).filter(|s| s.contains('/'))
@@ -744,11 +761,60 @@ fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
         .and_then(|path| value_of(&path, names))
         .or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
     if let Some(c) = ASSIGN.captures(code) {
-        if let Some(v) = value_of(&c[2], names).filter(|_| names.len() < MAX_ITEMS) {
-            names.push((c[1].to_string(), v));
+        if let Some(v) = value_of(&c[2], names).filter(|_| names.paths.len() < MAX_ITEMS) {
+            names.paths.push((c[1].to_string(), v));
         }
     }
+    if names.modules.len() < MAX_ITEMS {
+        names.modules.extend(imported(code));
+    }
     target
+}
+
+/// The names an import statement binds to modules: `import a.b as m` (m:
+/// a.b), `from a.b import c` (c: a.b.c), `from a import b as m` (m: a.b).
+/// A plain `import a.b` binds `a`, which is already its module's name.
+fn imported(code: &str) -> Vec<(String, String)> {
+    static IMPORT_AS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*import\s+([\w.]+)\s+as\s+(\w+)\s*$").expect("valid regex"));
+    static FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*from\s+([\w.]+)\s+import\s+(.+)$").expect("valid regex"));
+    if let Some(c) = IMPORT_AS.captures(code) {
+        return vec![(c[2].to_string(), c[1].to_string())];
+    }
+    let Some(c) = FROM.captures(code) else { return Vec::new() };
+    c[2].trim_matches(|ch: char| ch == '(' || ch == ')' || ch.is_whitespace())
+        .split(',')
+        .filter_map(|item| {
+            let mut words = item.split_whitespace();
+            let name = words.next()?;
+            let bound = match (words.next(), words.next()) {
+                (Some("as"), Some(alias)) => alias,
+                _ => name,
+            };
+            Some((bound.to_string(), format!("{}.{name}", &c[1])))
+        })
+        .collect()
+}
+
+/// The statements of one line of Python: `a; b` split where the `;` is
+/// outside quotes and brackets.
+fn statements(line: &str) -> Vec<&str> {
+    let (mut out, mut start, mut depth, mut quote) = (Vec::new(), 0, 0usize, None);
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            (None, ';') if depth == 0 => {
+                out.push(&line[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&line[start..]);
+    out
 }
 
 #[cfg(test)]
@@ -772,18 +838,30 @@ mod tests {
 
     #[test]
     fn python_writes_and_reads() {
-        let mut names = PyNames::new();
+        let mut names = PyNames::default();
         assert_eq!(python_write("p = '/sgl-workspace/sglang/python/sglang/x.py'", &mut names), None);
         assert_eq!(python_write("s = open(p).read()", &mut names), None);
         assert_eq!(python_write("open(p, 'w').write(s)", &mut names).as_deref(), Some("/sgl-workspace/sglang/python/sglang/x.py"));
-        let mut names = PyNames::new();
+        let mut names = PyNames::default();
         python_write("path = pathlib.Path(importlib.util.find_spec(\"sglang\").origin).parent / \"srt/a.py\"", &mut names);
         assert_eq!(python_write("path.write_text(src)", &mut names).as_deref(), Some("site-packages/sglang/srt/a.py"));
-        assert_eq!(python_write("data = json.load(open('results.json'))", &mut PyNames::new()), None);
+        assert_eq!(python_write("data = json.load(open('results.json'))", &mut PyNames::default()), None);
         // The path is itself a call: parentheses balanced, the site directory located.
         let nested = "open(os.path.join(site.getsitepackages()[0], 'sglang/srt/x.py'), 'w').write('x=1')";
-        assert_eq!(python_write(nested, &mut PyNames::new()).as_deref(), Some("site-packages/sglang/srt/x.py"));
-        assert_eq!(python_write("open(os.path.join(d, 'a.json')).read()", &mut PyNames::new()), None);
+        assert_eq!(python_write(nested, &mut PyNames::default()).as_deref(), Some("site-packages/sglang/srt/x.py"));
+        assert_eq!(python_write("open(os.path.join(d, 'a.json')).read()", &mut PyNames::default()), None);
+        // A module bound by an import stands for its file.
+        let mut names = PyNames::default();
+        assert_eq!(python_write("import sglang.srt.server_args as m", &mut names), None);
+        assert_eq!(python_write("open(m.__file__, 'a').write('x')", &mut names).as_deref(), Some("site-packages/sglang/srt/server_args"));
+        let mut names = PyNames::default();
+        python_write("from vllm.model_executor import layers as L, utils", &mut names);
+        assert_eq!(python_write("open(utils.__file__, 'w')", &mut names).as_deref(), Some("site-packages/vllm/model_executor/utils"));
+        assert_eq!(python_write("open(L.__file__, 'w')", &mut names).as_deref(), Some("site-packages/vllm/model_executor/layers"));
+        assert_eq!(
+            statements("import a as m; open(m.__file__, 'w').write('a;b'); f(x[1;2])"),
+            ["import a as m", " open(m.__file__, 'w').write('a;b')", " f(x[1;2])"]
+        );
     }
 
     #[test]
