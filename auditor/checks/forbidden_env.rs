@@ -19,12 +19,14 @@ pub const RULES: &[(&str, &str)] = &[
     ("forbidden-env/enabled", "a forbidden variable takes effect (the engine reads its value as enabled)"),
     ("forbidden-env/set", "a variable forbidden in any form is set"),
     ("forbidden-env/invalid-value", "a forbidden variable has a value the engine rejects: it warns and keeps the default"),
-    ("forbidden-env/unresolved", "a forbidden variable is set from an expansion whose value the bundle does not show"),
     ("forbidden-env/overridden", "a forbidden variable was enabled, then overridden before it took effect"),
     ("forbidden-env/unexported", "a forbidden variable is set as a shell variable that is never exported"),
     ("forbidden-env/client-only", "a forbidden variable is set only for the benchmark client, not the engine"),
     ("forbidden-env/duplicate", "one dumped environment lists a forbidden variable twice with different values"),
-    ("forbidden-env/undetermined", "a job of a run shows no rendered environment, so whether its engine read a forbidden variable is not shown"),
+    (
+        "forbidden-env/undetermined",
+        "whether a forbidden variable takes effect is not shown: it is set from an expansion whose value the input does not show, or a job of a run renders no environment",
+    ),
 ];
 
 pub fn run(ctx: &Context, settings: &Section<ForbiddenEnv>) -> CheckResult {
@@ -110,7 +112,13 @@ impl Tally {
         let names: Vec<&str> = settings.forbid.iter().map(|v| v.name.as_str()).collect();
         let pass = format!("none of {} takes effect in {units} ({sources} environment source(s) examined)", names.join(", "));
         let fail = format!("{} in effect in {} of {units}", self.in_effect.into_iter().collect::<Vec<_>>().join(", "), self.failing);
-        let open = format!("{} job(s) show no rendered environment, so whether a forbidden variable takes effect there is not shown; {pass}", self.unseen);
+        let open = match self.unseen {
+            0 => {
+                let places = self.findings.iter().filter(|f| f.is_undetermined()).count();
+                format!("a forbidden variable is set from a value the input does not show ({places} place(s)): whether it takes effect is undetermined")
+            }
+            unseen => format!("{unseen} job(s) show no rendered environment, so whether a forbidden variable takes effect there is not shown; {pass}"),
+        };
         CheckResult::judged(ID, settings, self.findings, pass, fail, open)
     }
 }
@@ -198,11 +206,13 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
         let value = a.value.as_deref().unwrap_or_default();
         let legacy =
             if resolved.via_legacy { format!(" through the legacy spelling {}, which SGLang copies over {}", a.name, var.name) } else { String::new() };
+        // A value the input does not show (a download, a runner's variable)
+        // keeps the check off PASS: never a silent pass.
         if a.expands {
             findings.push(Finding::new(
-                "forbidden-env/unresolved",
+                "forbidden-env/undetermined",
                 Severity::Warning,
-                format!("{}={value} is set from an expansion whose value the bundle does not show{legacy}", a.name),
+                format!("{}={value} is set from an expansion whose value the input does not show, so whether it takes effect is undetermined{legacy}", a.name),
                 job_id,
                 vec![a.provenance.clone()],
             ));

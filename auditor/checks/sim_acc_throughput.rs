@@ -60,6 +60,13 @@ const SPEC_ARGS: &[&str] =
 /// other settings from.
 const CONFIG_FILE_ARGS: &[&str] = &["extra_llm_api_options", "config"];
 
+/// The knobs whose value the input does not show, for a message, and where they are set.
+fn unknown_knobs(job: &AuditedJob) -> (String, Vec<crate::provenance::Provenance>) {
+    let unknown: Vec<_> = job.simulation.knobs.iter().filter(|k| k.in_effect == InEffect::Unknown).collect();
+    let shown: Vec<String> = unknown.iter().map(|k| format!("{} ({})", k.setting, k.why)).collect();
+    (shown.join(", "), unknown.iter().filter_map(|k| k.provenance.clone()).collect())
+}
+
 /// Judge one job; false when it does not run (or claim) speculative decoding.
 fn judge(settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut Vec<Finding>) -> bool {
     let facts = &job.facts;
@@ -89,6 +96,18 @@ fn judge(settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut 
                 what.join(", ")
             ),
             evidence.clone(),
+        );
+    }
+    // A knob whose value the input does not show: whether the fixed-seq run
+    // simulates is not known, never a silent pass.
+    if fixed_seq && active.is_empty() && job.simulation.generating == InEffect::Unknown && !settings.allow_fixed_seq_simulation {
+        let (shown, at) = unknown_knobs(job);
+        push(
+            findings,
+            "sim-acc-throughput/undetermined",
+            open_severity,
+            format!("fixed-seq spec-decode job; whether it simulates acceptance is not known: {shown}"),
+            at,
         );
     }
     if !drafting {
@@ -150,17 +169,13 @@ fn judge(settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut 
     }
     let method = spec.method.as_ref().map(|f| text(&f.value)).unwrap_or_default();
     if job.simulation.generating == InEffect::Unknown {
-        let unknown: Vec<_> = job.simulation.knobs.iter().filter(|k| k.in_effect == InEffect::Unknown).collect();
-        let shown: Vec<String> = unknown.iter().map(|k| format!("{} ({})", k.setting, k.why)).collect();
+        let (shown, at) = unknown_knobs(job);
         push(
             findings,
             "sim-acc-throughput/undetermined",
             open_severity,
-            format!(
-                "agentic throughput job runs {method} speculative decoding; whether it simulates acceptance at the golden AL is not known: {}",
-                shown.join(", ")
-            ),
-            unknown.iter().filter_map(|k| k.provenance.clone()).collect(),
+            format!("agentic throughput job runs {method} speculative decoding; whether it simulates acceptance at the golden AL is not known: {shown}"),
+            at,
         );
         return true;
     }

@@ -117,6 +117,13 @@ const FORMS: &[(&str, &str, u64)] = &[
         "cat > /tmp/e.sh <<'EOF'\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nexport BASH_ENV=/tmp/e.sh\nbash -c 'exec \"$@\"' _ python3 -m sglang.launch_server --model-path /m",
         7,
     ),
+    ("a while-read loop over a heredoc", "while read -r k v; do export \"$k=$v\"; done <<EOF\nNCCL_NVLS_ENABLE 1\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE 1\nEOF", 5),
+    ("a while-read loop over a here-string", "while IFS== read -r k v\ndo\n  export \"$k=$v\"\ndone <<< SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 6),
+    (
+        "a while-read loop over a file printf wrote",
+        "printf 'SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\\n' > /tmp/l; while read -r kv; do export \"$kv\"; done < /tmp/l",
+        3,
+    ),
     ("printf hex escapes evaluated", "eval \"$(printf '\\x65\\x78\\x70\\x6f\\x72\\x74 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1')\"", 3),
 ];
 
@@ -141,6 +148,7 @@ fn the_same_forms_disabling_the_flag_pass() {
             .replace("${Z/0/1}", "${Z/1/0}")
             .replace("W=10", "W=01")
             .replace("${MODEL:+1}", "${MODEL:+0}")
+            .replace("NEXTN_MOE 1", "NEXTN_MOE 0")
             .replace("T0U9MQ==", "T0U9MA==")
             .replace("4d4f453d31", "4d4f453d30");
         let honest = honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
@@ -222,6 +230,37 @@ fn a_server_argument_spelled_twice_in_a_recipe_is_judged_as_argparse_takes_it() 
         ("underscore before", "      speculative_num_steps: 2\n      speculative-num-steps: 3\n", 16),
     ] {
         assert_caught(what, &[(recipe, &honest)], recipe, &text(steps), "golden-al", line);
+    }
+}
+
+/// A value the input does not show (a download, a runner's variable) for
+/// a forbidden name or a simulation knob keeps its check off PASS:
+/// undetermined, the verdict incomplete (exit 3), in the full audit and
+/// with `--changed-since`.
+#[test]
+fn values_the_input_does_not_show_keep_the_check_off_pass() {
+    let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n");
+    for (edit, id) in [
+        ("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$(curl -s https://example.org/flag)", "forbidden-env"),
+        ("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$FLAG", "forbidden-env"),
+        ("export SGLANG_SIMULATE_ACC_LEN=$(curl -s https://example.org/al)", "sim-acc-throughput"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[lib, (SCRIPT, &script(""))]);
+        commit_base(tmp.path());
+        write_tree(tmp.path(), &[(SCRIPT, &script(edit))]);
+        for extra in [&[][..], &["--changed-since", "HEAD"][..]] {
+            let mut args = vec![tmp.path().to_str().unwrap(), "--format", "json"];
+            args.extend_from_slice(extra);
+            let out = audit(&args);
+            assert_eq!(code(&out), 3, "{edit} {extra:?}: {}", stdout(&out));
+            let report = json(&out);
+            let result = check(&report, id);
+            assert_eq!(result["status"], "error", "{edit}: {result:#}");
+            let open =
+                result["findings"].as_array().unwrap().iter().find(|f| f["rule"] == format!("{id}/undetermined")).unwrap_or_else(|| panic!("{result:#}"));
+            assert_eq!(open["evidence"][0]["line"], 3, "{open:#}");
+        }
     }
 }
 

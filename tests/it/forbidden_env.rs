@@ -99,8 +99,8 @@ fn set_x_trace_and_unknown_expansions() {
     assert_eq!(code, 1, "a set -x trace line counts");
     let expansion = "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=$FLAG\n";
     let (_, report) = audit_tree(&[(&format!("server_logs_{RF}/launch.sh"), expansion)]);
-    assert_eq!(status(&report), "pass");
-    assert_eq!(rules(&report), ["forbidden-env/unresolved"]);
+    assert_eq!(status(&report), "error", "a value the input does not show is undetermined, never a pass");
+    assert_eq!(rules(&report), ["forbidden-env/undetermined"]);
 }
 
 #[test]

@@ -8,6 +8,7 @@ pub mod command;
 pub mod expand;
 pub mod log_commands;
 pub mod prompt;
+pub mod read_loop;
 pub mod scan;
 pub mod script;
 pub mod words;

@@ -20,6 +20,7 @@ use crate::evidence::shell::branches::{Arg, Branch, Branches, Updates, VarState}
 use crate::evidence::shell::command::Command;
 use crate::evidence::shell::expand;
 use crate::evidence::shell::log_commands::{LogEvent, LogStatements};
+use crate::evidence::shell::read_loop;
 use crate::evidence::shell::script::{self, BodyLang, Event, ScriptReader, Segment};
 use crate::evidence::shell::words::{self, Token, Word, env_prefix};
 use crate::evidence::text::lines::Line;
@@ -82,6 +83,11 @@ pub struct ShellScanner {
     allexport: bool,
     /// `for NAME in WORDS`: the words a loop variable takes, in order.
     loops: HashMap<String, Vec<String>>,
+    /// `while read NAMES; do ...; done <<EOF` being taken from the lines.
+    read_loops: read_loop::Capture,
+    /// A read loop whose `done` has been read, waiting for its input (a
+    /// heredoc's body follows the `done`), with the `done` line.
+    pending_loop: Option<(read_loop::ReadLoop, Line)>,
     /// Names exported so far, per kind of run (as [`Self::views`]): a later
     /// plain `NAME=v` updates the value the child sees in the runs that exported it.
     exported: [std::collections::HashSet<String>; 2],
@@ -137,6 +143,8 @@ impl ShellScanner {
             arrays: Default::default(),
             allexport: false,
             loops: HashMap::new(),
+            read_loops: read_loop::Capture::default(),
+            pending_loop: None,
             exported: Default::default(),
             herestring: None,
             eval_depth: 0,
@@ -165,8 +173,13 @@ impl ShellScanner {
         if line.text.trim_start().starts_with('#') {
             self.actions.comment(line.number, &line.text);
         }
+        let closed = self.read_loops.line(line.number, &line.text);
         for event in self.script.push(line) {
             self.event(event);
+        }
+        if let Some(closed) = closed {
+            self.replay_read_loop();
+            self.pending_loop = Some((closed, line.clone()));
         }
     }
 
@@ -175,6 +188,7 @@ impl ShellScanner {
         for event in self.script.finish() {
             self.event(event);
         }
+        self.replay_read_loop();
         for event in self.log.finish() {
             self.log_event(event);
         }
@@ -183,6 +197,9 @@ impl ShellScanner {
     fn event(&mut self, event: Event) {
         match event {
             Event::Statement(s) => {
+                if self.pending_loop.as_ref().is_some_and(|(l, _)| s.line.number > l.done_at) {
+                    self.replay_read_loop();
+                }
                 if s.tokens.iter().any(|t| matches!(t, Token::Operator(op, _) if op == "<<")) {
                     let first = s.line.text.lines().next().unwrap_or("");
                     self.heredoc_at = Some((s.line.number, Provenance::at_line(&self.file, s.line.number, s.line.offset, first)));
@@ -290,6 +307,36 @@ impl ShellScanner {
         }
         if let Some(script) = self.sourced_substitution(tokens) {
             self.run_text(&script, line);
+        }
+    }
+
+    /// A `while read` loop whose input is now known, run as bash runs it:
+    /// its body once per input line, the names `read` assigns set to the
+    /// line's fields, each pass placed at the input line it reads.
+    fn replay_read_loop(&mut self) {
+        let Some((read, done)) = self.pending_loop.take() else { return };
+        let input: Vec<(Line, String)> = match &read.input {
+            read_loop::Input::Heredoc => self.written.iter().rev().find(|b| b.opened_at == read.done_at).map(|b| b.lines.clone()).unwrap_or_default(),
+            read_loop::Input::Herestring(word) => {
+                let word = words::split_words(word).ok().and_then(|w| w.into_iter().next());
+                match word.map(|w| self.resolve(&w)) {
+                    Some((text, false)) => text.lines().map(|l| (done.clone(), l.to_string())).collect(),
+                    _ => Vec::new(),
+                }
+            }
+            read_loop::Input::File(path) => {
+                let path = words::split_words(path).ok().and_then(|w| w.into_iter().next()).map(|w| self.resolve(&w));
+                match path {
+                    Some((path, false)) => last_written(&self.written, &path).map(|b| b.lines.clone()).unwrap_or_default(),
+                    _ => Vec::new(),
+                }
+            }
+        };
+        for (line, text) in input.iter().take(1_000) {
+            let bound = read_loop::fields(&read.names, read.ifs.as_deref(), text);
+            let mut script: Vec<String> = bound.iter().map(|(name, value)| format!("{name}={}", read_loop::quoted(value))).collect();
+            script.extend(read.body.iter().cloned());
+            self.run_text(&script.join("\n"), line);
         }
     }
 
