@@ -34,6 +34,22 @@ pub(crate) enum EntryType {
     Other(u8),
 }
 
+impl EntryType {
+    /// The kind of entry, for a message.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EntryType::File => "file",
+            EntryType::Hardlink => "hard link",
+            EntryType::Symlink => "symlink",
+            EntryType::Char => "character device",
+            EntryType::Block => "block device",
+            EntryType::Dir => "directory",
+            EntryType::Fifo => "FIFO",
+            EntryType::Other(_) => "vendor-type",
+        }
+    }
+}
+
 /// One entry's header, with PAX and GNU extensions applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Header {
@@ -48,6 +64,10 @@ pub(crate) struct Header {
     /// An extension header of this entry too large to read: its name,
     /// link name or PAX records may be missing from `path` and `link`.
     pub unread: Option<Unread>,
+    /// Where tar readers read this header differently: the other reading,
+    /// for a `hostile-entry` finding. The header itself is read as Go's
+    /// `archive/tar` (what containerd and Docker extract with) reads it.
+    pub disagreement: Option<String>,
 }
 
 /// An extension header streamed past without being read.
@@ -105,7 +125,15 @@ impl<R: Read> TarReader<R> {
             let at = self.position;
             let Some(block) = self.read_block()? else { return Ok(None) };
             if block.iter().all(|&b| b == 0) {
-                return Ok(None);
+                // Go ends at two zero blocks (or one and the stream's end) and
+                // refuses a header after a lone one; tar(1) stops at the first.
+                return match self.read_block()? {
+                    Some(next) if next.iter().any(|&b| b != 0) => Err(invalid(format!(
+                        "tar header at byte {}: a header after a lone zero block at byte {at}: Go's archive/tar (containerd, Docker) refuses the layer there, tar(1) ends the archive at the zero block",
+                        at + 512
+                    ))),
+                    _ => Ok(None),
+                };
             }
             let invalid = |msg: String| invalid(format!("tar header at byte {at}: {msg}"));
             verify_checksum(&block).map_err(invalid)?;
@@ -133,7 +161,7 @@ impl<R: Read> TarReader<R> {
                 b'S' => return Err(invalid("GNU sparse entries are not supported".into())),
                 _ => {}
             }
-            let kind = match flag {
+            let mut kind = match flag {
                 b'0' | 0 | b'7' => EntryType::File,
                 b'1' => EntryType::Hardlink,
                 b'2' => EntryType::Symlink,
@@ -143,8 +171,9 @@ impl<R: Read> TarReader<R> {
                 b'6' => EntryType::Fifo,
                 other => EntryType::Other(other),
             };
+            let (path, other_prefix) = ustar_path(&block);
             let mut header = Header {
-                path: ustar_path(&block),
+                path,
                 link: trim_nul(&block[157..257]).to_vec(),
                 kind,
                 mode: number(&block[100..108]).unwrap_or(0) as u32 & 0o7777,
@@ -152,18 +181,31 @@ impl<R: Read> TarReader<R> {
                 gid: number(&block[116..124]).unwrap_or(0),
                 size,
                 unread,
+                disagreement: None,
             };
-            if let Some(p) = long_path {
-                header.path = p;
+            let mut disagree: Vec<String> = Vec::new();
+            if let Some(other) = other_prefix {
+                disagree.push(format!(
+                    "a star header: its 131-byte prefix gives {}, a reader taking the ustar 155-byte prefix reads {}",
+                    shown(&header.path),
+                    shown(&other)
+                ));
             }
-            if let Some(l) = long_link {
-                header.link = l;
-            }
+            // PAX first, then GNU long names over them, as Go merges them;
+            // an empty PAX value keeps the header's.
+            let mut pax_set: Vec<&str> = Vec::new();
             for (key, value) in pax {
+                if !value.is_empty() && (key == "path" || key == "linkpath") {
+                    pax_set.push(if key == "path" { "path" } else { "linkpath" });
+                }
                 let text = String::from_utf8_lossy(&value);
                 let bad = || self::invalid(format!("tar entry at byte {start}: PAX record {}={:?} is not a number", clip(&key), clip(&text)));
                 let num = || text.parse::<u64>().map_err(|_| bad());
                 match key.as_str() {
+                    "path" | "linkpath" if value.is_empty() => {
+                        disagree.push(format!("an empty PAX {key} record: Go keeps the header's value, a reader that applies it reads an empty name"))
+                    }
+                    _ if value.is_empty() => {}
                     "path" => header.path = value,
                     "linkpath" => header.link = value,
                     "size" => header.size = num()?,
@@ -173,13 +215,42 @@ impl<R: Read> TarReader<R> {
                     _ => {}
                 }
             }
-            // Data follows only for files; a hardlink or directory with a size
-            // has its data skipped all the same, as tar(1) does.
-            self.remaining = header.size;
-            self.padding = (512 - header.size % 512) % 512;
-            if header.kind != EntryType::File {
+            for (long, field, key, what) in [(long_path, &mut header.path, "path", "name"), (long_link, &mut header.link, "linkpath", "link name")] {
+                if let Some(long) = long {
+                    if pax_set.contains(&key) && *field != long {
+                        disagree.push(format!(
+                            "a GNU long {what} {} beside a PAX {key} {}: Go takes the GNU one, readers that let PAX win take the other",
+                            shown(&long),
+                            shown(field)
+                        ));
+                    }
+                    *field = long;
+                }
+            }
+            // An old-style regular file named with a trailing slash is a directory.
+            if flag == 0 && header.path.ends_with(b"/") {
+                kind = EntryType::Dir;
+                header.kind = kind;
+            }
+            // Data follows only for files: Go reads none for a link, device,
+            // directory or FIFO whatever its size field says.
+            let data = match kind {
+                EntryType::Hardlink | EntryType::Symlink | EntryType::Char | EntryType::Block | EntryType::Dir | EntryType::Fifo => 0,
+                _ => header.size,
+            };
+            if data != header.size {
+                disagree.push(format!(
+                    "a {} entry with a size field of {} bytes: Go reads no data for it and the next header follows at once, a reader that honours the size skips those bytes",
+                    kind.as_str(),
+                    header.size
+                ));
+            }
+            self.remaining = data;
+            self.padding = (512 - data % 512) % 512;
+            if kind != EntryType::File {
                 header.size = 0;
             }
+            header.disagreement = (!disagree.is_empty()).then(|| disagree.join("; "));
             return Ok(Some(header));
         }
     }
@@ -284,18 +355,37 @@ fn trim_nul(bytes: &[u8]) -> &[u8] {
     &bytes[..end]
 }
 
-/// `prefix/name` of a ustar header (`name` alone for old and GNU headers).
-fn ustar_path(block: &[u8; 512]) -> Vec<u8> {
+/// `prefix/name` of a ustar header (`name` alone for old and GNU headers),
+/// as Go reads it: a star header (ustar magic and the `tar\0` trailer) has
+/// a 131-byte prefix, a ustar one 155. For a star header whose longer
+/// reading differs, that path too.
+fn ustar_path(block: &[u8; 512]) -> (Vec<u8>, Option<Vec<u8>>) {
     let name = trim_nul(&block[0..100]);
-    let is_ustar = &block[257..263] == b"ustar\0";
-    let prefix = if is_ustar { trim_nul(&block[345..500]) } else { &[][..] };
-    if prefix.is_empty() {
-        return name.to_vec();
+    let joined = |prefix: &[u8]| match prefix.is_empty() {
+        true => name.to_vec(),
+        false => [prefix, b"/", name].concat(),
+    };
+    if &block[257..263] != b"ustar\0" {
+        return (name.to_vec(), None);
     }
-    let mut path = prefix.to_vec();
-    path.push(b'/');
-    path.extend_from_slice(name);
-    path
+    let ustar = joined(trim_nul(&block[345..500]));
+    if &block[508..512] != b"tar\0" {
+        return (ustar, None);
+    }
+    let star = joined(trim_nul(&block[345..476]));
+    let other = (star != ustar).then_some(ustar);
+    (star, other)
+}
+
+/// A name for a message: lossy UTF-8, quoted, its last 96 characters
+/// (where two readings of a path differ, they differ at the end).
+fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let count = text.chars().count();
+    match count > 96 {
+        true => format!("\"…{}\"", text.chars().skip(count - 96).collect::<String>().escape_debug()),
+        false => format!("{text:?}"),
+    }
 }
 
 /// An octal field (spaces and NULs around it), or GNU base-256 when the
@@ -320,13 +410,17 @@ fn number(field: &[u8]) -> Option<u64> {
     Some(n)
 }
 
+/// The stored checksum matches the header's sum of bytes, read unsigned or
+/// signed (old tars summed signed chars; Go accepts either).
 fn verify_checksum(block: &[u8; 512]) -> Result<(), String> {
     let stored = number(&block[148..156]).ok_or_else(|| "bad checksum field".to_string())?;
-    let sum: u64 = block.iter().enumerate().map(|(i, &b)| if (148..156).contains(&i) { u64::from(b' ') } else { u64::from(b) }).sum();
-    if sum != stored {
-        return Err(format!("checksum {stored} does not match {sum}: not a tar stream or corrupt"));
+    let field = |i: usize| (148..156).contains(&i);
+    let unsigned: i64 = block.iter().enumerate().map(|(i, &b)| if field(i) { i64::from(b' ') } else { i64::from(b) }).sum();
+    let signed: i64 = block.iter().enumerate().map(|(i, &b)| if field(i) { i64::from(b' ') } else { i64::from(b as i8) }).sum();
+    if i64::try_from(stored).is_ok_and(|s| s == unsigned || s == signed) {
+        return Ok(());
     }
-    Ok(())
+    Err(format!("checksum {stored} does not match {unsigned}: not a tar stream or corrupt"))
 }
 
 /// At most 64 characters of a bogus value, for an error message.
@@ -400,6 +494,109 @@ mod tests {
         h.set_uid(1000);
         h.set_gid(1001);
         h
+    }
+
+    /// A ustar header block built by hand: `edit` may change any byte
+    /// before the checksum is set.
+    fn raw(name: &str, flag: u8, size: u64, edit: impl FnOnce(&mut [u8; 512])) -> Vec<u8> {
+        let mut b = [0u8; 512];
+        b[..name.len()].copy_from_slice(name.as_bytes());
+        b[100..107].copy_from_slice(b"0000644");
+        b[124..135].copy_from_slice(format!("{size:011o}").as_bytes());
+        b[156] = flag;
+        b[257..263].copy_from_slice(b"ustar\0");
+        b[263..265].copy_from_slice(b"00");
+        edit(&mut b);
+        let sum: u32 = b.iter().enumerate().map(|(i, &x)| if (148..156).contains(&i) { 32 } else { u32::from(x) }).sum();
+        b[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        b.to_vec()
+    }
+
+    /// Data padded to whole blocks.
+    fn padded(data: &[u8]) -> Vec<u8> {
+        let mut out = data.to_vec();
+        out.resize(data.len().div_ceil(512) * 512, 0);
+        out
+    }
+
+    fn names(archive: &[u8]) -> Vec<(String, Option<String>)> {
+        entries(archive).unwrap().into_iter().map(|(h, _)| (String::from_utf8_lossy(&h.path).into_owned(), h.disagreement)).collect()
+    }
+
+    /// A directory whose size field covers the next header: Go reads no
+    /// data for it, so the entry inside those bytes is applied, and the
+    /// disagreement is said.
+    #[test]
+    fn header_only_entries_have_no_data_whatever_their_size() {
+        let hidden = [raw("sgl/x.py", b'0', 3, |_| {}), padded(b"bad")].concat();
+        let archive = [raw("d/", b'5', hidden.len() as u64, |_| {}), hidden, raw("ok", b'0', 0, |_| {}), vec![0; 1024]].concat();
+        let got = names(&archive);
+        assert_eq!(got.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["d/", "sgl/x.py", "ok"]);
+        assert!(got[0].1.as_deref().unwrap().contains("directory entry with a size field of 1024 bytes"), "{got:?}");
+        assert_eq!((got[1].1.as_ref(), got[2].1.as_ref()), (None, None));
+        // An old-style file named with a slash is a directory, with no data either.
+        let hidden = [raw("sgl/y.py", b'0', 0, |_| {})].concat();
+        let archive = [raw("e/", 0, 512, |_| {}), hidden, vec![0; 1024]].concat();
+        let e = entries(&archive).unwrap();
+        assert_eq!((e[0].0.kind, String::from_utf8_lossy(&e[1].0.path).as_ref()), (EntryType::Dir, "sgl/y.py"));
+    }
+
+    /// A GNU long name and a PAX path on one entry: Go lets the GNU name win.
+    #[test]
+    fn a_gnu_long_name_wins_over_a_pax_path_and_the_clash_is_said() {
+        let pax = b"24 path=usr/lib/up/a.py\n";
+        let long = b"sgl/srt/server_args.py\0";
+        let archive = [
+            raw("././@PaxHeader", b'x', pax.len() as u64, |_| {}),
+            padded(pax),
+            raw("././@LongLink", b'L', long.len() as u64, |_| {}),
+            padded(long),
+            raw("short", b'0', 0, |_| {}),
+            vec![0; 1024],
+        ]
+        .concat();
+        let got = names(&archive);
+        assert_eq!(got[0].0, "sgl/srt/server_args.py");
+        assert!(got[0].1.as_deref().unwrap().contains("PAX path \"usr/lib/up/a.py\""), "{got:?}");
+        // An empty PAX path keeps the header's name.
+        let pax = b"8 path=\n";
+        let archive = [raw("././@PaxHeader", b'x', pax.len() as u64, |_| {}), padded(pax), raw("kept", b'0', 0, |_| {}), vec![0; 1024]].concat();
+        let got = names(&archive);
+        assert_eq!(got[0].0, "kept");
+        assert!(got[0].1.is_some());
+    }
+
+    /// A star header (the `tar\0` trailer) has a 131-byte prefix.
+    #[test]
+    fn a_star_header_has_the_short_prefix() {
+        let archive = [
+            raw("x.py", b'0', 0, |b| {
+                let prefix = "usr/lib/python3/dist-packages/sgl";
+                b[345..345 + prefix.len()].copy_from_slice(prefix.as_bytes());
+                b[345 + prefix.len()..476].fill(b'a');
+                b[476..490].copy_from_slice(b"/more/elsewher");
+                b[508..512].copy_from_slice(b"tar\0");
+            }),
+            vec![0; 1024],
+        ]
+        .concat();
+        let got = names(&archive);
+        assert!(got[0].0.ends_with("aaaa/x.py") && got[0].0.len() == 131 + 5, "{got:?}");
+        assert!(got[0].1.as_deref().unwrap().contains("/more/elsewher/x.py"), "{got:?}");
+    }
+
+    /// Signed checksums are accepted; a header after a lone zero block is refused.
+    #[test]
+    fn signed_checksums_and_lone_zero_blocks() {
+        let mut block = raw("caf\u{e9}", b'0', 0, |_| {});
+        let signed: i64 = block.iter().enumerate().map(|(i, &x)| if (148..156).contains(&i) { 32 } else { i64::from(x as i8) }).sum();
+        block[148..155].copy_from_slice(format!("{signed:06o}\0").as_bytes());
+        assert_eq!(names(&[block, vec![0; 1024]].concat())[0].0, "café");
+        let hidden = [raw("a", b'0', 0, |_| {}), vec![0; 512], raw("sgl/x.py", b'0', 0, |_| {}), vec![0; 1024]].concat();
+        let err = entries(&hidden).unwrap_err().to_string();
+        assert!(err.contains("after a lone zero block"), "{err}");
+        // One zero block and the stream's end is an end.
+        assert_eq!(names(&[raw("a", b'0', 0, |_| {}), vec![0; 512]].concat()).len(), 1);
     }
 
     #[test]

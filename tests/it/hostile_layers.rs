@@ -148,6 +148,11 @@ impl<W: Write> Tar<W> {
         self.0.write_all(&bytes).unwrap();
         self
     }
+    /// Bytes as given (headers a test crafts by hand).
+    fn raw(&mut self, bytes: &[u8]) -> &mut Self {
+        self.0.write_all(bytes).unwrap();
+        self
+    }
     /// The end-of-archive marker.
     fn end(mut self) -> W {
         self.0.write_all(&[0u8; 1024]).unwrap();
@@ -584,7 +589,7 @@ fn hard_links_out_of_the_root_or_to_entries_not_yet_seen_are_refused_without_con
     let evil = layer(GZIP, |t| {
         t.hardlink("usr/bin/out", &climbing).hardlink("usr/bin/host", &host).hardlink("usr/bin/ghost", "usr/bin/not-there");
         t.hardlink("usr/bin/early", "usr/bin/late").file("usr/bin/late", b"late\n").hardlink("usr/bin/dir", "usr/lib");
-        t.hardlink("usr/bin/passwd-copy", "etc/passwd");
+        t.hardlink("usr/bin/passwd-copy", "etc/passwd").hardlink("usr/bin/passwd-abs", "/etc/passwd");
     });
     sb.image("base", &[&b]);
     let digests = sb.image("hard", &[&b, &evil]);
@@ -593,17 +598,91 @@ fn hard_links_out_of_the_root_or_to_entries_not_yet_seen_are_refused_without_con
     let f = hostile(&run.report, "/usr/bin/out", &digests[1]);
     assert!(reason(f).starts_with(&format!("a hard link whose target {climbing} a `..` component")), "{f:#}");
     for (path, target) in [("/usr/bin/host", host.as_str()), ("/usr/bin/ghost", "/usr/bin/not-there"), ("/usr/bin/early", "/usr/bin/late")] {
-        let f = hostile(&run.report, path, &digests[1]);
-        assert_eq!(
-            reason(f),
-            format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)")
-        );
+        hostile(&run.report, path, &digests[1]);
+        let expected =
+            format!("a hard link to {target}, which no earlier entry of the image wrote: not applied, no content assumed (a runtime fails to apply the layer)");
+        assert!(hostile_findings(&run.report).iter().any(|f| f["path"] == path && reason(f) == expected), "{path}: {:#}", run.report);
         assert!(change(&run.report, path).is_none(), "{path} must not be indexed");
     }
     assert!(reason(hostile(&run.report, "/usr/bin/dir", &digests[1])).starts_with("a hard link to the directory /usr/lib"));
-    assert_eq!(hostile_findings(&run.report).len(), 5);
+    // An absolute target is flagged like a climbing one, also where the image has it.
+    for path in ["/usr/bin/host", "/usr/bin/passwd-abs"] {
+        assert!(
+            hostile_findings(&run.report).iter().any(|f| f["path"] == path && reason(f).starts_with("a hard link to the absolute path")),
+            "{path}: {:#}",
+            run.report
+        );
+    }
+    assert_eq!(hostile_findings(&run.report).len(), 7);
     // a link to a file the image has is that file
     assert_eq!(change(&run.report, "/usr/bin/passwd-copy").unwrap()["kind"], "added");
+}
+
+/// A header block with its checksum set again after `edit`.
+fn edited(mut h: [u8; 512], edit: impl FnOnce(&mut [u8; 512])) -> Vec<u8> {
+    edit(&mut h);
+    h[148..156].fill(b' ');
+    let sum: u32 = h.iter().map(|&b| u32::from(b)).sum();
+    h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+    h.to_vec()
+}
+
+/// Headers tar readers read differently, each hiding an edit of an
+/// installed module from a reader that is not the runtime's: a directory
+/// whose size field covers the edited file's header, a GNU long name
+/// beside a PAX path, a star header whose prefix is 131 bytes. Each is
+/// read as Go's archive/tar reads it (the edit is a change) and is a
+/// hostile entry naming the other reading.
+#[test]
+fn headers_tar_readers_disagree_on_are_read_as_the_runtime_reads_them() {
+    let module = "usr/lib/python3/dist-packages/mod.py";
+    let patched = b"VALUE = 'B'\n";
+    let file = |name: &str| [header(name.as_bytes(), b'0', patched.len() as u64, b"").to_vec(), padded_data(patched)].concat();
+    let long = [module.as_bytes(), b"\0"].concat();
+    let mut gnu = header(b"././@LongLink", b'L', long.len() as u64, b"").to_vec();
+    gnu.extend_from_slice(&long);
+    pad(&mut gnu);
+    let mut pax = header(b"PaxHeader", b'x', 0, b"").to_vec();
+    let records = pax_record("path", b"usr/lib/python3/dist-packages/other.py");
+    pax = edited(pax[..512].try_into().unwrap(), |h| octal(&mut h[124..136], records.len() as u64));
+    pax.extend(records);
+    pad(&mut pax);
+    let star = edited(header(b"mod.py", b'0', patched.len() as u64, b""), |h| {
+        // A prefix that fills all 131 bytes: a 155-byte reader runs on into the star times.
+        let prefix = format!("usr/lib/python3/dist-packages{}", "/.".repeat(51));
+        h[345..476].copy_from_slice(prefix.as_bytes());
+        h[476..482].copy_from_slice(b"/hide/");
+        h[508..512].copy_from_slice(b"tar\0");
+    });
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "dir-size",
+            [edited(header(b"usr/lib/python3/x/", b'5', 0, b""), |h| octal(&mut h[124..136], 1024)), file(module)].concat(),
+            "directory entry with a size field",
+        ),
+        ("gnu-over-pax", [pax, gnu, file("short.py")].concat(), "Go takes the GNU one"),
+        ("star-prefix", [star, padded_data(patched)].concat(), "131-byte prefix"),
+    ];
+    let b = base();
+    for (case, bytes, said) in cases {
+        let sb = Sandbox::new();
+        let evil = layer(GZIP, |t| {
+            t.raw(&bytes);
+        });
+        sb.image("base", &[&b]);
+        sb.image("evil", &[&b, &evil]);
+        let run = sb.diff(case, "evil", &[]);
+        assert_eq!(run.code, 1, "{case}: {:#}", run.report);
+        assert!(change(&run.report, &format!("/{module}")).is_some(), "{case}: the edit the runtime applies: {:#}", run.report);
+        let disagree: Vec<_> = hostile_findings(&run.report).into_iter().filter(|f| reason(f).contains("tar readers disagree")).collect();
+        assert!(disagree.len() == 1 && reason(disagree[0]).contains(said), "{case}: {disagree:#?}");
+    }
+}
+
+fn padded_data(data: &[u8]) -> Vec<u8> {
+    let mut out = data.to_vec();
+    pad(&mut out);
+    out
 }
 
 #[test]
@@ -690,11 +769,13 @@ fn a_limit_keeps_what_the_layer_showed_before_it_and_lists_what_comes_after() {
     assert!(reason(hostile(&run.report, "/usr/lib/evil/pwned.py", layer)).contains("which leaves the root"));
     assert!(reason(hostile(&run.report, "/usr/lib/abs/through-abs.py", layer)).contains("an absolute target: applied at"));
     assert!(reason(hostile(&run.report, "/usr/bin/out", layer)).contains("a `..` component"));
-    assert!(reason(hostile(&run.report, "/usr/bin/host", layer)).contains("which no earlier entry of the image wrote"));
+    hostile(&run.report, "/usr/bin/host", layer);
+    let host: Vec<&str> = hostile_findings(&run.report).into_iter().filter(|f| f["path"] == "/usr/bin/host").map(reason).collect();
+    assert!(host.iter().any(|r| r.contains("which no earlier entry of the image wrote")) && host.iter().any(|r| r.contains("the absolute path")), "{host:?}");
     let f = hostile(&run.report, "usr/share/zeros", layer);
     assert!(reason(f).starts_with("decompression bomb: entry usr/share/zeros takes the layer to"), "{f:#}");
     assert!(reason(hostile(&run.report, &after, layer)).contains("`..` component climbs out"), "listed after the limit");
-    assert_eq!(hostile_findings(&run.report).len(), 8, "{:#}", run.report);
+    assert_eq!(hostile_findings(&run.report).len(), 9, "{:#}", run.report);
     let why = not_examined(&run.report);
     assert!(why.contains(&format!("layer 1 ({layer})")) && why.contains("entries from #9 on not examined"), "{why}");
     assert!(why.contains("the 1 tar header(s) after it were read to the layer's end for hostile entries only, and its blob's digest verified"), "{why}");
@@ -705,7 +786,7 @@ fn a_limit_keeps_what_the_layer_showed_before_it_and_lists_what_comes_after() {
     // with no time to read past the limit, what came before still stands and nothing after is claimed
     let run = sb.diff("limit-keeps-evidence-no-scan", "combined", &["--max-scan-seconds", "0"]);
     assert_eq!(run.code, 1, "{:#}", run.report);
-    assert_eq!(hostile_findings(&run.report).len(), 7, "{:#}", run.report);
+    assert_eq!(hostile_findings(&run.report).len(), 8, "{:#}", run.report);
     assert!(hostile_findings(&run.report).iter().all(|f| f["path"] != after.as_str()));
     assert!(!not_examined(&run.report).contains("tar header(s) after it"), "{:#}", run.report);
     assert!(!sb.path("sentinel/after.py").exists() && !sb.path("sentinel/pwned.py").exists());

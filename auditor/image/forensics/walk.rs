@@ -243,6 +243,11 @@ impl Found<'_> {
             self.hostile(|| (shown(&h.path), format!("{unread} (no image builder writes one that long): not applied")));
             return None;
         }
+        if let Some(other) = &h.disagreement {
+            self.hostile(|| {
+                (shown(&h.path), format!("tar readers disagree on this header: {other}. Applied as Go's archive/tar (containerd, Docker) reads it"))
+            });
+        }
         let named = match normalise(&h.path) {
             Ok(named) => named,
             Err(why) => {
@@ -282,7 +287,14 @@ impl Found<'_> {
     fn link(&mut self, h: &Header, path: &str) -> Option<String> {
         let (what, target) = match h.kind {
             EntryType::Symlink => ("symlink", symlink_target(&h.link)),
-            _ => ("hard link", normalise(&h.link).map(|named| named.path)),
+            _ => ("hard link", normalise(&h.link).map(|named| {
+                // An absolute target is taken inside the root, as a runtime
+                // does; an extractor that keeps it links a host file.
+                if named.absolute {
+                    self.hostile(|| (path.to_string(), format!("a hard link to the absolute path {}: applied inside the root, as a runtime does (an extractor that keeps it links a file of the host)", shown(&h.link))));
+                }
+                named.path
+            })),
         };
         target.map_err(|why| self.hostile(|| (path.to_string(), format!("a {what} whose target {} {why}: not applied", shown(&h.link))))).ok()
     }
