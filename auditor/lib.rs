@@ -22,4 +22,4 @@ pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod signatures;
-mod tarstream;
+pub mod tarstream;

@@ -137,6 +137,7 @@ impl<R: Read> TarReader<R> {
             }
             let invalid = |msg: String| invalid(format!("tar header at byte {at}: {msg}"));
             verify_checksum(&block).map_err(invalid)?;
+            go_numeric_fields(&block).map_err(invalid)?;
             let size = number(&block[124..136]).ok_or_else(|| invalid("bad size field".into()))?;
             let flag = block[156];
             match flag {
@@ -350,6 +351,59 @@ impl<R: Read> Read for Data<'_, R> {
     }
 }
 
+/// One entry as a reader hands it out, in the form `tests/tools/gotar`
+/// lists Go's reading: name and link bytes in hex, the type flag (`b'0'`
+/// for any regular file), and the length and SHA-256 of the data it yields.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Listed {
+    pub name: String,
+    pub link: String,
+    #[serde(rename = "type")]
+    pub kind: u8,
+    pub len: u64,
+    pub sha256: String,
+}
+
+/// How this reader lists a whole archive: its entries, and the error it
+/// stopped on, if any. The differential tests and the fuzz target compare
+/// it with Go's listing of the same bytes.
+pub fn listing(archive: &[u8]) -> (Vec<Listed>, Option<String>) {
+    use sha2::{Digest, Sha256};
+    let mut reader = TarReader::new(archive);
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let header = match reader.next_header() {
+            Ok(Some(h)) => h,
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        };
+        let (mut sha, mut len) = (Sha256::new(), 0u64);
+        loop {
+            match reader.read_data(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    sha.update(&buf[..n]);
+                    len += n as u64;
+                }
+                Err(e) => return (out, Some(e.to_string())),
+            }
+        }
+        let kind = match header.kind {
+            EntryType::File => b'0',
+            EntryType::Hardlink => b'1',
+            EntryType::Symlink => b'2',
+            EntryType::Char => b'3',
+            EntryType::Block => b'4',
+            EntryType::Dir => b'5',
+            EntryType::Fifo => b'6',
+            EntryType::Other(flag) => flag,
+        };
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        out.push(Listed { name: hex(&header.path), link: hex(&header.link), kind, len, sha256: format!("{:x}", sha.finalize()) });
+    }
+}
+
 fn trim_nul(bytes: &[u8]) -> &[u8] {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     &bytes[..end]
@@ -410,6 +464,57 @@ fn number(field: &[u8]) -> Option<u64> {
     Some(n)
 }
 
+/// Go's `archive/tar` refuses a header (and a runtime the layer) when a
+/// numeric field it parses is not a number: mode, uid, gid, size and mtime
+/// of every header, the device numbers of ustar, GNU and star headers, and
+/// the access and change times of star headers.
+fn go_numeric_fields(block: &[u8; 512]) -> Result<(), String> {
+    let mut fields = vec![("mode", 100..108), ("uid", 108..116), ("gid", 116..124), ("size", 124..136), ("mtime", 136..148)];
+    let magic = &block[257..263];
+    let gnu = magic == b"ustar " && &block[263..265] == b" \0";
+    if magic == b"ustar\0" || gnu {
+        fields.extend([("devmajor", 329..337), ("devminor", 337..345)]);
+    }
+    if magic == b"ustar\0" && &block[508..512] == b"tar\0" {
+        fields.extend([("atime", 476..488), ("ctime", 488..500)]);
+    }
+    match fields.into_iter().find(|(_, range)| go_number(&block[range.clone()]).is_none()) {
+        Some((name, range)) => {
+            Err(format!("the {name} field {:?} is not a number (Go's archive/tar refuses the header)", String::from_utf8_lossy(&block[range])))
+        }
+        None => Ok(()),
+    }
+}
+
+/// A numeric field as Go parses it: base-256 when the high bit is set
+/// (negative values allowed, at most 63 bits), else octal with spaces and
+/// NULs trimmed around it and the text up to the first NUL inside.
+fn go_number(field: &[u8]) -> Option<i64> {
+    if field.first().is_some_and(|b| b & 0x80 != 0) {
+        let inv = if field[0] & 0x40 != 0 { 0xff } else { 0 };
+        let mut x: u64 = 0;
+        for (i, &c) in field.iter().enumerate() {
+            let c = if i == 0 { (c ^ inv) & 0x7f } else { c ^ inv };
+            if x >> 56 > 0 {
+                return None;
+            }
+            x = x << 8 | u64::from(c);
+        }
+        if x >> 63 > 0 {
+            return None;
+        }
+        return Some(if inv == 0xff { !(x as i64) } else { x as i64 });
+    }
+    let start = field.iter().position(|&b| b != b' ' && b != 0).unwrap_or(field.len());
+    let end = field.iter().rposition(|&b| b != b' ' && b != 0).map_or(start, |e| e + 1);
+    let text = trim_nul(&field[start..end.max(start)]);
+    if text.is_empty() {
+        return Some(0);
+    }
+    let text = std::str::from_utf8(text).ok()?;
+    u64::from_str_radix(text, 8).ok().map(|x| x as i64)
+}
+
 /// The stored checksum matches the header's sum of bytes, read unsigned or
 /// signed (old tars summed signed chars; Go accepts either).
 fn verify_checksum(block: &[u8; 512]) -> Result<(), String> {
@@ -446,13 +551,19 @@ fn parse_pax(data: &[u8]) -> Result<Vec<(String, Vec<u8>)>, String> {
     while !rest.is_empty() {
         let space = rest.iter().position(|&b| b == b' ').ok_or("PAX record without a length")?;
         let len: usize = std::str::from_utf8(&rest[..space]).ok().and_then(|s| s.parse().ok()).ok_or("PAX record length is not a number")?;
-        if len <= space + 1 || len > rest.len() {
+        if len < 5 || len <= space + 1 || len > rest.len() {
             return Err("PAX record length out of range".into());
         }
-        let record = &rest[space + 1..len];
-        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        // As Go's parsePAXRecord: a newline ends it, a non-empty key before
+        // the first `=`, no NUL in a name's value or in any other key.
+        let record = rest[space + 1..len].strip_suffix(b"\n").ok_or("PAX record not ended by a newline")?;
         let eq = record.iter().position(|&b| b == b'=').ok_or("PAX record without '='")?;
-        records.push((String::from_utf8_lossy(&record[..eq]).into_owned(), record[eq + 1..].to_vec()));
+        let (key, value) = (&record[..eq], &record[eq + 1..]);
+        let named = matches!(key, b"path" | b"linkpath" | b"uname" | b"gname");
+        if key.is_empty() || (named && value.contains(&0)) || (!named && key.contains(&0)) {
+            return Err("PAX record with an empty key or a NUL byte".into());
+        }
+        records.push((String::from_utf8_lossy(key).into_owned(), value.to_vec()));
         rest = &rest[len..];
     }
     Ok(records)
@@ -569,20 +680,22 @@ mod tests {
     /// A star header (the `tar\0` trailer) has a 131-byte prefix.
     #[test]
     fn a_star_header_has_the_short_prefix() {
-        let archive = [
-            raw("x.py", b'0', 0, |b| {
+        let star = |atime: &[u8; 12]| {
+            let header = raw("x.py", b'0', 0, |b| {
                 let prefix = "usr/lib/python3/dist-packages/sgl";
                 b[345..345 + prefix.len()].copy_from_slice(prefix.as_bytes());
                 b[345 + prefix.len()..476].fill(b'a');
-                b[476..490].copy_from_slice(b"/more/elsewher");
+                b[476..488].copy_from_slice(atime);
                 b[508..512].copy_from_slice(b"tar\0");
-            }),
-            vec![0; 1024],
-        ]
-        .concat();
-        let got = names(&archive);
+            });
+            [header, vec![0; 1024]].concat()
+        };
+        let got = names(&star(b"00000000017\0"));
         assert!(got[0].0.ends_with("aaaa/x.py") && got[0].0.len() == 131 + 5, "{got:?}");
-        assert!(got[0].1.as_deref().unwrap().contains("/more/elsewher/x.py"), "{got:?}");
+        assert!(got[0].1.as_deref().unwrap().contains("aaa00000000017/x.py"), "{got:?}");
+        // Star times that are not numbers: Go refuses the header, and so does the reader.
+        let err = entries(&star(b"/hide/000000")).unwrap_err().to_string();
+        assert!(err.contains("the atime field"), "{err}");
     }
 
     /// Signed checksums are accepted; a header after a lone zero block is refused.

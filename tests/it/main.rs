@@ -29,3 +29,4 @@ mod scan_cli;
 mod script_patches;
 mod sim_checks;
 mod static_recipes;
+mod tar_readers;

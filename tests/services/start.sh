@@ -54,6 +54,7 @@ ensure_packages() {
       /usr/bin/time:time \
       /usr/bin/strace:strace \
       /usr/bin/openssl:openssl \
+      /usr/bin/go:golang-go \
       ; do
     bin=${pair%%:*}; pkg=${pair##*:}
     if [ ! -x "$bin" ] || ! dpkg -s "$pkg" >/dev/null 2>&1; then

@@ -1,0 +1,3 @@
+module auditor/gotar
+
+go 1.19
