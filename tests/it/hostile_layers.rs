@@ -1102,6 +1102,33 @@ fn image_diff_streams_a_gigabyte_layer_of_the_pinned_image_in_bounded_memory() {
     assert!(m.max_rss_kib < STREAMED_KIB, "inspect: a 1 GiB layer took {} KiB: not streamed", m.max_rss_kib);
 }
 
+/// `.pth` lines as CPython splits them: a bare `\r` before `import` (the
+/// import runs) is judged as the plain import line is; a `.pth` too large
+/// to read whole is judged as one that runs code; a path-only `.pth` is not.
+#[test]
+fn pth_files_are_read_as_cpython_reads_them() {
+    let sb = Sandbox::new();
+    let site = "usr/lib/python3/dist-packages";
+    let big = format!("{}import hack\n", "/opt/x\n".repeat(200_000));
+    let hooks = layer(GZIP, |t| {
+        t.file(&format!("{site}/plain.pth"), b"import hack\n").file(&format!("{site}/cr.pth"), b"/opt/x\rimport hack\n");
+        t.file(&format!("{site}/big.pth"), big.as_bytes()).file(&format!("{site}/dir.pth"), b"/opt/x\n");
+    });
+    let b = base();
+    sb.image("base", &[&b]);
+    sb.image("pth", &[&b, &hooks]);
+    for run in [sb.diff("pth-diff", "pth", &[]), sb.verify("pth-verify", "pth", &[])] {
+        let severity = |name: &str| {
+            let path = format!("/{site}/{name}");
+            let f = findings(&run.report).find(|f| f["path"] == path.as_str() && f["rule"] == "engine-patch/hook");
+            f.unwrap_or_else(|| panic!("{path}: {:#}", run.report))["severity"].as_str().unwrap().to_string()
+        };
+        let import = severity("plain.pth");
+        assert_eq!((severity("cr.pth"), severity("big.pth")), (import.clone(), import.clone()), "{:#}", run.report);
+        assert_ne!(severity("dir.pth"), import, "a path-only .pth is judged apart: {:#}", run.report);
+    }
+}
+
 #[test]
 fn start_up_hooks_in_an_image_are_reported_and_never_run() {
     let sb = Sandbox::new();

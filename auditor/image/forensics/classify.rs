@@ -100,9 +100,15 @@ pub(super) fn describe(node: &Node) -> String {
     format!("{} {:o} {}:{} {} B{digest}{link}", node.kind.as_str(), node.mode, node.uid, node.gid, node.size)
 }
 
-/// Whether a `.pth` file's text executes code: a line starting with `import`.
+/// Whether a `.pth` file's text executes code: a line starting with
+/// `import`, lines split as any CPython splits them — universal newlines
+/// (a bare `\r` ends a line) up to 3.12, `str.splitlines()` after a
+/// stripped BOM from 3.13 (also `\v`, `\f`, `\x1c`–`\x1e`, NEL, U+2028/9).
 pub(super) fn pth_imports(text: &[u8]) -> bool {
-    String::from_utf8_lossy(text).lines().any(|l| l.starts_with("import ") || l.starts_with("import\t"))
+    let text = String::from_utf8_lossy(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let breaks = |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    text.split(breaks).any(|l| l.starts_with("import ") || l.starts_with("import\t"))
 }
 
 /// A patch leftover: `.patch`, `.diff`, `.rej`, `.orig`.
@@ -241,8 +247,11 @@ impl<'a> Finder<'a> {
             return Some(f);
         }
         if writes && path.ends_with(".pth") {
-            let text = change.new.and_then(|n| self.pinned.texts.text(n)).unwrap_or_default();
-            let (hook, does) = if pth_imports(&text) {
+            let text = change.new.and_then(|n| self.pinned.texts.text(n));
+            let (hook, does) = if text.is_none() && change.new.is_some() {
+                // Too large to read whole: what it runs is not known, and CPython reads it all.
+                (Hook::PthImport, "too large to read whole: whether it runs code at every interpreter start is not known")
+            } else if pth_imports(&text.unwrap_or_default()) {
                 (Hook::PthImport, "with an `import` line: code that runs at every interpreter start")
             } else {
                 (Hook::PthPath, "adding sys.path entries (import shadowing)")
@@ -440,6 +449,9 @@ mod tests {
         assert!(is_customize("/usr/lib/python3/dist-packages/sitecustomize.py") && !is_customize("/x/customize.py"));
         assert!(is_native_library("/a/libx.so.1.2") && is_native_library("/a/_C.cpython-312-x86_64-linux-gnu.so") && !is_native_library("/a/so.py"));
         assert!(pth_imports(b"/some/dir\nimport os; os.environ['X']='1'\n") && !pth_imports(b"/some/dir\n# import x\n"));
+        // A bare carriage return ends a line for CPython; so do a BOM-led first line and splitlines() breaks.
+        assert!(pth_imports(b"/some/dir\rimport hack\n") && pth_imports(b"\xef\xbb\xbfimport hack\n") && pth_imports(b"x\x0cimport hack"));
+        assert!(!pth_imports(b"/some/dir\r# import hack\n"));
     }
 
     #[test]
@@ -453,6 +465,8 @@ mod tests {
             assert!(!rules.engine_name(name), "{name}");
         }
         assert!(rules.engine_tree("/sgl-workspace/sglang/python/sglang/srt/server.py"));
+        // vllm-openai's working tree is as much the engine as SGLang's.
+        assert!(rules.engine_tree("/vllm-workspace/vllm/model_executor/layers/fused_moe/layer.py"));
         assert!(rules.volatile("/etc/ld.so.cache") && rules.volatile("/var/log/apt/history.log"));
         assert!(rules.injection("PYTHONPATH") && !rules.injection("PATH"));
     }

@@ -154,8 +154,9 @@ fn hooks(side: &Side, out: &mut Verified) {
             continue;
         }
         let shipped = side.owners.recorded(path).filter(|(_, row)| row.sha256.is_some() && row.sha256 == node.digest);
-        let text = side.texts.text(node).unwrap_or_default();
-        let hook = match (pth, pth_imports(&text)) {
+        // A .pth too large to read whole is judged as one that runs code: CPython reads it all.
+        let text = side.texts.text(node);
+        let hook = match (pth, text.as_ref().is_none_or(|t| pth_imports(t))) {
             (true, true) => Hook::PthImport,
             (true, false) => Hook::PthPath,
             (false, _) => Hook::Customize,
@@ -163,6 +164,9 @@ fn hooks(side: &Side, out: &mut Verified) {
         let origin = if shipped.is_some() { Origin::Shipped } else { Origin::Unattributed };
         let what = match (shipped, hook) {
             (Some((d, _)), _) => format!("shipped by {} (its RECORD lists this content)", d.label()),
+            (None, Hook::PthImport) if text.is_none() => {
+                "a .pth file too large to read whole, listed in no RECORD: whether it runs code at every interpreter start is not known".to_string()
+            }
             (None, Hook::PthImport) => "a .pth file with an `import` line, listed in no RECORD: code that runs at every interpreter start".to_string(),
             (None, Hook::PthPath) => "a .pth file adding sys.path entries, listed in no RECORD".to_string(),
             (None, Hook::Customize) => "a Python start-up hook listed in no RECORD: it runs in every interpreter, before the engine".to_string(),
