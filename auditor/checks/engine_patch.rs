@@ -210,7 +210,7 @@ fn owner(settings: &Section<EnginePatch>, action: &ScriptAction) -> Owner {
 }
 
 /// The finding a parsed script action makes, if any.
-fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Option<Finding> {
+pub(crate) fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAction) -> Option<Finding> {
     let target = action.target.as_deref().unwrap_or("");
     let file_name = target.rsplit('/').next().unwrap_or("");
     let hook = action.kind == ActionKind::Overwrite

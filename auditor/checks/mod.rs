@@ -3,7 +3,7 @@
 
 mod arch_override;
 mod draft_precision;
-mod engine_patch;
+pub(crate) mod engine_patch;
 mod eval_threshold;
 mod forbidden_env;
 mod golden_al;

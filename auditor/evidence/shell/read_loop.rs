@@ -180,11 +180,6 @@ pub fn fields(names: &[String], ifs: Option<&str>, line: &str) -> Vec<(String, S
     out
 }
 
-/// A value single-quoted for bash.
-pub fn quoted(value: &str) -> String {
-    format!("'{}'", value.replace('\'', "'\\''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +216,5 @@ mod tests {
         assert_eq!(fields(&names(&["k", "v"]), None, "  A   1 2 "), [("k".into(), "A".into()), ("v".into(), "1 2".into())]);
         assert_eq!(fields(&names(&["k", "v"]), Some("="), "A=b=c"), [("k".into(), "A".into()), ("v".into(), "b=c".into())]);
         assert_eq!(fields(&names(&["a", "b", "c"]), None, "x"), [("a".into(), "x".into()), ("b".into(), "".into()), ("c".into(), "".into())]);
-        assert_eq!(quoted("it's"), "'it'\\''s'");
     }
 }

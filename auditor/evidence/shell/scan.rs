@@ -334,7 +334,7 @@ impl ShellScanner {
         };
         for (line, text) in input.iter().take(1_000) {
             let bound = read_loop::fields(&read.names, read.ifs.as_deref(), text);
-            let mut script: Vec<String> = bound.iter().map(|(name, value)| format!("{name}={}", read_loop::quoted(value))).collect();
+            let mut script: Vec<String> = bound.iter().map(|(name, value)| format!("{name}={}", words::quoted(value))).collect();
             script.extend(read.body.iter().cloned());
             self.run_text(&script.join("\n"), line);
         }
@@ -912,7 +912,8 @@ impl ShellScanner {
             "command" | "builtin" if words.get(1).is_some_and(|w| !w.text.starts_with('-')) => self.simple_command(&words[1..], line, base),
             "eval" => self.eval(words, line),
             "source" | "." => self.source(words),
-            "bash" | "sh" | "dash" | "zsh" => {
+            // A shell by name or path (`/bin/sh -c ...`, as an image's Entrypoint has it).
+            shell if matches!(shell.rsplit('/').next(), Some("bash" | "sh" | "dash" | "zsh")) => {
                 self.command(words, line, base);
                 self.shell_c(words, line);
             }

@@ -67,6 +67,11 @@ pub fn tokenize(input: &str) -> Result<Vec<Token>, ShellError> {
     Ok(tokens)
 }
 
+/// A value single-quoted for bash: the one word it is, whatever it holds.
+pub fn quoted(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "'\\''"))
+}
+
 /// The words of a simple command line (operators end the first command).
 pub fn split_words(input: &str) -> Result<Vec<Word>, ShellError> {
     Ok(tokenize(input)?

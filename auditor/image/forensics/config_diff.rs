@@ -7,8 +7,13 @@
 
 use super::classify::Rules;
 use super::severity::{self, Origin};
+use crate::bundle::kind::FileKind;
+use crate::checks::engine_patch;
+use crate::evidence::Extractor;
+use crate::evidence::shell::words::quoted;
 use crate::finding::{Finding, Severity};
 use crate::image::ImageConfig;
+use crate::policy::sections::{EnginePatch, Section};
 use crate::provenance::{Provenance, clip, is_secret_name, redact};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,9 +31,31 @@ fn finding(reference: &str, rule: &str, severity: Severity, message: String, tex
     Finding::new(rule, severity, redact(&message), None, vec![evidence]).in_image("config", None)
 }
 
+/// What the container runs at start, `Entrypoint` then `Cmd`, read as a
+/// script line: what it does to the engine (an `sh -c 'sed -i ... && exec
+/// "$@"'`) is judged by the same engine-patch rules as a recipe's script,
+/// although no file of the image changes.
+fn start_command(settings: &Section<EnginePatch>, reference: &str, config: &ImageConfig) -> Vec<Finding> {
+    let words: Vec<&String> = config.entrypoint.iter().chain(&config.cmd).collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let line = words.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" ");
+    let (evidence, _) = Extractor::new(64 << 10).extract("Entrypoint", FileKind::Script, &mut line.as_bytes());
+    let shown = format!("Entrypoint {:?} Cmd {:?}", config.entrypoint, config.cmd);
+    evidence
+        .actions
+        .iter()
+        .filter_map(|action| engine_patch::action_finding(settings, action))
+        .filter(|f| f.severity != Severity::Info)
+        .map(|f| finding(reference, &f.rule, f.severity, format!("the image's Entrypoint/Cmd, run at every start: {}", f.message), shown.clone()))
+        .collect()
+}
+
 /// Config findings for `pinned` (against `upstream` when there is one).
-pub(super) fn findings(rules: &Rules, reference: &str, pinned: &ImageConfig, upstream: Option<&ImageConfig>) -> Vec<Finding> {
-    let mut out = Vec::new();
+pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned: &ImageConfig, upstream: Option<&ImageConfig>) -> Vec<Finding> {
+    let rules = Rules::new(settings);
+    let mut out = start_command(settings, reference, pinned);
     let new = env_map(pinned);
     let Some(upstream) = upstream else {
         for (name, value) in new.iter().filter(|(n, _)| rules.injection(n)) {
@@ -115,14 +142,14 @@ mod tests {
     #[test]
     fn env_and_run_config_changes() {
         let policy = crate::policy::Policy::embedded();
-        let rules = Rules::new(policy.checks.engine_patch().unwrap());
+        let rules = policy.checks.engine_patch().unwrap();
         let up = ImageConfig { env: vec!["PATH=/bin".into(), "A=1".into(), "API_KEY=k1".into()], cmd: vec!["/bin/sh".into()], ..ImageConfig::default() };
         let pin = ImageConfig {
             env: vec!["PATH=/bin".into(), "A=2".into(), "PYTHONPATH=/opt/x".into(), "SGLANG_X=1".into(), "HF_TOKEN=secret".into(), "API_KEY=k2".into()],
             cmd: vec!["python3".into()],
             ..ImageConfig::default()
         };
-        let f = findings(&rules, "img", &pin, Some(&up));
+        let f = findings(rules, "img", &pin, Some(&up));
         let rules_and_levels: Vec<(&str, Severity)> = f.iter().map(|f| (f.rule.as_str(), f.severity)).collect();
         assert_eq!(
             rules_and_levels,
@@ -138,8 +165,26 @@ mod tests {
         assert!(
             f.iter().all(|f| !f.message.contains("secret") && !f.message.contains("k1") && !f.message.contains("k2") && f.kind.as_deref() == Some("config"))
         );
-        let alone = findings(&rules, "img", &pin, None);
+        let alone = findings(rules, "img", &pin, None);
         assert_eq!(alone.len(), 1);
         assert_eq!(alone[0].severity, Severity::Warning);
+    }
+
+    /// An Entrypoint that edits the engine and then runs the command is an
+    /// engine patch, in diff and verify alike; one that only runs it is not.
+    #[test]
+    fn an_entrypoint_that_edits_the_engine_is_an_engine_patch() {
+        let policy = crate::policy::Policy::embedded();
+        let settings = policy.checks.engine_patch().unwrap();
+        let script = "sed -i 's/topk = 1/topk = 4/' /usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py && exec \"$@\"";
+        let bent =
+            ImageConfig { entrypoint: vec!["/bin/sh".into(), "-c".into(), script.into(), "sh".into()], cmd: vec!["python3".into()], ..ImageConfig::default() };
+        let honest = ImageConfig { entrypoint: vec!["/bin/sh".into(), "-c".into(), "exec \"$@\"".into(), "sh".into()], ..bent.clone() };
+        for upstream in [None, Some(&honest)] {
+            let f = findings(settings, "img", &bent, upstream);
+            let errors: Vec<&Finding> = f.iter().filter(|f| f.severity == Severity::Error).collect();
+            assert!(errors.len() == 1 && errors[0].message.contains("server_args.py"), "{f:#?}");
+        }
+        assert!(findings(settings, "img", &honest, None).iter().all(|f| f.severity != Severity::Error));
     }
 }

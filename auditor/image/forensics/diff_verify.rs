@@ -110,7 +110,7 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
             ));
             checks.push(integrity::result(Vec::new(), documents(&pinned) + documents(&upstream), 0, 0));
         } else {
-            let config = config_diff::findings(&Rules::new(settings), &pinned.reference, &pinned.config, Some(&upstream.config));
+            let config = config_diff::findings(settings, &pinned.reference, &pinned.config, Some(&upstream.config));
             let cache = open_cache(options, &pinned.reference)?;
             let (indexed, trouble) =
                 index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits, options.verify_cached);
@@ -144,7 +144,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
         let Some(indexed) = indexed.into_iter().next() else {
             return Err(ImageError::Transport { reference: image.reference.clone(), detail: "indexing lost the image".into() });
         };
-        let config = config_diff::findings(&rules, &image.reference, &image.config, None);
+        let config = config_diff::findings(settings, &image.reference, &image.config, None);
         let check = if indexed.missing.is_empty() {
             let texts = CacheTexts { cache: &cache, image: &image };
             let dists = dist::find(&indexed.fs, &texts);
