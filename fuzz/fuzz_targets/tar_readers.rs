@@ -26,7 +26,15 @@ fn go() -> &'static Mutex<Go> {
         let dir = std::env::temp_dir().join(format!("auditor-fuzz-gotar-{}", std::process::id()));
         let bin = dir.join("gotar");
         let source = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/tools/gotar");
-        let built = Command::new("go").args(["build", "-o"]).arg(&bin).arg(".").current_dir(source).status().expect("go: install golang-go");
+        let built = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&bin)
+            .arg(".")
+            .current_dir(source)
+            .env("GOCACHE", dir.join("gocache"))
+            .env("GOPATH", dir.join("gopath"))
+            .status()
+            .expect("go: install golang-go");
         assert!(built.success(), "go build tests/tools/gotar");
         let mut child = Command::new(&bin).arg("-serve").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let (input, output) = (child.stdin.take().unwrap(), BufReader::new(child.stdout.take().unwrap()));

@@ -27,6 +27,7 @@ fn gotar() -> &'static Path {
             .current_dir(&source)
             .env("GOFLAGS", "-mod=mod")
             .env("GOCACHE", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gocache"))
+            .env("GOPATH", PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gopath"))
             .status()
             .expect("Go is needed for the reference tar reader: tests/run installs Debian's golang-go");
         assert!(status.success(), "go build tests/tools/gotar");
