@@ -299,12 +299,15 @@ impl<R: Read> TarReader<R> {
         self.inner
     }
 
+    /// Skip what is left of the entry's data and its padding. Data cut
+    /// short is an error; a stream that ends right after the data, with no
+    /// padding at all, ends the archive there, as Go's reader takes it.
     fn skip_rest(&mut self) -> io::Result<()> {
         let n = self.remaining + self.padding;
         if n > 0 {
             let copied = io::copy(&mut (&mut self.inner).take(n), &mut io::sink())?;
             self.position += copied;
-            if copied < n {
+            if copied < n && copied != self.remaining {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar entry data cut short"));
             }
         }
@@ -442,26 +445,9 @@ fn shown(bytes: &[u8]) -> String {
     }
 }
 
-/// An octal field (spaces and NULs around it), or GNU base-256 when the
-/// high bit of the first byte is set.
+/// A numeric field as Go reads it ([`go_number`]), when it is not negative.
 fn number(field: &[u8]) -> Option<u64> {
-    if field.first().is_some_and(|b| b & 0x80 != 0) {
-        if field[0] & 0x40 != 0 {
-            return None; // negative
-        }
-        let mut n: u64 = u64::from(field[0] & 0x3f);
-        for &b in &field[1..] {
-            n = n.checked_mul(256)?.checked_add(u64::from(b))?;
-        }
-        return Some(n);
-    }
-    let text = trim_nul(field);
-    let digits = text.iter().skip_while(|b| **b == b' ').take_while(|b| (b'0'..=b'7').contains(*b));
-    let mut n: u64 = 0;
-    for &b in digits {
-        n = n.checked_mul(8)?.checked_add(u64::from(b - b'0'))?;
-    }
-    Some(n)
+    go_number(field).and_then(|n| u64::try_from(n).ok())
 }
 
 /// Go's `archive/tar` refuses a header (and a runtime the layer) when a
