@@ -300,14 +300,14 @@ impl<R: Read> TarReader<R> {
     }
 
     /// Skip what is left of the entry's data and its padding. Data cut
-    /// short is an error; a stream that ends right after the data, with no
-    /// padding at all, ends the archive there, as Go's reader takes it.
+    /// short is an error; a stream that ends inside the padding ends the
+    /// archive there, as Go's reader takes it (its `tryReadFull`).
     fn skip_rest(&mut self) -> io::Result<()> {
         let n = self.remaining + self.padding;
         if n > 0 {
             let copied = io::copy(&mut (&mut self.inner).take(n), &mut io::sink())?;
             self.position += copied;
-            if copied < n && copied != self.remaining {
+            if copied < self.remaining {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "tar entry data cut short"));
             }
         }
