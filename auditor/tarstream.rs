@@ -216,8 +216,9 @@ impl<R: Read> TarReader<R> {
                     _ => {}
                 }
             }
+            // An empty GNU long name keeps the header's, as Go takes it.
             for (long, field, key, what) in [(long_path, &mut header.path, "path", "name"), (long_link, &mut header.link, "linkpath", "link name")] {
-                if let Some(long) = long {
+                if let Some(long) = long.filter(|l| !l.is_empty()) {
                     if pax_set.contains(&key) && *field != long {
                         disagree.push(format!(
                             "a GNU long {what} {} beside a PAX {key} {}: Go takes the GNU one, readers that let PAX win take the other",
