@@ -456,21 +456,21 @@ fn number(field: &[u8]) -> Option<u64> {
 /// of every header, the device numbers of ustar, GNU and star headers, and
 /// the access and change times of star headers.
 fn go_numeric_fields(block: &[u8; 512]) -> Result<(), String> {
-    let mut fields = vec![("mode", 100..108), ("uid", 108..116), ("gid", 116..124), ("size", 124..136), ("mtime", 136..148)];
+    const ALWAYS: [(&str, usize, usize); 5] = [("mode", 100, 108), ("uid", 108, 116), ("gid", 116, 124), ("size", 124, 136), ("mtime", 136, 148)];
+    const DEVICES: [(&str, usize, usize); 2] = [("devmajor", 329, 337), ("devminor", 337, 345)];
+    const STAR_TIMES: [(&str, usize, usize); 2] = [("atime", 476, 488), ("ctime", 488, 500)];
     let magic = &block[257..263];
+    let ustar = magic == b"ustar\0";
     let gnu = magic == b"ustar " && &block[263..265] == b" \0";
-    if magic == b"ustar\0" || gnu {
-        fields.extend([("devmajor", 329..337), ("devminor", 337..345)]);
-    }
-    if magic == b"ustar\0" && &block[508..512] == b"tar\0" {
-        fields.extend([("atime", 476..488), ("ctime", 488..500)]);
-    }
-    match fields.into_iter().find(|(_, range)| go_number(&block[range.clone()]).is_none()) {
-        Some((name, range)) => {
-            Err(format!("the {name} field {:?} is not a number (Go's archive/tar refuses the header)", String::from_utf8_lossy(&block[range])))
+    let star = ustar && &block[508..512] == b"tar\0";
+    let devices: &[(&str, usize, usize)] = if ustar || gnu { &DEVICES } else { &[] };
+    let times: &[(&str, usize, usize)] = if star { &STAR_TIMES } else { &[] };
+    for &(name, start, end) in ALWAYS.iter().chain(devices).chain(times) {
+        if go_number(&block[start..end]).is_none() {
+            return Err(format!("the {name} field {:?} is not a number (Go's archive/tar refuses the header)", String::from_utf8_lossy(&block[start..end])));
         }
-        None => Ok(()),
     }
+    Ok(())
 }
 
 /// A numeric field as Go parses it: base-256 when the high bit is set
@@ -506,10 +506,10 @@ fn go_number(field: &[u8]) -> Option<i64> {
 /// signed (old tars summed signed chars; Go accepts either).
 fn verify_checksum(block: &[u8; 512]) -> Result<(), String> {
     let stored = number(&block[148..156]).ok_or_else(|| "bad checksum field".to_string())?;
-    let field = |i: usize| (148..156).contains(&i);
-    let unsigned: i64 = block.iter().enumerate().map(|(i, &b)| if field(i) { i64::from(b' ') } else { i64::from(b) }).sum();
-    let signed: i64 = block.iter().enumerate().map(|(i, &b)| if field(i) { i64::from(b' ') } else { i64::from(b as i8) }).sum();
-    if i64::try_from(stored).is_ok_and(|s| s == unsigned || s == signed) {
+    // The checksum field counts as eight spaces.
+    let sum = |byte: fn(u8) -> i64| -> i64 { block[..148].iter().chain(&block[156..]).map(|&b| byte(b)).sum::<i64>() + 8 * 32 };
+    let unsigned = sum(i64::from);
+    if i64::try_from(stored).is_ok_and(|s| s == unsigned || s == sum(|b| i64::from(b as i8))) {
         return Ok(());
     }
     Err(format!("checksum {stored} does not match {unsigned}: not a tar stream or corrupt"))
