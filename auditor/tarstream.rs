@@ -35,6 +35,20 @@ pub(crate) enum EntryType {
 }
 
 impl EntryType {
+    /// The type flag Go reports for the kind (`0` for any regular file).
+    pub(crate) fn flag(self) -> u8 {
+        match self {
+            EntryType::File => b'0',
+            EntryType::Hardlink => b'1',
+            EntryType::Symlink => b'2',
+            EntryType::Char => b'3',
+            EntryType::Block => b'4',
+            EntryType::Dir => b'5',
+            EntryType::Fifo => b'6',
+            EntryType::Other(flag) => flag,
+        }
+    }
+
     /// The kind of entry, for a message.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -162,7 +176,7 @@ impl<R: Read> TarReader<R> {
                 b'S' => return Err(invalid("GNU sparse entries are not supported".into())),
                 _ => {}
             }
-            let mut kind = match flag {
+            let kind = match flag {
                 b'0' | 0 | b'7' => EntryType::File,
                 b'1' => EntryType::Hardlink,
                 b'2' => EntryType::Symlink,
@@ -194,11 +208,8 @@ impl<R: Read> TarReader<R> {
             }
             // PAX first, then GNU long names over them, as Go merges them;
             // an empty PAX value keeps the header's.
-            let mut pax_set: Vec<&str> = Vec::new();
+            let (mut pax_path, mut pax_link) = (false, false);
             for (key, value) in pax {
-                if !value.is_empty() && (key == "path" || key == "linkpath") {
-                    pax_set.push(if key == "path" { "path" } else { "linkpath" });
-                }
                 let text = String::from_utf8_lossy(&value);
                 let bad = || self::invalid(format!("tar entry at byte {start}: PAX record {}={:?} is not a number", clip(&key), clip(&text)));
                 let num = || text.parse::<u64>().map_err(|_| bad());
@@ -207,8 +218,8 @@ impl<R: Read> TarReader<R> {
                         disagree.push(format!("an empty PAX {key} record: Go keeps the header's value, a reader that applies it reads an empty name"))
                     }
                     _ if value.is_empty() => {}
-                    "path" => header.path = value,
-                    "linkpath" => header.link = value,
+                    "path" => (header.path, pax_path) = (value, true),
+                    "linkpath" => (header.link, pax_link) = (value, true),
                     "size" => header.size = num()?,
                     "uid" => header.uid = num()?,
                     "gid" => header.gid = num()?,
@@ -217,9 +228,11 @@ impl<R: Read> TarReader<R> {
                 }
             }
             // An empty GNU long name keeps the header's, as Go takes it.
-            for (long, field, key, what) in [(long_path, &mut header.path, "path", "name"), (long_link, &mut header.link, "linkpath", "link name")] {
+            for (long, field, by_pax, key, what) in
+                [(long_path, &mut header.path, pax_path, "path", "name"), (long_link, &mut header.link, pax_link, "linkpath", "link name")]
+            {
                 if let Some(long) = long.filter(|l| !l.is_empty()) {
-                    if pax_set.contains(&key) && *field != long {
+                    if by_pax && *field != long {
                         disagree.push(format!(
                             "a GNU long {what} {} beside a PAX {key} {}: Go takes the GNU one, readers that let PAX win take the other",
                             shown(&long),
@@ -231,25 +244,24 @@ impl<R: Read> TarReader<R> {
             }
             // An old-style regular file named with a trailing slash is a directory.
             if flag == 0 && header.path.ends_with(b"/") {
-                kind = EntryType::Dir;
-                header.kind = kind;
+                header.kind = EntryType::Dir;
             }
             // Data follows only for files: Go reads none for a link, device,
             // directory or FIFO whatever its size field says.
-            let data = match kind {
+            let data = match header.kind {
                 EntryType::Hardlink | EntryType::Symlink | EntryType::Char | EntryType::Block | EntryType::Dir | EntryType::Fifo => 0,
                 _ => header.size,
             };
             if data != header.size {
                 disagree.push(format!(
                     "a {} entry with a size field of {} bytes: Go reads no data for it and the next header follows at once, a reader that honours the size skips those bytes",
-                    kind.as_str(),
+                    header.kind.as_str(),
                     header.size
                 ));
             }
             self.remaining = data;
             self.padding = (512 - data % 512) % 512;
-            if kind != EntryType::File {
+            if header.kind != EntryType::File {
                 header.size = 0;
             }
             header.disagreement = (!disagree.is_empty()).then(|| disagree.join("; "));
@@ -393,16 +405,7 @@ pub fn listing(archive: &[u8]) -> (Vec<Listed>, Option<String>) {
                 Err(e) => return (out, Some(e.to_string())),
             }
         }
-        let kind = match header.kind {
-            EntryType::File => b'0',
-            EntryType::Hardlink => b'1',
-            EntryType::Symlink => b'2',
-            EntryType::Char => b'3',
-            EntryType::Block => b'4',
-            EntryType::Dir => b'5',
-            EntryType::Fifo => b'6',
-            EntryType::Other(flag) => flag,
-        };
+        let kind = header.kind.flag();
         let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
         out.push(Listed { name: hex(&header.path), link: hex(&header.link), kind, len, sha256: format!("{:x}", sha.finalize()) });
     }
