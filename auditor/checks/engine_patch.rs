@@ -67,7 +67,14 @@ pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/engine-file", "image diff: a file of an engine source tree (engine_paths) changed"),
     ("engine-patch/image-file", "image diff: any other file changed (warning; info when only added or only metadata)"),
     ("engine-patch/patch-file", "image: a .patch/.diff/.rej/.orig file left in the image"),
-    ("engine-patch/hook", "image: sitecustomize.py, usercustomize.py or a .pth file (an import line runs code at every start)"),
+    (
+        "engine-patch/hook",
+        "image: sitecustomize.py, usercustomize.py or a .pth file (an import line runs code at every start), or a change to a module one of them loads",
+    ),
+    (
+        "engine-patch/import-shadowing",
+        "image: a module with an engine's top-level name importable from a sys.path directory the engine is not installed in (stdlib, WorkingDir, /, PYTHONPATH, a .pth line)",
+    ),
     ("engine-patch/wheel-reinstall", "image diff: a distribution reinstalled (version, +local label, direct_url.json, INSTALLER, WHEEL build)"),
     ("engine-patch/new-distribution", "image diff: a distribution the upstream image does not have"),
     ("engine-patch/native-library", "image diff: a native library (.so) added or changed"),

@@ -25,6 +25,7 @@ mod image_sources;
 mod log_shapes;
 mod module_graph;
 mod policy_checks;
+mod python_imports;
 mod scan_cli;
 mod script_patches;
 mod sim_checks;

@@ -13,7 +13,9 @@ use super::file_index::FsIndex;
 use super::node::Node;
 use super::noise::is_pyc;
 use super::paths::split;
+use super::pyc::source_of as pyc_source;
 use super::severity::{self, Hook, Origin};
+use super::sys_path::SysPath;
 use super::tree_diff::{Change, ChangeKind};
 use super::unified_diff;
 use crate::finding::{Finding, Severity};
@@ -38,7 +40,7 @@ impl<'a> Rules<'a> {
         pattern::lists_package(&self.policy.engine_packages, name)
     }
 
-    fn engine_tree(&self, path: &str) -> bool {
+    pub(super) fn engine_tree(&self, path: &str) -> bool {
         self.policy.engine_paths.is_match(path)
     }
 
@@ -127,17 +129,6 @@ fn is_native_library(path: &str) -> bool {
     name.ends_with(".so") || name.contains(".so.")
 }
 
-/// The source a `.pyc` was compiled from: `d/__pycache__/m.cpython-312.pyc`
-/// or legacy `d/m.pyc` -> `d/m.py`.
-fn pyc_source(path: &str) -> Option<String> {
-    let (dir, name) = split(path);
-    let stem = name.strip_suffix(".pyc")?;
-    match dir.strip_suffix("/__pycache__") {
-        Some(parent) => Some(format!("{parent}/{}.py", stem.split('.').next()?)),
-        None => Some(format!("{dir}/{stem}.py")),
-    }
-}
-
 /// Turns the changes between an upstream and a pinned image into findings.
 pub(super) struct Finder<'a> {
     pub rules: Rules<'a>,
@@ -147,6 +138,8 @@ pub(super) struct Finder<'a> {
     path_dirs: Vec<String>,
     /// Console scripts of engine distributions (either image).
     engine_scripts: BTreeSet<String>,
+    /// What the pinned image's Python imports (engine names from both images).
+    python: SysPath,
     /// Bytes of unified diff left to spend.
     budget: usize,
 }
@@ -163,7 +156,8 @@ impl<'a> Finder<'a> {
             .unwrap_or("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         let path_dirs = path.split(':').filter(|d| d.starts_with('/')).map(|d| d.trim_end_matches('/').to_string()).collect();
         let engine_scripts = pinned.dists.iter().chain(upstream.dists).filter(|d| rules.engine_name(&d.name)).flat_map(|d| d.scripts.iter().cloned()).collect();
-        Finder { rules, upstream, pinned, path_dirs, engine_scripts, budget: unified_diff::BUDGET }
+        let python = SysPath::new(&pinned, &[&upstream], &rules);
+        Finder { rules, upstream, pinned, path_dirs, engine_scripts, python, budget: unified_diff::BUDGET }
     }
 
     /// A finding about `path`, with evidence from the pinned image (or the
@@ -250,7 +244,7 @@ impl<'a> Finder<'a> {
             let text = change.new.and_then(|n| self.pinned.texts.text(n));
             let (hook, does) = if text.is_none() && change.new.is_some() {
                 // Too large to read whole: what it runs is not known, and CPython reads it all.
-                (Hook::PthImport, "too large to read whole: whether it runs code at every interpreter start is not known")
+                (Hook::PthUnread, "too large to read whole: whether it runs code at every interpreter start is not known")
             } else if pth_imports(&text.unwrap_or_default()) {
                 (Hook::PthImport, "with an `import` line: code that runs at every interpreter start")
             } else {
@@ -261,6 +255,15 @@ impl<'a> Finder<'a> {
             f.diff = self.text_diff(change);
             return Some(f);
         }
+        // Judged like the engine: a module shadowing an engine's, and code that runs at every start.
+        let shadow = if writes && !engine { self.python.shadow(path, &self.rules) } else { None };
+        let startup = if writes { self.python.startup(path) } else { None };
+        let scope = match (&shadow, &startup) {
+            (Some(s), _) => format!("{scope}: {}", s.describe()),
+            (None, Some((name, by))) => format!("{scope}: part of `{name}`, which {by} imports at every interpreter start (code that runs before the engine)"),
+            (None, None) => scope,
+        };
+        let engine = engine || shadow.is_some() || startup.is_some();
         if is_pyc(path) {
             let source = pyc_source(path)?;
             let (old_src, new_src) = (self.upstream.fs.get(&source), self.pinned.fs.get(&source));
@@ -325,13 +328,15 @@ impl<'a> Finder<'a> {
             (ChangeKind::Modified, Some(o), Some(n)) if o.kind != n.kind => format!(" ({} -> {})", o.kind.as_str(), n.kind.as_str()),
             _ => String::new(),
         };
-        let rule = match (owner, engine) {
-            (Some(_), _) => "engine-patch/distribution-file",
-            (None, true) => "engine-patch/engine-file",
-            (None, false) => "engine-patch/image-file",
+        let (rule, kind) = match (owner, engine, &shadow, &startup) {
+            (_, _, Some(_), _) => ("engine-patch/import-shadowing", "import-shadowing"),
+            (_, _, None, Some(_)) => ("engine-patch/hook", "hook"),
+            (Some(_), ..) => ("engine-patch/distribution-file", what),
+            (None, true, ..) => ("engine-patch/engine-file", what),
+            (None, false, ..) => ("engine-patch/image-file", what),
         };
-        let mut f = self.finding(rule, severity, what, change, format!("{path} {what}{detail}{scope}{origin}"));
-        if change.kind == ChangeKind::Modified || (change.kind == ChangeKind::Added && owner.is_some()) {
+        let mut f = self.finding(rule, severity, kind, change, format!("{path} {what}{detail}{scope}{origin}"));
+        if change.kind == ChangeKind::Modified || (change.kind == ChangeKind::Added && (owner.is_some() || shadow.is_some() || startup.is_some())) {
             f.diff = self.text_diff(change);
         }
         Some(f)

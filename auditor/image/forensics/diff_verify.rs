@@ -94,7 +94,7 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
     };
     let inputs = vec![Input::Image(ImageInput::of(&pinned)), Input::Image(ImageInput::of(&upstream))];
     let mut checks = Vec::new();
-    let mut not_examined = Vec::new();
+    let mut not_examined = other_platforms(&pinned, Some(&upstream), options);
     let mut counts = vec![counts_of(&pinned, "pinned"), counts_of(&upstream, "upstream")];
     let same_manifest = pinned.manifest_digest.is_some() && pinned.manifest_digest == upstream.manifest_digest;
     let same_content = pinned.config_digest == upstream.config_digest && pinned.layers.iter().map(|l| &l.digest).eq(upstream.layers.iter().map(|l| &l.digest));
@@ -134,7 +134,7 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
     };
     let inputs = vec![Input::Image(ImageInput::of(&image))];
     let mut checks = Vec::new();
-    let mut not_examined = Vec::new();
+    let mut not_examined = other_platforms(&image, None, options);
     let mut counts = vec![counts_of(&image, "image")];
     if let Some(settings) = policy.checks.engine_patch() {
         let rules = Rules::new(settings);
@@ -149,9 +149,12 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
             let texts = CacheTexts { cache: &cache, image: &image };
             let dists = dist::find(&indexed.fs, &texts);
             let verified = record::verify(&Side::new(&image, &indexed.fs, &dists, &texts), &rules);
+            let b = &verified.bytecode;
             let checked = format!(
-                "{} distribution(s), {} file(s) checked against their RECORD; {} without a RECORD; {} compiled file(s) listed in no RECORD",
-                verified.distributions, verified.files_checked, verified.unrecorded_distributions, verified.unlisted_bytecode
+                "{} distribution(s), {} file(s) checked against their RECORD; {} without a RECORD; {} compiled file(s) listed in no RECORD; \
+                 {} compiled file(s) of engine packages without a RECORD hash read by their headers: {} stale (CPython compiles the source instead), \
+                 {} loaded with their source (bodies not compared: that takes compiling)",
+                verified.distributions, verified.files_checked, verified.unrecorded_distributions, verified.unlisted_bytecode, b.read, b.stale, b.not_compared
             );
             engine_check(settings, config.into_iter().chain(verified.findings).collect(), &checked)
         } else {
@@ -163,6 +166,31 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
         not_examined.extend(trouble.not_examined);
     }
     finish(policy, options, &image, inputs, checks, counts, not_examined)
+}
+
+/// The platforms of the pinned image's index that were not examined: with
+/// no `--platform`, one is picked, and a host of another architecture
+/// (GB200 and GH200 pull arm64) runs another image. A platform whose
+/// manifest is the upstream's own, digest for digest, is the upstream's.
+fn other_platforms(image: &Image, upstream: Option<&Image>, options: &Options) -> Vec<String> {
+    if options.open.platform.is_some() {
+        return Vec::new();
+    }
+    let picked = image.manifest_digest.as_deref();
+    let mut out = Vec::new();
+    for (platform, digest) in image.index_platforms.iter().filter(|(_, d)| Some(d.as_str()) != picked) {
+        let why = match upstream.map(|u| u.index_platforms.iter().find(|(p, _)| p == platform)) {
+            Some(Some((_, theirs))) if theirs == digest => continue,
+            Some(Some((_, theirs))) => format!("its manifest {digest} is not the upstream's {platform} ({theirs})"),
+            Some(None) => format!("manifest {digest}; the upstream has no {platform}"),
+            None => format!("manifest {digest}"),
+        };
+        out.push(format!(
+            "{}: platform {platform} of its index was not examined ({why}; only {} was): run again with --platform {platform}",
+            image.reference, image.platform
+        ));
+    }
+    out
 }
 
 /// The forbidden-env check on the image's config, suppressions, the report.

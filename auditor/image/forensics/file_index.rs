@@ -188,7 +188,7 @@ impl FsIndex {
                 node.kind = t.kind;
                 node.size = t.size;
                 node.digest = t.digest;
-                node.norm = t.norm.clone();
+                node.pyc = t.pyc.clone();
                 node.text = t.text;
                 node.link = t.link.clone();
                 Ok(())
@@ -270,7 +270,7 @@ pub(crate) mod tests {
             gid: 0,
             size: content.len() as u64,
             digest: Some(Sha256::digest(content).into()),
-            norm: None,
+            pyc: None,
             link: None,
             text: None,
             layer: 0,

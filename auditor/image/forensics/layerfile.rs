@@ -10,6 +10,7 @@
 
 use super::file_index::Op;
 use super::node::{Kind, Node, TextRef};
+use super::pyc::Pyc;
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read, Write};
 
@@ -17,8 +18,9 @@ const MAGIC: &[u8; 8] = b"AUDITIDX";
 /// 2: ops streamed with an end record; hostile entries of the walk's name
 /// checks, and the count of those not listed. 3: sources captured up to
 /// 1 MiB (torch's `nn/functional.py` is 280 KiB). 4: the end record says
-/// whether a limit stopped the walk ([`Stopped`]).
-const VERSION: u32 = 4;
+/// whether a limit stopped the walk ([`Stopped`]). 5: a `.pyc`'s header
+/// beside its body digest.
+const VERSION: u32 = 5;
 /// Longest path or link target read back.
 const MAX_STR: u32 = 1 << 20;
 const END: u8 = 0xff;
@@ -54,7 +56,7 @@ impl<W: Write> IndexWriter<W> {
             Op::Put(path, n) => {
                 w.write_all(&[0])?;
                 put_str(w, path)?;
-                let flags = u8::from(n.digest.is_some()) | u8::from(n.norm.is_some()) << 1 | u8::from(n.link.is_some()) << 2 | u8::from(n.text.is_some()) << 3;
+                let flags = u8::from(n.digest.is_some()) | u8::from(n.pyc.is_some()) << 1 | u8::from(n.link.is_some()) << 2 | u8::from(n.text.is_some()) << 3;
                 w.write_all(&[n.kind.code(), flags])?;
                 for v in [n.mode, n.uid, n.gid] {
                     w.write_all(&v.to_le_bytes())?;
@@ -63,8 +65,9 @@ impl<W: Write> IndexWriter<W> {
                 if let Some(d) = &n.digest {
                     w.write_all(d)?;
                 }
-                if let Some(d) = &n.norm {
-                    w.write_all(&d[..])?;
+                if let Some(p) = &n.pyc {
+                    w.write_all(&p.header)?;
+                    w.write_all(&p.body)?;
                 }
                 if let Some(l) = &n.link {
                     put_str(w, l)?;
@@ -148,10 +151,10 @@ impl<R: Read> IndexReader<R> {
                 let kind = Kind::from_code(kind).ok_or_else(|| bad("unknown entry kind"))?;
                 let (mode, uid, gid, size) = (get_u32(r)?, get_u32(r)?, get_u32(r)?, get_u64(r)?);
                 let digest = if flags & 1 != 0 { Some(get::<32>(r)?) } else { None };
-                let norm = if flags & 2 != 0 { Some(Box::new(get::<32>(r)?)) } else { None };
+                let pyc = if flags & 2 != 0 { Some(Box::new(Pyc { header: get::<16>(r)?, body: get::<32>(r)? })) } else { None };
                 let link = if flags & 4 != 0 { Some(get_str(r)?) } else { None };
                 let text = if flags & 8 != 0 { Some(TextRef { layer: 0, offset: get_u64(r)?, len: get_u32(r)? }) } else { None };
-                Op::Put(path, Node { kind, mode, uid, gid, size, digest, norm, link, text, layer: 0 })
+                Op::Put(path, Node { kind, mode, uid, gid, size, digest, pyc, link, text, layer: 0 })
             }
             1 => Op::Whiteout(get_str(r)?),
             2 => Op::Opaque(get_str(r)?),
@@ -263,7 +266,7 @@ mod tests {
     #[test]
     fn round_trips_and_detects_damage() {
         let mut n = file(b"code");
-        n.norm = Some(Box::new([7; 32]));
+        n.pyc = Some(Box::new(Pyc { header: [6; 16], body: [7; 32] }));
         n.text = Some(TextRef { layer: 0, offset: 9, len: 4 });
         let ops = vec![
             Op::Put("/x.pyc".into(), n),

@@ -2,6 +2,8 @@
 //! content key or link target, and where its captured text sits. A leaf the
 //! index, the link resolver and the tree diff all share.
 
+use super::pyc::Pyc;
+
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -58,9 +60,10 @@ pub(crate) struct Node {
     pub size: u64,
     /// SHA-256 of a file's content.
     pub digest: Option<[u8; 32]>,
-    /// SHA-256 of the content with format noise removed (a `.pyc` without
-    /// its header), where a rule applies.
-    pub norm: Option<Box<[u8; 32]>>,
+    /// A `.pyc`'s header and the SHA-256 of its body: content is compared
+    /// without the header every rebuild rewrites, and the header says
+    /// whether CPython checks the source.
+    pub pyc: Option<Box<Pyc>>,
     /// A symlink's target, or a hard link's target path.
     pub link: Option<Box<str>>,
     pub text: Option<TextRef>,
@@ -79,10 +82,9 @@ impl Node {
             }
     }
 
-    /// The digest content is compared by: the normalised one where a
-    /// noise rule applies.
+    /// The digest content is compared by: a `.pyc`'s body's, the file's otherwise.
     pub(crate) fn content_key(&self) -> Option<&[u8; 32]> {
-        self.norm.as_deref().or(self.digest.as_ref())
+        self.pyc.as_deref().map(|p| &p.body).or(self.digest.as_ref())
     }
 
     pub(crate) fn is_executable(&self) -> bool {

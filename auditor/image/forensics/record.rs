@@ -9,7 +9,9 @@
 use super::classify::{Rules, Side, describe, is_customize, is_patch_file, pth_imports};
 use super::node::{Kind, Node};
 use super::paths::split;
+use super::pyc::{self, Invalidation};
 use super::severity::{self, Hook, Origin};
+use super::sys_path::SysPath;
 use crate::finding::{Finding, Severity};
 use std::collections::BTreeSet;
 
@@ -24,6 +26,20 @@ pub(super) struct Verified {
     pub files_checked: usize,
     /// Compiled files no RECORD lists (bytecode written after install): counted, not listed.
     pub unlisted_bytecode: usize,
+    /// Compiled files of engine packages without a RECORD hash, read by their headers.
+    pub bytecode: Bytecode,
+}
+
+/// What the headers of engine packages' compiled files said.
+#[derive(Default)]
+pub(super) struct Bytecode {
+    /// Read by their headers.
+    pub read: usize,
+    /// Not matching their source: CPython compiles the source instead.
+    pub stale: usize,
+    /// Loaded when their source is imported: their bodies are not compared
+    /// with the source, which would take compiling it.
+    pub not_compared: usize,
 }
 
 fn hex(d: &[u8]) -> String {
@@ -33,6 +49,7 @@ fn hex(d: &[u8]) -> String {
 /// Verify one image.
 pub(super) fn verify(side: &Side, rules: &Rules) -> Verified {
     let mut out = Verified { distributions: side.dists.len(), ..Verified::default() };
+    let python = SysPath::new(side, &[], rules);
     let finding = |rule: &str, severity: Severity, kind: &str, path: &str, node: Option<&Node>, message: String, text: String| {
         Finding::new(rule, severity, message, None, vec![side.evidence(path, node, text)]).in_image(kind, Some(path))
     };
@@ -60,16 +77,19 @@ pub(super) fn verify(side: &Side, rules: &Rules) -> Verified {
                     out.files_checked += 1;
                     let same = node.kind == Kind::File && node.digest == Some(expected) && row.size.is_none_or(|s| s == node.size);
                     if !same {
+                        // Code that runs at every interpreter start is judged as the engine is, whoever ships it.
+                        let startup = python.startup(&row.path).map(|(name, by)| format!(" (part of `{name}`, which {by} imports at every interpreter start)"));
                         out.findings.push(finding(
                             "engine-patch/record-mismatch",
-                            if engine { Severity::Error } else { Severity::Warning },
+                            if engine || startup.is_some() { Severity::Error } else { Severity::Warning },
                             "record-mismatch",
                             &row.path,
                             Some(node),
                             format!(
-                                "{}: does not match the RECORD of {}: edited in place after install (written by {})",
+                                "{}: does not match the RECORD of {}{}: edited in place after install (written by {})",
                                 row.path,
                                 d.label(),
+                                startup.unwrap_or_default(),
                                 side.written_by(node)
                             ),
                             format!("{want}; image {}", describe(node)),
@@ -81,6 +101,8 @@ pub(super) fn verify(side: &Side, rules: &Rules) -> Verified {
     }
     unrecorded(side, rules, &mut out);
     hooks(side, &mut out);
+    shadows(side, rules, &python, &mut out);
+    bytecode(side, rules, &mut out);
     for d in side.dists {
         let Some(url) = &d.direct_url else { continue };
         let engine = rules.engine_name(&d.name);
@@ -140,6 +162,117 @@ fn unrecorded(side: &Side, rules: &Rules, out: &mut Verified) {
     }
 }
 
+/// Modules with an engine's name importable from a `sys.path` directory
+/// the engine is not installed in, that no engine distribution ships.
+fn shadows(side: &Side, rules: &Rules, python: &SysPath, out: &mut Verified) {
+    for (path, node) in &side.fs.entries {
+        let path: &str = path;
+        if !matches!(node.kind, Kind::File | Kind::Symlink) || rules.engine_tree(path) || side.owners.owner(path).is_some_and(|d| rules.engine_name(&d.name)) {
+            continue;
+        }
+        let Some(shadow) = python.shadow(path, rules) else { continue };
+        let shipped = side.owners.owner(path).map(|d| format!(", shipped by {}", d.label())).unwrap_or_default();
+        let message = format!("{path}: {}{shipped} (written by {})", shadow.describe(), side.written_by(node));
+        let f = Finding::new("engine-patch/import-shadowing", Severity::Error, message, None, vec![side.evidence(path, Some(node), describe(node))]);
+        out.findings.push(f.in_image("import-shadowing", Some(path)));
+    }
+}
+
+/// Compiled modules of engine packages that no RECORD hash covers (pip
+/// lists `.pyc` files without one), judged by their headers against the
+/// source beside them: an unchecked-hash `.pyc` (CPython loads it without
+/// looking at the source) and a sourceless one in a package directory
+/// are findings; the rest are counted as stale or as not compared.
+fn bytecode(side: &Side, rules: &Rules, out: &mut Verified) {
+    for (dir, d) in side.owners.package_dirs() {
+        if !rules.engine_name(&d.name) {
+            continue;
+        }
+        let mut unchecked = Vec::new();
+        for (path, node) in side.fs.below(&dir) {
+            let Some(pyc) = node.pyc.as_deref().filter(|_| node.kind == Kind::File) else { continue };
+            if side.owners.recorded(path).is_some_and(|(_, row)| row.sha256.is_some()) {
+                continue;
+            }
+            out.bytecode.read += 1;
+            let Some(source_path) = pyc::source_of(path) else { continue };
+            let source = side.fs.get(&source_path).filter(|s| s.kind == Kind::File);
+            let beside = |why: String| {
+                let mut evidence = vec![side.evidence(path, Some(node), describe(node))];
+                if let Some(s) = source {
+                    evidence.push(side.evidence(&source_path, Some(s), format!("its source: {}", describe(s))));
+                }
+                (why, evidence)
+            };
+            let judged = match (source, pyc.invalidation()) {
+                (None, _) if pyc::is_legacy(path) => {
+                    Some((Severity::Error, beside(format!("a compiled module with no {source_path} beside it: CPython imports it as is"))))
+                }
+                (None, _) => None,
+                (Some(_), _) if pyc::is_legacy(path) => None,
+                (Some(s), Invalidation::UncheckedHash(claimed)) => {
+                    let actual = side.texts.text(s).and_then(|text| pyc.source_hash(&text));
+                    let python = pyc.python().map(|v| format!(" (CPython {v})")).unwrap_or_default();
+                    match actual {
+                        // One cause (a build compiled with --invalidation-mode unchecked-hash): one finding per distribution, below.
+                        Some(a) if a == claimed => {
+                            unchecked.push((path, node, source_path, s));
+                            None
+                        }
+                        Some(_) => Some((
+                            Severity::Error,
+                            beside(format!(
+                                "an unchecked-hash .pyc{python} not compiled from {source_path} (the source hash it holds is another's): CPython loads it without looking at the source"
+                            )),
+                        )),
+                        None => Some((
+                            Severity::Error,
+                            beside(format!(
+                                "an unchecked-hash .pyc{python}: CPython loads it without looking at {source_path}, and which source it was compiled from could not be checked here"
+                            )),
+                        )),
+                    }
+                }
+                (Some(s), Invalidation::Timestamp { size }) => {
+                    if u64::from(size) == s.size & 0xffff_ffff {
+                        out.bytecode.not_compared += 1
+                    } else {
+                        out.bytecode.stale += 1
+                    }
+                    None
+                }
+                (Some(s), Invalidation::CheckedHash(claimed)) => {
+                    match side.texts.text(s).and_then(|text| pyc.source_hash(&text)) {
+                        Some(a) if a != claimed => out.bytecode.stale += 1,
+                        _ => out.bytecode.not_compared += 1,
+                    }
+                    None
+                }
+                (Some(_), Invalidation::Unknown(_)) => {
+                    out.bytecode.stale += 1;
+                    None
+                }
+            };
+            if let Some((severity, (why, evidence))) = judged {
+                let message = format!("{path} in the package of {}: {why} (written by {})", d.label(), side.written_by(node));
+                out.findings.push(Finding::new("engine-patch/bytecode", severity, message, None, evidence).in_image("bytecode", Some(path)));
+            }
+        }
+        if let Some(&(path, node, ref source_path, source)) = unchecked.first() {
+            let more = if unchecked.len() > 1 { format!(" and {} more in {dir}", unchecked.len() - 1) } else { String::new() };
+            let message = format!(
+                "{path}{more}: unchecked-hash .pyc files of {}: CPython loads them without looking at their sources; each holds its source's hash, \
+                 and their bodies are not compared without compiling (written by {})",
+                d.label(),
+                side.written_by(node)
+            );
+            let evidence =
+                vec![side.evidence(path, Some(node), describe(node)), side.evidence(source_path, Some(source), format!("its source: {}", describe(source)))];
+            out.findings.push(Finding::new("engine-patch/bytecode", Severity::Warning, message, None, evidence).in_image("bytecode", Some(path)));
+        }
+    }
+}
+
 /// `.pth` files in installation directories and `sitecustomize.py` /
 /// `usercustomize.py` anywhere: shipped by a distribution (listed in its
 /// RECORD with that content) is info; otherwise a `.pth` that imports, or
@@ -156,15 +289,16 @@ fn hooks(side: &Side, out: &mut Verified) {
         let shipped = side.owners.recorded(path).filter(|(_, row)| row.sha256.is_some() && row.sha256 == node.digest);
         // A .pth too large to read whole is judged as one that runs code: CPython reads it all.
         let text = side.texts.text(node);
-        let hook = match (pth, text.as_ref().is_none_or(|t| pth_imports(t))) {
-            (true, true) => Hook::PthImport,
-            (true, false) => Hook::PthPath,
+        let hook = match (pth, &text) {
+            (true, None) => Hook::PthUnread,
+            (true, Some(t)) if pth_imports(t) => Hook::PthImport,
+            (true, Some(_)) => Hook::PthPath,
             (false, _) => Hook::Customize,
         };
         let origin = if shipped.is_some() { Origin::Shipped } else { Origin::Unattributed };
         let what = match (shipped, hook) {
             (Some((d, _)), _) => format!("shipped by {} (its RECORD lists this content)", d.label()),
-            (None, Hook::PthImport) if text.is_none() => {
+            (None, Hook::PthUnread) => {
                 "a .pth file too large to read whole, listed in no RECORD: whether it runs code at every interpreter start is not known".to_string()
             }
             (None, Hook::PthImport) => "a .pth file with an `import` line, listed in no RECORD: code that runs at every interpreter start".to_string(),

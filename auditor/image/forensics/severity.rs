@@ -30,6 +30,9 @@ pub(super) enum Hook {
     PthImport,
     /// A `.pth` file that only adds `sys.path` entries (import shadowing).
     PthPath,
+    /// A `.pth` file too large to read whole: CPython reads it all, the
+    /// tool cannot say what it runs, and no honest one is that large.
+    PthUnread,
 }
 
 /// One step less serious: what may be the base image's own.
@@ -50,8 +53,11 @@ fn by_origin(changed: Severity, origin: Origin) -> Severity {
 
 /// A start-up hook's severity.
 pub(super) fn hook(hook: Hook, origin: Origin) -> Severity {
+    if hook == Hook::PthUnread && origin != Origin::Shipped {
+        return Severity::Error;
+    }
     let changed = match hook {
-        Hook::Customize | Hook::PthImport => Severity::Error,
+        Hook::Customize | Hook::PthImport | Hook::PthUnread => Severity::Error,
         Hook::PthPath => Severity::Warning,
     };
     by_origin(changed, origin)
@@ -75,6 +81,8 @@ mod tests {
         assert_eq!(hook(Hook::PthImport, Origin::Unattributed), Severity::Warning);
         assert_eq!(hook(Hook::PthPath, Origin::Unattributed), Severity::Info);
         assert_eq!(hook(Hook::Customize, Origin::Shipped), Severity::Info);
+        assert_eq!(hook(Hook::PthUnread, Origin::Unattributed), Severity::Error);
+        assert_eq!(hook(Hook::PthUnread, Origin::Shipped), Severity::Info);
         assert_eq!(injection_env(Origin::Changed), Severity::Error);
         assert_eq!(injection_env(Origin::Unattributed), Severity::Warning);
     }

@@ -24,6 +24,7 @@ use super::file_index::{MAX_LISTED, Op};
 use super::node::{Kind, Node};
 use super::noise::{PYC_HEADER, is_pyc};
 use super::paths::{join, normalise, shown, split, symlink_target};
+use super::pyc::Pyc;
 use crate::image::limits::{LayerLimits, Overrun};
 use crate::image::source::decompress::Compression;
 use crate::image::source::tamper_of;
@@ -93,7 +94,7 @@ pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &
         }
         let clamp = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
         let mut node =
-            Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, norm: None, link: None, text: None, layer: 0 };
+            Node { kind, mode: h.mode, uid: clamp(h.uid), gid: clamp(h.gid), size: h.size, digest: None, pyc: None, link: None, text: None, layer: 0 };
         match kind {
             Kind::File => hash_file(&mut tar, &path, &mut node, &mut buf, found.out).map_err(io_err)?,
             Kind::Symlink | Kind::Hardlink => match found.link(&h, &path) {
@@ -305,6 +306,7 @@ impl Found<'_> {
 fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, buf: &mut [u8], pack: &mut LayerWriter) -> io::Result<()> {
     let mut full = Sha256::new();
     let mut body = is_pyc(path).then(Sha256::new);
+    let mut header = [0u8; PYC_HEADER as usize];
     let mut captured = captures(path, node.size).then(|| Vec::with_capacity(node.size as usize));
     let mut offset = 0u64;
     loop {
@@ -316,6 +318,9 @@ fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, b
         full.update(chunk);
         if let Some(b) = body.as_mut() {
             let skip = PYC_HEADER.saturating_sub(offset).min(n as u64) as usize;
+            if skip > 0 {
+                header[offset as usize..offset as usize + skip].copy_from_slice(&chunk[..skip]);
+            }
             b.update(&chunk[skip..]);
         }
         if let Some(c) = captured.as_mut() {
@@ -324,7 +329,7 @@ fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, b
         offset += n as u64;
     }
     node.digest = Some(full.finalize().into());
-    node.norm = body.map(|b| Box::new(b.finalize().into()));
+    node.pyc = body.map(|b| Box::new(Pyc { header, body: b.finalize().into() }));
     if let Some(text) = captured {
         node.text = Some(pack.text(&text)?);
     }

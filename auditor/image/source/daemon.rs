@@ -79,6 +79,7 @@ pub(super) fn open(reference: &ImageRef, name: &str, options: &OpenOptions) -> R
         transport: Transport::DockerDaemon,
         manifest_digest: None,
         index_digest: None,
+        index_platforms: Vec::new(),
         platform: config.platform(),
         manifest: None,
         config_digest: id,

@@ -82,6 +82,7 @@ pub(super) fn open(reference: &ImageRef, file: &Path, name: Option<&str>, option
         transport: Transport::DockerArchive,
         manifest_digest: None,
         index_digest: None,
+        index_platforms: Vec::new(),
         platform: config.platform(),
         manifest: None,
         config_digest,

@@ -146,6 +146,11 @@ pub(super) fn select<'a>(reference: &str, index: &'a Index, wanted: &Platform) -
     })
 }
 
+/// Every image platform of an index with its manifest digest (attestations left out).
+pub(super) fn platforms(index: &Index) -> Vec<(String, String)> {
+    index.manifests.iter().filter(|d| !is_attestation(d)).filter_map(|d| Some((d.platform.as_ref()?.to_string(), d.digest.clone()))).collect()
+}
+
 /// BuildKit records provenance as index entries with platform unknown/unknown.
 fn is_attestation(d: &Descriptor) -> bool {
     d.annotations.contains_key("vnd.docker.reference.type") || d.platform.as_ref().is_some_and(|p| p.os == "unknown")

@@ -118,6 +118,9 @@ pub struct Image {
     pub manifest_digest: Option<String>,
     /// The digest of the index the manifest was picked from, if any.
     pub index_digest: Option<String>,
+    /// Every platform of that index with its manifest digest, the picked one
+    /// included (empty when the reference named a manifest).
+    pub index_platforms: Vec<(String, String)>,
     /// `os/architecture[/variant]` of the image.
     pub platform: String,
     pub manifest: Option<RawManifest>,

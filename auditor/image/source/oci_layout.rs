@@ -61,6 +61,7 @@ pub(super) fn open_store(reference: &ImageRef, transport: Transport, store: Stor
         transport,
         manifest_digest: Some(resolved.manifest_digest),
         index_digest: resolved.index_digest,
+        index_platforms: resolved.index_platforms,
         platform: resolved.config.platform(),
         manifest: Some(super::RawManifest { media_type: resolved.media_type, bytes: resolved.manifest_bytes }),
         config_digest: resolved.config_digest,

@@ -69,6 +69,7 @@ pub(super) fn open(reference: &ImageRef, r: &RegistryRef, options: &OpenOptions)
         transport: Transport::Registry,
         manifest_digest: Some(resolved.manifest_digest),
         index_digest: resolved.index_digest,
+        index_platforms: resolved.index_platforms,
         platform: resolved.config.platform(),
         manifest: Some(RawManifest { media_type: resolved.media_type, bytes: resolved.manifest_bytes }),
         config_digest: resolved.config_digest,

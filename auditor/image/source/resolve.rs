@@ -24,6 +24,8 @@ pub(super) struct Fetched {
 pub(super) struct Resolved {
     pub manifest_digest: String,
     pub index_digest: Option<String>,
+    /// Every platform of the index and its manifest digest (empty for a manifest).
+    pub index_platforms: Vec<(String, String)>,
     pub media_type: String,
     pub manifest_bytes: Vec<u8>,
     pub config_digest: String,
@@ -40,9 +42,11 @@ pub(super) trait Fetch {
 /// Resolve `top` (already verified against `top_digest` by the caller).
 pub(super) fn resolve(reference: &str, top: Fetched, top_digest: String, platform: Option<&Platform>, fetch: &mut dyn Fetch) -> Result<Resolved, ImageError> {
     let tamper = |tamper| ImageError::Tamper { reference: reference.to_string(), tamper };
+    let mut index_platforms = Vec::new();
     let (manifest_digest, index_digest, fetched, manifest) = match manifest::parse(reference, top.media_type.as_deref(), &top.bytes)? {
         Parsed::Image(m) => (top_digest, None, top, m),
         Parsed::Index(index) => {
+            index_platforms = manifest::platforms(&index);
             let wanted = platform.cloned().unwrap_or_default();
             let entry = manifest::select(reference, &index, &wanted)?.clone();
             let fetched = fetch.manifest(&entry)?;
@@ -75,7 +79,16 @@ pub(super) fn resolve(reference: &str, top: Fetched, top_digest: String, platfor
         .map(|(d, diff_id)| LayerInfo { digest: d.digest.clone(), size: Some(d.size), media_type: d.media_type.clone(), diff_id: Some(diff_id.clone()) })
         .collect();
     let media_type = manifest.media_type.clone().or(fetched.media_type).unwrap_or_else(|| manifest::OCI_MANIFEST.to_string());
-    Ok(Resolved { manifest_digest, index_digest, media_type, manifest_bytes: fetched.bytes, config_digest: manifest.config.digest.clone(), config, layers })
+    Ok(Resolved {
+        manifest_digest,
+        index_digest,
+        index_platforms,
+        media_type,
+        manifest_bytes: fetched.bytes,
+        config_digest: manifest.config.digest.clone(),
+        config,
+        layers,
+    })
 }
 
 /// A single-platform image asked for by an explicit platform must be that
