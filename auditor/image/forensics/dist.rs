@@ -8,7 +8,7 @@
 
 use super::file_index::FsIndex;
 use super::node::{Kind, Node};
-use super::paths::split;
+use super::paths::{resolve, split};
 use crate::policy::pattern::normalise_name;
 use base64::Engine as _;
 use std::collections::{BTreeMap, HashMap};
@@ -205,21 +205,6 @@ fn csv_fields(line: &str) -> Vec<String> {
         }
     }
     fields
-}
-
-/// `site` joined with a RECORD path (`../../bin/x` climbs), normalised.
-fn resolve(site: &str, rel: &str) -> Option<String> {
-    let mut parts: Vec<&str> = if rel.starts_with('/') { Vec::new() } else { site.split('/').filter(|p| !p.is_empty()).collect() };
-    for p in rel.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
 }
 
 /// Which distribution a path belongs to.

@@ -96,6 +96,22 @@ pub(super) fn split(path: &str) -> (&str, &str) {
     }
 }
 
+/// `base` joined with `rel` (`../../bin/x` climbs; an absolute `rel`
+/// stands alone), normalised; `None` when it climbs above the root.
+pub(super) fn resolve(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = if rel.starts_with('/') { Vec::new() } else { base.split('/').filter(|p| !p.is_empty()).collect() };
+    for p in rel.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
+}
+
 /// `dir/name`.
 pub(super) fn join(dir: &str, name: &str) -> String {
     if dir == "/" { format!("/{name}") } else { format!("{dir}/{name}") }

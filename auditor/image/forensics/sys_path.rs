@@ -10,7 +10,7 @@
 
 use super::classify::{Rules, Side, pth_imports};
 use super::node::Kind;
-use super::paths::{is_within, join, split};
+use super::paths::{is_within, join, resolve, split};
 use std::collections::BTreeMap;
 
 /// Where a directory on `sys.path` comes from, in the order Python searches.
@@ -166,20 +166,10 @@ impl SysPath {
     }
 }
 
-/// `base/rel` normalised, or `rel` when absolute.
+/// `base/rel` normalised, or `rel` when absolute; one that climbs above
+/// the root is taken as `/` (already on the path: nothing is narrowed).
 fn absolute(base: &str, rel: &str) -> String {
-    let joined = if rel.starts_with('/') { rel.to_string() } else { join(base, rel) };
-    let mut parts: Vec<&str> = Vec::new();
-    for p in joined.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    format!("/{}", parts.join("/"))
+    resolve(base, rel).unwrap_or_else(|| "/".to_string())
 }
 
 /// Whether `dir` is a directory whose `.pth` files `site` reads.
@@ -315,6 +305,7 @@ mod tests {
     #[test]
     fn relative_paths_resolve_against_their_base() {
         assert_eq!(absolute("/usr/lib/python3/dist-packages", "../../../../opt/src"), "/opt/src");
+        assert_eq!(absolute("/a", "../../x"), "/", "above the root: `/`, which is searched anyway");
         assert_eq!(absolute("/w", "/abs/./x/"), "/abs/x");
     }
 }
