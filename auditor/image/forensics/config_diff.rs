@@ -5,8 +5,8 @@
 //! Without an upstream (`image verify`) only the injection variables are
 //! reported. Forbidden engine variables are the `forbidden-env` check's.
 
-use super::classify::Rules;
 use super::severity::{self, Origin};
+use super::side::Rules;
 use crate::bundle::kind::FileKind;
 use crate::checks::engine_patch;
 use crate::evidence::Extractor;

@@ -7,10 +7,11 @@
 //! entries that escape the root.
 
 use super::cache::Cache;
-use super::classify::{Finder, Rules, Side};
+use super::classify::Finder;
 use super::dist::{self, Distribution, TextSource};
 use super::index_build::{Indexed, LayerCounts, Trouble, index_images};
 use super::node::Node;
+use super::side::{Rules, Side};
 use super::tree_diff;
 use super::{config_diff, integrity, record};
 use crate::checks::{CheckResult, Status, forbidden_env_in_image, suppress};

@@ -29,6 +29,7 @@ mod paths;
 mod pyc;
 mod record;
 mod severity;
+mod side;
 mod sys_path;
 mod tree_diff;
 mod unified_diff;

@@ -6,12 +6,13 @@
 //! hooks (`.pth`, `sitecustomize.py`, `usercustomize.py`) and
 //! `direct_url.json` origins are reported too.
 
-use super::classify::{Rules, Side, describe, is_customize, is_patch_file, pth_imports};
+use super::classify::{is_customize, is_patch_file};
 use super::node::{Kind, Node};
 use super::paths::split;
 use super::pyc::{self, Invalidation};
 use super::severity::{self, Hook, Origin};
-use super::sys_path::SysPath;
+use super::side::{Rules, Side, describe};
+use super::sys_path::{SysPath, pth_imports};
 use crate::finding::{Finding, Severity};
 use std::collections::BTreeSet;
 

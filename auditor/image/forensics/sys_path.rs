@@ -8,9 +8,9 @@
 //! importable from any of those directories but the engine's own shadows
 //! it; a change to start-up code runs before the engine, whoever ships it.
 
-use super::classify::{Rules, Side, pth_imports};
 use super::node::Kind;
 use super::paths::{is_within, join, resolve, split};
+use super::side::{Rules, Side};
 use std::collections::BTreeMap;
 
 /// Where a directory on `sys.path` comes from, in the order Python searches.
@@ -225,6 +225,17 @@ fn module_name(rel: &str) -> Option<String> {
     };
     let identifier = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && name.chars().all(|c| c.is_alphanumeric() || c == '_');
     (identifier && name != "__pycache__").then(|| name.to_string())
+}
+
+/// Whether a `.pth` file's text executes code: a line starting with
+/// `import`, lines split as any CPython splits them — universal newlines
+/// (a bare `\r` ends a line) up to 3.12, `str.splitlines()` after a
+/// stripped BOM from 3.13 (also `\v`, `\f`, `\x1c`–`\x1e`, NEL, U+2028/9).
+pub(super) fn pth_imports(text: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let breaks = |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    text.split(breaks).any(|l| l.starts_with("import ") || l.starts_with("import\t"))
 }
 
 /// A `.pth` file's lines as CPython splits them (see [`pth_imports`]).

@@ -128,17 +128,7 @@ fn join(dir: &str, target: &str) -> String {
 
 /// A member path without `./`, leading `/`, `.` and `..` (clamped at the root).
 fn normalise(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    parts.join("/")
+    crate::provenance::clamped(path)
 }
 
 #[cfg(test)]
