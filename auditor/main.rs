@@ -14,7 +14,7 @@ use auditor::image::{forensics, limits};
 use auditor::policy::Policy;
 use auditor::reference::References;
 use auditor::reference::thresholds::Thresholds;
-use auditor::report::{Format, Report};
+use auditor::report::{Format, Placement, Report};
 use auditor::rules;
 use auditor::scan;
 use auditor::signatures::Engine;
@@ -436,6 +436,20 @@ struct OutputArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// SARIF and GitHub annotations name files relative to DIR (what code scanning resolves against its
+    /// checkout) [default: the audited directory, or the one holding the audited file or archive].
+    #[arg(long, value_name = "DIR")]
+    source_root: Option<PathBuf>,
+    /// Put info findings (what was judged) in SARIF and GitHub annotations too; by default they hold errors
+    /// and warnings only.
+    #[arg(long)]
+    include_info: bool,
+}
+
+impl OutputArgs {
+    fn placement(&self) -> Placement {
+        Placement { source_root: self.source_root.clone(), include_info: self.include_info }
+    }
 }
 
 #[derive(Args)]
@@ -582,7 +596,7 @@ fn run(cli: Cli) -> Result<u8> {
 /// Render a report as `--format` asks, to `--output` or standard output.
 fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
     let color = output.format == Format::Text && output.output.is_none() && stdout_color();
-    emit(&report.render(output.format, color), output.output.as_ref())?;
+    emit(&report.render_placed(output.format, color, &output.placement()), output.output.as_ref())?;
     if output.format == Format::Github {
         step_summary(report);
     }
@@ -621,7 +635,7 @@ fn image_command(command: ImageCommand) -> Result<u8> {
             if let (Format::Text, Some(image)) = (output.format, &inspection.image) {
                 text.push_str(&image::render_text(image));
             }
-            text.push_str(&inspection.report.render(output.format, color));
+            text.push_str(&inspection.report.render_placed(output.format, color, &output.placement()));
             emit(&text, output.output.as_ref())?;
             Ok(inspection.report.verdict.exit_code() as u8)
         }

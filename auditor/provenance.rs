@@ -121,6 +121,23 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// A path inside a root (an archive's members, a layout's blobs): no `./`,
+/// no leading `/`, `.` dropped, `..` resolved and stopped at the root — an
+/// archive may name a member `../../x`; it is still inside the archive.
+pub fn clamped(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -424,7 +424,7 @@ impl Extractor<'_> {
             return Ok((!unread.is_empty()).then(|| format!("{}: not read (what they hold is not judged); the rest of the file was", unread.join("; "))));
         }
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Unstructured::Other(format!("not valid JSON ({e})")))?;
-        evidence.metadata = json::metadata::from_json(&value).map(Box::new);
+        evidence.metadata = json::metadata::from_json(file, &value, text).map(Box::new);
         evidence.eval_payload = file.path.rsplit('/').next() == Some("meta_env.json");
         evidence.env = json::env::scan(file, &value, text);
         evidence.eval_scores = json::eval_results::scores(file, &value, text);

@@ -2,6 +2,7 @@
 //! annotations on the files of the run bundle. With `GITHUB_STEP_SUMMARY`
 //! set, the CLI also appends the Markdown report to the job summary.
 
+use super::places::{Placement, Places};
 use super::{Report, Verdict};
 use crate::checks::{CheckResult, Status};
 use crate::finding::{Finding, Severity};
@@ -17,24 +18,31 @@ fn property(text: &str) -> String {
     data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Report, placement: &Placement) -> String {
+    let places = Places::new(report, placement);
     let mut out = String::new();
     // Info findings record what was judged; as annotations they would only
     // bury the problems, and so would known (baselined) or accepted ones.
     // GitHub shows only the first few annotations of a step: errors that
     // point at a file come first, then other errors, then warnings.
-    let mut shown: Vec<&Finding> =
-        report.findings().map(|(_, f)| f).filter(|f| f.severity != Severity::Info && !f.is_known() && f.suppressed.is_none()).collect();
-    shown.sort_by_key(|f| (f.severity != Severity::Error, f.primary().is_none()));
+    let mut shown: Vec<&Finding> = report
+        .findings()
+        .map(|(_, f)| f)
+        .filter(|f| (placement.include_info || f.severity != Severity::Info) && !f.is_known() && f.suppressed.is_none())
+        .collect();
+    // A file is named from the source root (no `./`, no `..`, never absolute), or not at all.
+    let file = |f: &Finding| f.primary().and_then(|e| Some((places.relative(&report.location(f, e))?, e.line)));
+    shown.sort_by_key(|f| (f.severity != Severity::Error, file(f).is_none()));
     for f in shown {
         let command = match f.severity {
             Severity::Error => "error",
-            _ => "warning",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
         };
         let mut props = Vec::new();
-        if let Some(e) = f.primary() {
-            props.push(format!("file={}", property(&report.location(f, e))));
-            if let Some(line) = e.line {
+        if let Some((path, line)) = file(f) {
+            props.push(format!("file={}", property(&path)));
+            if let Some(line) = line {
                 props.push(format!("line={line}"));
             }
         }
@@ -83,7 +91,7 @@ mod tests {
             Finding::new("c/file", Severity::Error, "f".into(), None, at("f.sh")),
         ];
         let check = CheckResult { id: "c".into(), title: "t".into(), status: Status::Fail, summary: "s".into(), findings };
-        let out = render(&Report::new("p".into(), Vec::new(), vec![check], Vec::new(), Vec::new(), Vec::new()));
+        let out = render(&Report::new("p".into(), Vec::new(), vec![check], Vec::new(), Vec::new(), Vec::new()), &Placement::default());
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].starts_with("::error file=f.sh,line=7,title=c/file::f"), "{out}");
         assert!(lines[1].starts_with("::error title=c/nofile::n"), "{out}");

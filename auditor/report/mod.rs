@@ -6,7 +6,10 @@ mod github;
 mod json;
 mod junit;
 mod markdown;
+mod places;
 mod sarif;
+
+pub use places::Placement;
 mod text;
 
 use crate::bundle::{FileRecord, FileStatus};
@@ -333,13 +336,19 @@ impl Report {
 
     /// Render in `format`; `color` only affects text.
     pub fn render(&self, format: Format, color: bool) -> String {
+        self.render_placed(format, color, &Placement::default())
+    }
+
+    /// Render in `format`, the formats for tools (SARIF, GitHub
+    /// annotations) placing paths and filtering info as `placement` says.
+    pub fn render_placed(&self, format: Format, color: bool, placement: &Placement) -> String {
         match format {
             Format::Text => text::render(self, color),
             Format::Json => json::render(self),
             Format::Markdown => markdown::render(self),
-            Format::Sarif => sarif::render(self),
+            Format::Sarif => sarif::render(self, placement),
             Format::Junit => junit::render(self),
-            Format::Github => github::render(self),
+            Format::Github => github::render(self, placement),
         }
     }
 
@@ -383,7 +392,23 @@ impl Report {
         if !in_bundle || bundle.is_empty() || bundle == evidence.file || bundle.ends_with(&format!("/{}", evidence.file)) {
             evidence.file.clone()
         } else {
-            format!("{}/{}", bundle.trim_end_matches('/'), evidence.file)
+            format!("{}/{}", bundle.trim_end_matches('/'), self.inside_archives(bundle, &evidence.file))
+        }
+    }
+
+    /// A file of `bundle` named inside the archives that hold it, whatever
+    /// `..` a member's name holds (`x.zip/../../etc/p` is `x.zip/etc/p`).
+    fn inside_archives(&self, bundle: &str, file: &str) -> String {
+        let archive = self
+            .files
+            .iter()
+            .filter(|f| f.bundle == bundle)
+            .map(|f| f.record.path.as_str())
+            .filter(|p| file.len() > p.len() && file.starts_with(p) && file.as_bytes()[p.len()] == b'/')
+            .max_by_key(|p| p.len());
+        match archive {
+            Some(a) => format!("{}/{}", self.inside_archives(bundle, a), crate::provenance::clamped(&file[a.len() + 1..])),
+            None => crate::provenance::clamped(file),
         }
     }
 

@@ -1,15 +1,21 @@
 //! `--format sarif`: SARIF 2.1.0 for code-scanning tools (valid against the
-//! OASIS schema, and in the subset GitHub code scanning accepts). Every
-//! result has a rule id and at least one location; fingerprints go to
-//! partialFingerprints.
+//! OASIS schema, and as GitHub code scanning takes it). Errors and
+//! warnings only, unless info is asked for (`--include-info`): info
+//! records what was judged, and code scanning would show each as an alert.
+//! Every result has a rule id and one location, the place a reviewer acts
+//! on (a file and line where there is one); the rest of its evidence goes
+//! to `relatedLocations`. Fingerprints go to partialFingerprints.
 //!
 //! A location is physical only where there is a file to open: a file of the
-//! bundle or on disk (a region only where a line is known, so a region
-//! always has `startLine`), or a file inside an image, relative to the
-//! `IMAGEROOT` base. What is not a file (an image, its config, a layer blob,
-//! a policy, a job whose files show nothing) is a logical location; a
-//! directory is never a location.
+//! bundle or on disk inside the source root, named from it under
+//! `%SRCROOT%` ([`Places`]: no `./`, no `..`, never absolute; a region only
+//! where a line is known, so a region always has `startLine`), or a file
+//! inside an image, relative to the `IMAGEROOT` base. What is not such a
+//! file (an image, its config, a layer blob, a policy, a file outside the
+//! root, a job whose files show nothing) is a logical location; a directory
+//! is never a location.
 
+use super::places::{Placement, Places};
 use super::{Input, Report, TOOL, VERSION};
 use crate::checks::REGISTRY;
 use crate::finding::{Finding, Severity};
@@ -18,6 +24,8 @@ use serde_json::{Value, json};
 
 /// The `uriBaseId` of paths inside an image's filesystem.
 const IMAGE_ROOT: &str = "IMAGEROOT";
+/// The `uriBaseId` of files under the source root (what GitHub resolves against its checkout).
+const SOURCE_ROOT: &str = "%SRCROOT%";
 
 const SCHEMA: &str = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
@@ -43,7 +51,8 @@ fn uri(path: &str) -> String {
     out
 }
 
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Report, placement: &Placement) -> String {
+    let places = Places::new(report, placement);
     let mut rules: Vec<(&str, &str)> = REGISTRY.iter().flat_map(|c| c.rules.iter().copied()).collect();
     // Rules from data (signature packs) are declared by their findings' messages.
     for (_, f) in report.findings() {
@@ -65,18 +74,33 @@ pub fn render(report: &Report) -> String {
         .collect();
     let results: Vec<Value> = report
         .findings()
+        .filter(|(_, f)| placement.include_info || f.severity != Severity::Info)
         .map(|(_, f)| {
-            let mut locations: Vec<Value> = f.evidence.iter().map(|e| location(report, f, e)).collect();
-            if locations.is_empty() {
-                locations.push(unplaced(report, f));
-            }
+            let mut placed: Vec<(Rank, Value)> = f.evidence.iter().map(|e| location(report, &places, f, e)).collect();
+            // The place to act on first: a file and line under the root, then any file, then a name.
+            let primary = placed.iter().enumerate().min_by_key(|(_, (rank, _))| *rank).map(|(i, _)| i);
+            let location = match primary {
+                Some(i) => placed.remove(i).1,
+                None => unplaced(report, f),
+            };
             let mut result = json!({
                 "ruleId": f.rule,
                 "level": level(f.severity),
                 "message": { "text": f.message },
-                "locations": locations,
+                "locations": [location],
                 "partialFingerprints": { "auditorFingerprint/v1": f.fingerprint },
             });
+            if !placed.is_empty() {
+                let related: Vec<Value> = placed
+                    .into_iter()
+                    .enumerate()
+                    .map(|(id, (_, mut loc))| {
+                        loc["id"] = json!(id);
+                        loc
+                    })
+                    .collect();
+                result["relatedLocations"] = json!(related);
+            }
             if let Some(index) = rules.iter().position(|(id, _)| *id == f.rule) {
                 result["ruleIndex"] = json!(index);
             }
@@ -102,20 +126,26 @@ pub fn render(report: &Report) -> String {
                     "level": "warning", "message": { "text": format!("not examined: {n}") }
                 })).collect::<Vec<_>>(),
             }],
-            "properties": { "verdict": report.verdict },
+            "properties": { "verdict": report.verdict, "infoAsked": placement.include_info },
             "results": results,
         }],
     });
-    if let Some(bases) = original_uri_base_ids(report) {
-        sarif["runs"][0]["originalUriBaseIds"] = bases;
-    }
+    sarif["runs"][0]["originalUriBaseIds"] = original_uri_base_ids(report);
     let mut out = serde_json::to_string_pretty(&sarif).unwrap_or_default();
     out.push('\n');
     out
 }
 
+/// How good a place a location is to act on, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    FileAndLine,
+    File,
+    Name,
+}
+
 /// Where one piece of evidence is, as a SARIF location.
-fn location(report: &Report, finding: &Finding, evidence: &Provenance) -> Value {
+fn location(report: &Report, places: &Places, finding: &Finding, evidence: &Provenance) -> (Rank, Value) {
     let message = (!evidence.text.is_empty()).then(|| json!({ "text": evidence.text }));
     let with_message = |mut loc: Value| {
         if let Some(m) = &message {
@@ -125,7 +155,7 @@ fn location(report: &Report, finding: &Finding, evidence: &Provenance) -> Value 
     };
     // Evidence about an image as a whole (its config, a blob): no file.
     if let Some(image) = image_named(report, &evidence.file) {
-        return with_message(json!({ "logicalLocations": [image_logical(&image.reference, evidence.layer.as_deref())] }));
+        return (Rank::Name, with_message(json!({ "logicalLocations": [image_logical(&image.reference, evidence.layer.as_deref())] })));
     }
     // A file inside an image: its path from the image's root, and the image
     // and layer that wrote it.
@@ -136,18 +166,19 @@ fn location(report: &Report, finding: &Finding, evidence: &Provenance) -> Value 
         if let Some(image) = evidence.layer.as_deref().and_then(|l| image_with_layer(report, l)) {
             loc["logicalLocations"] = json!([image_logical(&image.reference, evidence.layer.as_deref())]);
         }
-        return with_message(loc);
+        return (Rank::File, with_message(loc));
     }
     let path = report.location(finding, evidence);
-    if !is_file(report, &evidence.file, &path) {
-        return with_message(json!({ "logicalLocations": [{ "fullyQualifiedName": evidence.file, "kind": "resource" }] }));
-    }
-    let mut physical = json!({ "artifactLocation": { "uri": uri(&path) } });
+    let named = is_file(report, &evidence.file, &path).then(|| places.relative(&path)).flatten();
+    let Some(relative) = named else {
+        return (Rank::Name, with_message(json!({ "logicalLocations": [{ "fullyQualifiedName": path, "kind": "resource" }] })));
+    };
+    let mut physical = json!({ "artifactLocation": { "uri": uri(&relative), "uriBaseId": SOURCE_ROOT } });
     match evidence.line.filter(|l| *l >= 1) {
         Some(line) => physical["region"] = json!({ "startLine": line, "snippet": { "text": evidence.text } }),
-        None => return with_message(json!({ "physicalLocation": physical })),
+        None => return (Rank::File, with_message(json!({ "physicalLocation": physical }))),
     }
-    json!({ "physicalLocation": physical })
+    (Rank::FileAndLine, json!({ "physicalLocation": physical }))
 }
 
 /// A finding with no evidence (a job whose files show nothing, an input
@@ -190,8 +221,10 @@ fn image_logical(reference: &str, layer: Option<&str>) -> Value {
     }
 }
 
-/// `IMAGEROOT` described (it has no URI: an image's filesystem is not on disk).
-fn original_uri_base_ids(report: &Report) -> Option<Value> {
+/// `%SRCROOT%` and `IMAGEROOT` described, neither with a URI: the source
+/// root is where the reader checked the sources out, and an image's
+/// filesystem is not on disk.
+fn original_uri_base_ids(report: &Report) -> Value {
     let images: Vec<&str> = report
         .inputs
         .iter()
@@ -200,7 +233,11 @@ fn original_uri_base_ids(report: &Report) -> Option<Value> {
             _ => None,
         })
         .collect();
-    (!images.is_empty()).then(|| json!({ IMAGE_ROOT: { "description": { "text": format!("the root of the filesystem of image {}", images.join(" / ")) } } }))
+    let mut bases = json!({ SOURCE_ROOT: { "description": { "text": "the audited directory (or --source-root): paths are relative to it" } } });
+    if !images.is_empty() {
+        bases[IMAGE_ROOT] = json!({ "description": { "text": format!("the root of the filesystem of image {}", images.join(" / ")) } });
+    }
+    bases
 }
 
 #[cfg(test)]

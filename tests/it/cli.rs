@@ -304,11 +304,11 @@ fn the_sample_images_show_each_patch_the_readme_shows() {
 }
 
 /// A launch script that exports a forbidden variable and patches the engine.
-const SETUP_SH: &str = "#!/usr/bin/env bash\nset -euo pipefail\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\ngit apply /tmp/fix.patch\n\
+pub(crate) const SETUP_SH: &str = "#!/usr/bin/env bash\nset -euo pipefail\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\ngit apply /tmp/fix.patch\n\
                         python3 -m sglang.launch_server --model-path /data/models/DeepSeek-V4-Pro --tp 8 --port 8888\n";
 
 /// A zip of `members` (name, content).
-fn zip_bytes(members: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn zip_bytes(members: &[(&str, &[u8])]) -> Vec<u8> {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for (name, content) in members {

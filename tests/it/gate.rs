@@ -482,3 +482,25 @@ fn changed_since_fails_only_on_what_the_change_introduces() {
     let new: Vec<&serde_json::Value> = counted_errors(&report).into_iter().filter(|f| f["pre_existing"] != true).collect();
     assert!(!new.is_empty() && new.iter().all(|f| f["job"].as_str().unwrap().starts_with(a)), "{new:?}");
 }
+
+/// SARIF of the real tree as GitHub code scanning takes it: no `note`, every
+/// result at a file and a line named from the tree's root (no absolute,
+/// `./` or `..` URI), the schema and the upload limits; annotations too.
+#[test]
+fn sarif_and_annotations_of_the_real_tree_fit_code_scanning() {
+    let (_dir, tree) = real_tree();
+    let out = auditor(&["audit", s(&tree), "--format", "sarif"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let sarif = json(&out);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results.len() > 40, "{}", results.len());
+    let problems = crate::honest::sarif_problems("real tree", &sarif);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let unplaced = crate::honest::unplaced(&sarif);
+    assert!(unplaced.is_empty(), "{}", unplaced.join("\n"));
+    let annotations = stdout(&auditor(&["audit", s(&tree), "--format", "github"]));
+    for file in annotations.lines().filter_map(|l| l.split("file=").nth(1)).map(|f| f.split(',').next().unwrap()) {
+        assert!(!file.starts_with('/') && !file.starts_with("./") && !file.split('/').any(|p| p == ".."), "{file}");
+        assert!(tree.join(file).is_file(), "{file} is not a file of the tree");
+    }
+}

@@ -17,17 +17,41 @@ fn sarif_schema() -> &'static jsonschema::Validator {
     })
 }
 
-/// Every way `sarif` breaks the schema or GitHub code scanning's rules:
-/// a region without `startLine`, a result without a location, a physical
-/// location with an empty URI, a URI scheme, or one that is a directory.
-fn sarif_problems(what: &str, sarif: &Value) -> Vec<String> {
+/// Every way `sarif` breaks the schema or GitHub code scanning's rules as
+/// documented for uploads (at most 20 runs, 25,000 results and 25,000 rules
+/// a run, 1,000 locations a result, 10 MB gzip-compressed): a region
+/// without `startLine`, a result without a location or fingerprint, a
+/// `note` (info is left out unless asked for), a physical location with
+/// an empty URI, a scheme, an absolute path, `./` or `..`, a file not
+/// under `%SRCROOT%` or `IMAGEROOT`, or a directory.
+pub(crate) fn sarif_problems(what: &str, sarif: &Value) -> Vec<String> {
+    let info_asked = sarif["runs"][0]["properties"]["infoAsked"] == true;
     let mut problems: Vec<String> = sarif_schema().iter_errors(sarif).map(|e| format!("{what}: {} at {}", e, e.instance_path())).collect();
+    let runs = sarif["runs"].as_array().map_or(0, Vec::len);
+    let results = sarif["runs"][0]["results"].as_array().map_or(0, Vec::len);
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().map_or(0, Vec::len);
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gzip, sarif.to_string().as_bytes()).unwrap();
+    let compressed = gzip.finish().unwrap().len();
+    if runs > 20 || results > 25_000 || rules > 25_000 || compressed > 10 << 20 {
+        problems.push(format!("{what}: over GitHub's upload limits: {runs} runs, {results} results, {rules} rules, {compressed} B gzip"));
+    }
     for result in sarif["runs"][0]["results"].as_array().into_iter().flatten() {
         let locations = result["locations"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let related = result["relatedLocations"].as_array().map(Vec::as_slice).unwrap_or_default();
         if locations.is_empty() {
             problems.push(format!("{what}: result without a location: {result}"));
         }
-        for loc in locations {
+        if locations.len() + related.len() > 1000 {
+            problems.push(format!("{what}: more than 1,000 locations: {}", result["ruleId"]));
+        }
+        if result["level"] == "note" && !info_asked {
+            problems.push(format!("{what}: a note (info) by default: {}", result["message"]["text"]));
+        }
+        if result["partialFingerprints"].as_object().is_none_or(|f| f.is_empty()) {
+            problems.push(format!("{what}: result without partialFingerprints: {}", result["ruleId"]));
+        }
+        for loc in locations.iter().chain(related) {
             if loc.get("physicalLocation").is_none() && loc.get("logicalLocations").is_none() {
                 problems.push(format!("{what}: a location that names nothing: {loc}"));
             }
@@ -42,12 +66,29 @@ fn sarif_problems(what: &str, sarif: &Value) -> Vec<String> {
             if uri.is_empty() || uri.split('/').next().unwrap_or_default().contains(':') {
                 problems.push(format!("{what}: URI GitHub cannot place: {uri:?}"));
             }
+            if uri.starts_with('/') || uri.split('/').any(|part| part == "." || part == ".." || part.is_empty()) {
+                problems.push(format!("{what}: URI not normalised or absolute: {uri:?}"));
+            }
+            if !matches!(artifact["uriBaseId"].as_str(), Some("%SRCROOT%" | "IMAGEROOT")) {
+                problems.push(format!("{what}: URI under no base: {uri:?}"));
+            }
             if artifact.get("uriBaseId").is_none() && root().join(uri).is_dir() {
                 problems.push(format!("{what}: location is a directory: {uri:?}"));
             }
         }
     }
     problems
+}
+
+/// Results whose first location is not a file with a line (what a
+/// reviewer clicks on in code scanning).
+pub(crate) fn unplaced(sarif: &Value) -> Vec<String> {
+    let results = sarif["runs"][0]["results"].as_array().map(Vec::as_slice).unwrap_or_default();
+    results
+        .iter()
+        .filter(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64().is_none())
+        .map(|r| format!("{}: {}", r["ruleId"], r["message"]["text"]))
+        .collect()
 }
 
 fn sarif_of(args: &[&str]) -> Value {
@@ -73,12 +114,77 @@ fn sarif_of_every_sample_bundle_is_valid_for_github() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Every result of every sample bundle at a file and a line; info only when asked for.
+#[test]
+fn every_sarif_result_of_the_samples_is_at_a_file_and_line_and_info_is_asked_for() {
+    let mut unplaced_results = Vec::new();
+    for bundle in std::fs::read_dir(root().join("samples/bundles")).unwrap() {
+        let bundle = format!("samples/bundles/{}", bundle.unwrap().file_name().to_string_lossy());
+        let sarif = sarif_of(&["audit", &bundle, "--golden", GOLDEN, "--format", "sarif"]);
+        unplaced_results.extend(unplaced(&sarif).into_iter().map(|u| format!("{bundle}: {u}")));
+    }
+    assert!(unplaced_results.is_empty(), "{}", unplaced_results.join("\n"));
+    let with_info = sarif_of(&["audit", FAIL_INHERITED, "--format", "sarif", "--include-info"]);
+    let without = sarif_of(&["audit", FAIL_INHERITED, "--format", "sarif"]);
+    let notes = |s: &Value| s["runs"][0]["results"].as_array().unwrap().iter().filter(|r| r["level"] == "note").count();
+    assert!(notes(&with_info) > 0 && notes(&without) == 0, "{} notes asked for, {} by default", notes(&with_info), notes(&without));
+}
+
+/// Where the bundle is named from (relative, absolute, with `./` or
+/// `a/../a`) changes no URI and no fingerprint; `--source-root` moves the
+/// base; a zip member named `../../..` stays inside its zip, in SARIF and
+/// in annotations.
+#[test]
+fn sarif_locations_are_relative_normalised_and_stable() {
+    let shape = |s: &Value| -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = s["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].to_string(), r["partialFingerprints"].to_string()))
+            .collect();
+        out.sort();
+        out
+    };
+    let absolute = root().join(FAIL_INHERITED).display().to_string();
+    let dotted = format!("./{FAIL_INHERITED}/../{}", FAIL_INHERITED.rsplit('/').next().unwrap());
+    let plain = sarif_of(&["audit", FAIL_INHERITED, "--format", "sarif"]);
+    assert!(!shape(&plain).is_empty());
+    for other in [absolute.as_str(), dotted.as_str()] {
+        assert_eq!(shape(&sarif_of(&["audit", other, "--format", "sarif"])), shape(&plain), "{other}");
+    }
+    let from_repo = sarif_of(&["audit", FAIL_INHERITED, "--format", "sarif", "--source-root", "."]);
+    let uri = from_repo["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap().to_string();
+    assert!(uri.starts_with(&format!("{FAIL_INHERITED}/")), "{uri}");
+    assert!(sarif_problems("--source-root", &from_repo).is_empty());
+
+    let dir = tempfile::tempdir().unwrap();
+    let zip = crate::cli::zip_bytes(&[("../../../escape/setup.sh", crate::cli::SETUP_SH.as_bytes())]);
+    std::fs::write(dir.path().join("bundle.zip"), zip).unwrap();
+    let bundle = dir.path().to_str().unwrap();
+    let sarif = sarif_of(&["audit", bundle, "--format", "sarif"]);
+    assert!(sarif_problems("zip", &sarif).is_empty(), "{}", sarif_problems("zip", &sarif).join("\n"));
+    let uris: Vec<String> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().map(str::to_string))
+        .collect();
+    assert!(!uris.is_empty() && uris.iter().all(|u| u == "bundle.zip/escape/setup.sh"), "{uris:?}");
+    let annotations = stdout(&auditor(&["audit", bundle, "--format", "github"]));
+    let files: Vec<&str> = annotations.lines().filter_map(|l| l.split("file=").nth(1)).map(|f| f.split(',').next().unwrap()).collect();
+    assert!(!files.is_empty() && files.iter().all(|f| *f == "bundle.zip/escape/setup.sh"), "{annotations}");
+}
+
 #[test]
 fn sarif_of_a_scan_is_valid_for_github() {
-    let sarif = sarif_of(&["scan", "samples/recipes-fail", "--format", "sarif"]);
+    // the scan of the recipes finds knobs only: information, in SARIF when asked for
+    assert!(sarif_of(&["scan", "samples/recipes-fail", "--format", "sarif"])["runs"][0]["results"].as_array().unwrap().is_empty());
+    let sarif = sarif_of(&["scan", "samples/recipes-fail", "--format", "sarif", "--include-info"]);
     assert!(!sarif["runs"][0]["results"].as_array().unwrap().is_empty());
     let problems = sarif_problems("scan", &sarif);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(unplaced(&sarif).is_empty(), "{:?}", unplaced(&sarif));
 }
 
 #[test]

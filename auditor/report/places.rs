@@ -1,0 +1,86 @@
+//! Where a report's files are, as code scanning and workflow annotations
+//! name them: relative to the source root (`--source-root`, else the
+//! deepest directory holding every audited path), normalised — no `./`,
+//! no `..`, never absolute. A path outside the root has no such name, and
+//! is then not given as a file at all.
+
+use super::{Input, Report};
+use std::path::{Component, Path, PathBuf};
+
+/// How the formats for tools (SARIF, GitHub annotations) place and filter findings.
+#[derive(Debug, Clone, Default)]
+pub struct Placement {
+    /// The directory paths are given relative to.
+    pub source_root: Option<PathBuf>,
+    /// Info findings (what was judged) too; by default only errors and warnings.
+    pub include_info: bool,
+}
+
+/// The source root of one report.
+pub struct Places {
+    root: PathBuf,
+}
+
+impl Places {
+    pub fn new(report: &Report, placement: &Placement) -> Places {
+        let root = match &placement.source_root {
+            Some(root) => absolute(root),
+            None => {
+                let roots = report.inputs.iter().filter_map(|i| match i {
+                    Input::Bundle { path, .. } => {
+                        let path = absolute(Path::new(path));
+                        Some(if path.is_dir() { path } else { path.parent().map_or(path.clone(), Path::to_path_buf) })
+                    }
+                    Input::Image(_) => None,
+                });
+                roots.reduce(|a, b| common(&a, &b)).unwrap_or_else(|| absolute(Path::new(".")))
+            }
+        };
+        Places { root }
+    }
+
+    /// `path` (as the report gives it: relative to the working directory,
+    /// or absolute) relative to the root, `/`-separated; `None` outside it.
+    pub fn relative(&self, path: &str) -> Option<String> {
+        let rel = absolute(Path::new(path)).strip_prefix(&self.root).ok()?.to_path_buf();
+        let parts: Vec<&str> = rel.components().map(|c| c.as_os_str().to_str()).collect::<Option<_>>()?;
+        (!parts.is_empty()).then(|| parts.join("/"))
+    }
+}
+
+/// `path` from the working directory, with `.` and `..` resolved by name
+/// (`..` stops at the root).
+fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The deepest directory holding both.
+fn common(a: &Path, b: &Path) -> PathBuf {
+    a.components().zip(b.components()).take_while(|(x, y)| x == y).map(|(x, _)| x).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_named_from_the_root_without_dots() {
+        let places = Places { root: PathBuf::from("/repo") };
+        assert_eq!(places.relative("/repo/a/./b/../c.sh").as_deref(), Some("a/c.sh"));
+        assert_eq!(places.relative("/repo/../etc/passwd"), None);
+        assert_eq!(places.relative("/repo"), None, "the root itself is no file");
+        assert_eq!(places.relative("/elsewhere/x"), None);
+        assert_eq!(common(Path::new("/r/a/b"), Path::new("/r/a/c")), PathBuf::from("/r/a"));
+    }
+}
