@@ -2,7 +2,7 @@
 
 use super::{Input, LayerCounts, Report, Verdict};
 use crate::checks::Status;
-use crate::finding::Severity;
+use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
@@ -67,11 +67,47 @@ fn layer_counts(c: &LayerCounts) -> String {
     if parts.is_empty() { format!("{} {layers}", c.layers) } else { format!("{} {layers}: {}", c.layers, parts.join(", ")) }
 }
 
+/// Places named per failing check in the summary.
+const TOP_PLACES: usize = 2;
+
+/// The answer before the details: each check that failed or could not
+/// conclude, with its counted errors and warnings and where most of them
+/// are.
+fn summary(report: &Report, paint: &Paint, out: &mut String) {
+    for check in report.checks.iter().filter(|c| matches!(c.status, Status::Fail | Status::Error)) {
+        let counted = |s: Severity| check.findings.iter().filter(|f| f.severity == s && !f.is_known() && f.suppressed.is_none()).count();
+        let mut places: Vec<(String, usize)> = Vec::new();
+        for f in check.findings.iter().filter(|f| f.severity == Severity::Error && !f.is_known() && f.suppressed.is_none()) {
+            let Some(e) = f.primary() else { continue };
+            let place = format!("{}{}", report.location(f, e), e.line.map(|l| format!(":{l}")).unwrap_or_default());
+            match places.iter_mut().find(|(p, _)| *p == place) {
+                Some((_, n)) => *n += 1,
+                None => places.push((place, 1)),
+            }
+        }
+        places.sort_by_key(|p| std::cmp::Reverse(p.1));
+        let mut top: Vec<String> = places.iter().take(TOP_PLACES).map(|(p, _)| p.clone()).collect();
+        if places.len() > TOP_PLACES {
+            top.push(format!("{} more place(s)", places.len() - TOP_PLACES));
+        }
+        let at = if top.is_empty() { String::new() } else { format!(" at {}", top.join(", ")) };
+        let _ = writeln!(
+            out,
+            "  {} {}: {} error(s), {} warning(s){at}",
+            paint.status(check.status),
+            check.id,
+            counted(Severity::Error),
+            counted(Severity::Warning)
+        );
+    }
+}
+
 pub fn render(report: &Report, color: bool) -> String {
     let paint = Paint(color);
     let mut out = String::new();
     let _ = writeln!(out, "auditor {} · policy {}", report.tool.version, report.policy);
     let _ = writeln!(out, "verdict: {}", paint.verdict(report.verdict));
+    summary(report, &paint, &mut out);
     for input in &report.inputs {
         let _ = match input {
             Input::Bundle { sha256: None, .. } => writeln!(out, "input:   {}", input.label()),
@@ -133,9 +169,13 @@ pub fn render(report: &Report, color: bool) -> String {
         if pre_existing > 0 {
             let _ = writeln!(out, "      ({pre_existing} finding(s) pre-existing at the base, not counted: --format json lists them, marked \"pre_existing\")");
         }
-        for finding in check.findings.iter().filter(|f| f.severity != Severity::Info && !f.is_known()) {
+        // Errors before warnings, each in report order.
+        let mut shown: Vec<&Finding> = check.findings.iter().filter(|f| f.severity != Severity::Info && !f.is_known()).collect();
+        shown.sort_by_key(|f| f.severity != Severity::Error);
+        for finding in shown {
             let job = finding.jobs_label().map(|j| format!("  [{j}]")).unwrap_or_default();
-            let _ = writeln!(out, "  {} {}{job}", paint.severity(finding.severity), finding.rule);
+            let accepted = finding.suppressed.as_ref().map(|s| format!(" (suppressed: {}, {})", s.reason, s.owner)).unwrap_or_default();
+            let _ = writeln!(out, "  {}{accepted} {}{job}", paint.severity(finding.severity), finding.rule);
             let _ = writeln!(out, "      {}", finding.message);
             for e in &finding.evidence {
                 let line = e.line.map(|l| format!(":{l}")).unwrap_or_default();

@@ -504,3 +504,34 @@ fn sarif_and_annotations_of_the_real_tree_fit_code_scanning() {
         assert!(tree.join(file).is_file(), "{file} is not a file of the tree");
     }
 }
+
+/// The text report answers first: its first 15 lines name every check that
+/// failed, with its count and top places; inside a check, errors come
+/// before warnings.
+#[test]
+fn the_text_report_of_the_real_tree_answers_in_its_first_lines() {
+    let (_dir, tree) = real_tree();
+    let report = json(&auditor(&["audit", s(&tree), "--format", "json"]));
+    let failing: Vec<String> =
+        report["checks"].as_array().unwrap().iter().filter(|c| c["status"] == "fail").map(|c| c["id"].as_str().unwrap().to_string()).collect();
+    assert!(failing.len() >= 5, "{failing:?}");
+    let text = stdout(&auditor(&["audit", s(&tree)]));
+    let head: Vec<&str> = text.lines().take(15).collect();
+    for id in &failing {
+        assert!(
+            head.iter().any(|l| l.trim_start().starts_with(&format!("FAIL {id}: ")) && l.contains("error(s)")),
+            "{id} not in the first 15 lines:\n{}",
+            head.join("\n")
+        );
+    }
+    let mut seen_warning = false;
+    for line in text.lines() {
+        if !line.starts_with("  ") {
+            seen_warning = false;
+        } else if line.starts_with("  warning ") {
+            seen_warning = true;
+        } else if line.starts_with("  error ") {
+            assert!(!seen_warning, "an error after a warning in one check: {line}");
+        }
+    }
+}
