@@ -25,22 +25,23 @@ pub fn render(report: &Report, placement: &Placement) -> String {
     // bury the problems, and so would known (baselined) or accepted ones.
     // GitHub shows only the first few annotations of a step: errors that
     // point at a file come first, then other errors, then warnings.
-    let mut shown: Vec<&Finding> = report
+    // A file is named from the source root (no `./`, no `..`, never absolute), or not at all.
+    let file = |f: &Finding| f.primary().and_then(|e| Some((places.relative(&report.location(f, e))?, e.line)));
+    let mut shown: Vec<_> = report
         .findings()
         .map(|(_, f)| f)
         .filter(|f| (placement.include_info || f.severity != Severity::Info) && !f.is_known() && f.suppressed.is_none())
+        .map(|f| (f, file(f)))
         .collect();
-    // A file is named from the source root (no `./`, no `..`, never absolute), or not at all.
-    let file = |f: &Finding| f.primary().and_then(|e| Some((places.relative(&report.location(f, e))?, e.line)));
-    shown.sort_by_key(|f| (f.severity != Severity::Error, file(f).is_none()));
-    for f in shown {
+    shown.sort_by_key(|(f, file)| (f.severity != Severity::Error, file.is_none()));
+    for (f, file) in shown {
         let command = match f.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Info => "notice",
         };
         let mut props = Vec::new();
-        if let Some((path, line)) = file(f) {
+        if let Some((path, line)) = file {
             props.push(format!("file={}", property(&path)));
             if let Some(line) = line {
                 props.push(format!("line={line}"));

@@ -16,42 +16,46 @@ pub struct Placement {
     pub include_info: bool,
 }
 
-/// The source root of one report.
+/// The source root of one report, and the working directory paths are
+/// read from (asked once).
 pub struct Places {
     root: PathBuf,
+    cwd: PathBuf,
 }
 
 impl Places {
     pub fn new(report: &Report, placement: &Placement) -> Places {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let from_cwd = |path: &Path| absolute(&cwd, path);
         let root = match &placement.source_root {
-            Some(root) => absolute(root),
+            Some(root) => from_cwd(root),
             None => {
                 let roots = report.inputs.iter().filter_map(|i| match i {
                     Input::Bundle { path, .. } => {
-                        let path = absolute(Path::new(path));
+                        let path = from_cwd(Path::new(path));
                         Some(if path.is_dir() { path } else { path.parent().map_or(path.clone(), Path::to_path_buf) })
                     }
                     Input::Image(_) => None,
                 });
-                roots.reduce(|a, b| common(&a, &b)).unwrap_or_else(|| absolute(Path::new(".")))
+                roots.reduce(|a, b| common(&a, &b)).unwrap_or_else(|| cwd.clone())
             }
         };
-        Places { root }
+        Places { root, cwd }
     }
 
     /// `path` (as the report gives it: relative to the working directory,
     /// or absolute) relative to the root, `/`-separated; `None` outside it.
     pub fn relative(&self, path: &str) -> Option<String> {
-        let rel = absolute(Path::new(path)).strip_prefix(&self.root).ok()?.to_path_buf();
+        let rel = absolute(&self.cwd, Path::new(path)).strip_prefix(&self.root).ok()?.to_path_buf();
         let parts: Vec<&str> = rel.components().map(|c| c.as_os_str().to_str()).collect::<Option<_>>()?;
         (!parts.is_empty()).then(|| parts.join("/"))
     }
 }
 
-/// `path` from the working directory, with `.` and `..` resolved by name
-/// (`..` stops at the root).
-fn absolute(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(path) };
+/// `path` from the working directory `cwd`, with `.` and `..` resolved by
+/// name (`..` stops at the root).
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() { path.to_path_buf() } else { cwd.join(path) };
     let mut out = PathBuf::new();
     for c in joined.components() {
         match c {
@@ -76,7 +80,7 @@ mod tests {
 
     #[test]
     fn paths_are_named_from_the_root_without_dots() {
-        let places = Places { root: PathBuf::from("/repo") };
+        let places = Places { root: PathBuf::from("/repo"), cwd: PathBuf::from("/repo") };
         assert_eq!(places.relative("/repo/a/./b/../c.sh").as_deref(), Some("a/c.sh"));
         assert_eq!(places.relative("/repo/../etc/passwd"), None);
         assert_eq!(places.relative("/repo"), None, "the root itself is no file");

@@ -12,7 +12,7 @@ use super::paths::split;
 use super::pyc::{self, Invalidation};
 use super::severity::{self, Hook, Origin};
 use super::side::{Rules, Side, describe};
-use super::sys_path::{SysPath, pth_imports};
+use super::sys_path::{SysPath, is_site_dir, pth_imports};
 use crate::finding::{Finding, Severity};
 use std::collections::BTreeSet;
 
@@ -168,11 +168,15 @@ fn unrecorded(side: &Side, rules: &Rules, out: &mut Verified) {
 fn shadows(side: &Side, rules: &Rules, python: &SysPath, out: &mut Verified) {
     for (path, node) in &side.fs.entries {
         let path: &str = path;
-        if !matches!(node.kind, Kind::File | Kind::Symlink) || rules.engine_tree(path) || side.owners.owner(path).is_some_and(|d| rules.engine_name(&d.name)) {
+        if !matches!(node.kind, Kind::File | Kind::Symlink) || rules.engine_tree(path) {
+            continue;
+        }
+        let owner = side.owners.owner(path);
+        if owner.is_some_and(|d| rules.engine_name(&d.name)) {
             continue;
         }
         let Some(shadow) = python.shadow(path, rules) else { continue };
-        let shipped = side.owners.owner(path).map(|d| format!(", shipped by {}", d.label())).unwrap_or_default();
+        let shipped = owner.map(|d| format!(", shipped by {}", d.label())).unwrap_or_default();
         let message = format!("{path}: {}{shipped} (written by {})", shadow.describe(), side.written_by(node));
         let f = Finding::new("engine-patch/import-shadowing", Severity::Error, message, None, vec![side.evidence(path, Some(node), describe(node))]);
         out.findings.push(f.in_image("import-shadowing", Some(path)));
@@ -283,7 +287,7 @@ fn hooks(side: &Side, out: &mut Verified) {
     for (path, node) in &side.fs.entries {
         let path: &str = path;
         let dir = split(path).0;
-        let pth = path.ends_with(".pth") && (sites.contains(dir) || dir.ends_with("/site-packages") || dir.ends_with("/dist-packages"));
+        let pth = path.ends_with(".pth") && (sites.contains(dir) || is_site_dir(dir));
         if node.kind != Kind::File || !(pth || is_customize(path)) {
             continue;
         }

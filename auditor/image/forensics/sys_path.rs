@@ -114,7 +114,7 @@ impl SysPath {
                     startup.entry(module).or_insert_with(|| path.to_string());
                 }
             }
-            for line in pth_lines(&text).filter(|l| !l.is_empty() && !l.starts_with('#') && !is_import_line(l)) {
+            for line in pth_lines(&text).into_iter().filter(|l| !l.is_empty() && !l.starts_with('#') && !is_import_line(l)) {
                 dirs.push((absolute(dir, line.trim_end()), Source::PthLine));
             }
         }
@@ -188,11 +188,10 @@ fn library_dirs(path: &str) -> Vec<(&str, Source)> {
         let start = end + 1;
         end = start + part.len();
         let dir = &path[..end];
-        let python = part
-            .strip_prefix("python3")
-            .is_some_and(|v| v.is_empty() || v.strip_prefix('.').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())));
+        // `python3.12`, not `python3` (Debian's shared dist-packages parent) nor `python3.x`.
+        let versioned = part.strip_prefix("python3.").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         if end < path.len() {
-            if python && part != "python3" && matches!(previous, "lib" | "lib64") {
+            if versioned && matches!(previous, "lib" | "lib64") {
                 out.push((dir, Source::Stdlib));
             } else if part == "lib-dynload" && previous.starts_with("python3") {
                 out.push((dir, Source::Dynload));
@@ -227,23 +226,19 @@ fn module_name(rel: &str) -> Option<String> {
     (identifier && name != "__pycache__").then(|| name.to_string())
 }
 
-/// Whether a `.pth` file's text executes code: a line starting with
-/// `import`, lines split as any CPython splits them — universal newlines
+/// Whether a `.pth` file's text executes code: a line starting with `import`.
+pub(super) fn pth_imports(text: &[u8]) -> bool {
+    pth_lines(text).iter().any(|l| is_import_line(l))
+}
+
+/// A `.pth` file's lines as any CPython splits them: universal newlines
 /// (a bare `\r` ends a line) up to 3.12, `str.splitlines()` after a
 /// stripped BOM from 3.13 (also `\v`, `\f`, `\x1c`–`\x1e`, NEL, U+2028/9).
-pub(super) fn pth_imports(text: &[u8]) -> bool {
+fn pth_lines(text: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(text);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let breaks = |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
-    text.split(breaks).any(|l| l.starts_with("import ") || l.starts_with("import\t"))
-}
-
-/// A `.pth` file's lines as CPython splits them (see [`pth_imports`]).
-fn pth_lines(text: &[u8]) -> impl Iterator<Item = String> {
-    let text = String::from_utf8_lossy(text).into_owned();
-    let text = text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text);
-    let breaks = |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
-    text.split(breaks).map(str::to_string).collect::<Vec<_>>().into_iter()
+    text.split(breaks).map(str::to_string).collect()
 }
 
 fn is_import_line(line: &str) -> bool {
@@ -255,7 +250,7 @@ fn is_import_line(line: &str) -> bool {
 fn pth_modules(text: &[u8]) -> Vec<String> {
     let mut out = Vec::new();
     let top = |name: &str| name.trim().split('.').next().map(str::to_string).filter(|n| module_name(&format!("{n}/")).is_some());
-    for line in pth_lines(text).filter(|l| is_import_line(l)) {
+    for line in pth_lines(text).into_iter().filter(|l| is_import_line(l)) {
         for statement in line.split(';').map(str::trim) {
             if let Some(names) = statement.strip_prefix("import").filter(|r| r.starts_with([' ', '\t'])) {
                 out.extend(names.split(',').filter_map(|n| top(n.split(" as ").next().unwrap_or(""))));
