@@ -505,6 +505,7 @@ impl Sandbox {
                 || name
                     .strip_prefix("sha256-")
                     .and_then(|n| n.strip_suffix(".idx").or_else(|| n.strip_suffix(".pack")))
+                    .map(|n| n.strip_suffix(".blake3").unwrap_or(n))
                     .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()));
             assert!(ok, "{case}: {rel} in the cache dir is not a cache file");
         }

@@ -1,7 +1,10 @@
-//! The layer index cache: one directory, two files per layer blob digest —
+//! The layer index cache: one directory, two files per layer blob digest
+//! and content hash —
 //! `<hex>.idx` (the layer's index, [`super::layerfile`], zstd-compressed)
 //! and `<hex>.pack` (the small text files captured while walking, one zstd
-//! frame each, for unified diffs and dist-info metadata). Auditing a
+//! frame each, for unified diffs and dist-info metadata); `<hex>.blake3.idx`
+//! and `.blake3.pack` for an index that keeps BLAKE3 ([`ContentHash`]:
+//! `image diff`'s), so a verify after a diff walks the layer again. Auditing a
 //! hundred submissions against one upstream reads the upstream's layers
 //! once. A walk streams its index into the cache and the merge streams it
 //! back out, so no layer's entries are ever held in memory as a list.
@@ -15,6 +18,7 @@
 //! under a size bound by evicting the least recently used layers, once a
 //! command is done with the layers it uses.
 
+use super::content::ContentHash;
 use super::file_index::{FsIndex, Op};
 use super::layerfile::{IndexReader, IndexWriter, Stopped};
 use super::node::TextRef;
@@ -35,12 +39,15 @@ pub const DEFAULT_MAX_BYTES: u64 = 8 << 30;
 pub(super) struct Cache {
     dir: PathBuf,
     max_bytes: u64,
+    /// The content hash of the indexes this command reads and writes.
+    hash: ContentHash,
 }
 
 /// A layer being walked into the cache: its index and its text pack,
 /// each in a temporary file until [`Cache::store`] renames them in.
 pub(super) struct LayerWriter {
     digest: String,
+    hash: ContentHash,
     index: Option<IndexWriter<zstd::stream::write::Encoder<'static, BufWriter<File>>>>,
     index_tmp: PathBuf,
     pack: BufWriter<File>,
@@ -68,6 +75,11 @@ impl LayerWriter {
     /// The first write error so far, if any (taken: the walk ends with it).
     pub(super) fn check(&mut self) -> io::Result<()> {
         self.failed.take().map_or(Ok(()), Err)
+    }
+
+    /// The content hash this layer's index keeps.
+    pub(super) fn hash(&self) -> ContentHash {
+        self.hash
     }
 
     /// Append one text to the pack; where to find it again.
@@ -114,11 +126,11 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 impl Cache {
-    /// Open (creating) the cache under `dir`.
-    pub(super) fn open(dir: &Path, max_bytes: u64) -> io::Result<Cache> {
+    /// Open (creating) the cache under `dir`, for indexes that keep `hash`.
+    pub(super) fn open(dir: &Path, max_bytes: u64, hash: ContentHash) -> io::Result<Cache> {
         let dir = dir.join("layers-v1");
         fs::create_dir_all(&dir).map_err(|e| io::Error::new(e.kind(), format!("cannot create cache directory {}: {e}", dir.display())))?;
-        Ok(Cache { dir, max_bytes })
+        Ok(Cache { dir, max_bytes, hash })
     }
 
     pub(super) fn dir(&self) -> &Path {
@@ -126,7 +138,11 @@ impl Cache {
     }
 
     fn path(&self, digest: &str, ext: &str) -> Option<PathBuf> {
-        is_valid_digest(digest).then(|| self.dir.join(format!("{}.{ext}", digest.replace(':', "-"))))
+        let alg = match self.hash {
+            ContentHash::Sha256 => "",
+            ContentHash::Blake3 => ".blake3",
+        };
+        is_valid_digest(digest).then(|| self.dir.join(format!("{}{alg}.{ext}", digest.replace(':', "-"))))
     }
 
     /// Whether the layer is cached.
@@ -145,7 +161,7 @@ impl Cache {
         let Ok(mut file) = File::open(&path) else { return Ok(Applied::Missing) };
         let checked = (|| -> io::Result<Option<(Vec<Op>, Option<Stopped>)>> {
             let mut r = index_reader(&file)?;
-            if r.digest != digest {
+            if r.digest != digest || r.hash != self.hash {
                 return Ok(None);
             }
             let mut hides = Vec::new();
@@ -188,16 +204,17 @@ impl Cache {
         let pack = BufWriter::new(File::create(&pack_tmp)?);
         let mut writer = LayerWriter {
             digest: digest.to_string(),
+            hash: self.hash,
             index: None,
             index_tmp,
             pack,
             pack_tmp,
-            packer: zstd::bulk::Compressor::new(3)?,
+            packer: zstd::bulk::Compressor::new(1)?,
             offset: 0,
             failed: None,
         };
         let encoder = zstd::stream::write::Encoder::new(BufWriter::new(File::create(&writer.index_tmp)?), 3)?;
-        writer.index = Some(IndexWriter::new(encoder, digest, diff_id)?);
+        writer.index = Some(IndexWriter::new(encoder, digest, diff_id, self.hash)?);
         Ok(writer)
     }
 
@@ -285,7 +302,7 @@ mod tests {
     #[test]
     fn stores_applies_texts_and_rejects_damage() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = Cache::open(dir.path(), DEFAULT_MAX_BYTES).unwrap();
+        let cache = Cache::open(dir.path(), DEFAULT_MAX_BYTES, ContentHash::Sha256).unwrap();
         assert!(applied(&cache, D1).is_none() && !cache.has(D1));
         let at = stored(&cache, D1, b"print('hi')\n");
         let fs = applied(&cache, D1).unwrap();
@@ -312,14 +329,29 @@ mod tests {
     }
 
     #[test]
+    fn an_index_of_one_content_hash_is_never_read_for_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sha, b3) = (
+            Cache::open(dir.path(), DEFAULT_MAX_BYTES, ContentHash::Sha256).unwrap(),
+            Cache::open(dir.path(), DEFAULT_MAX_BYTES, ContentHash::Blake3).unwrap(),
+        );
+        stored(&sha, D1, b"one");
+        assert!(sha.has(D1) && !b3.has(D1) && applied(&b3, D1).is_none());
+        // renamed by hand into the other's name, its header still says SHA-256
+        fs::rename(sha.path(D1, "idx").unwrap(), b3.path(D1, "idx").unwrap()).unwrap();
+        fs::rename(sha.path(D1, "pack").unwrap(), b3.path(D1, "pack").unwrap()).unwrap();
+        assert!(b3.has(D1) && applied(&b3, D1).is_none());
+    }
+
+    #[test]
     fn evicts_least_recently_used_beyond_the_bound_only_when_asked() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = Cache::open(dir.path(), 1).unwrap();
+        let cache = Cache::open(dir.path(), 1, ContentHash::Sha256).unwrap();
         stored(&cache, D1, b"one");
         assert!(cache.has(D1), "a layer being used is not evicted under its command");
         cache.evict();
         assert!(!cache.has(D1), "over the bound");
-        let roomy = Cache::open(dir.path(), DEFAULT_MAX_BYTES).unwrap();
+        let roomy = Cache::open(dir.path(), DEFAULT_MAX_BYTES, ContentHash::Sha256).unwrap();
         stored(&roomy, D1, b"one");
         stored(&roomy, D2, b"two");
         roomy.evict();

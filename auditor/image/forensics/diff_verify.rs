@@ -8,6 +8,7 @@
 
 use super::cache::Cache;
 use super::classify::Finder;
+use super::content::ContentHash;
 use super::dist::{self, Distribution, TextSource};
 use super::index_build::{Indexed, LayerCounts, Trouble, index_images};
 use super::node::Node;
@@ -75,8 +76,8 @@ fn open_or_report(reference: &ImageRef, options: &Options, policy: &Policy) -> R
     }
 }
 
-fn open_cache(options: &Options, reference: &str) -> Result<Cache, ImageError> {
-    Cache::open(&options.cache_dir, options.cache_max_bytes).map_err(|e| ImageError::Io {
+fn open_cache(options: &Options, reference: &str, hash: ContentHash) -> Result<Cache, ImageError> {
+    Cache::open(&options.cache_dir, options.cache_max_bytes, hash).map_err(|e| ImageError::Io {
         reference: reference.to_string(),
         context: "layer cache".into(),
         source: e,
@@ -112,7 +113,8 @@ pub fn diff(pinned: &ImageRef, upstream: &ImageRef, options: &Options, policy: &
             checks.push(integrity::result(Vec::new(), documents(&pinned) + documents(&upstream), 0, 0));
         } else {
             let config = config_diff::findings(settings, &pinned.reference, &pinned.config, Some(&upstream.config));
-            let cache = open_cache(options, &pinned.reference)?;
+            // compared with each other, not with a RECORD: the faster hash
+            let cache = open_cache(options, &pinned.reference, ContentHash::Blake3)?;
             let (indexed, trouble) =
                 index_images(&[(&pinned, "pinned"), (&upstream, "upstream")], &cache, options.jobs, &options.limits, options.verify_cached);
             counts = indexed.iter().map(|i| i.counts.clone()).collect();
@@ -139,7 +141,8 @@ pub fn verify(reference: &ImageRef, options: &Options, policy: &Policy) -> Resul
     let mut counts = vec![counts_of(&image, "image")];
     if let Some(settings) = policy.checks.engine_patch() {
         let rules = Rules::new(settings);
-        let cache = open_cache(options, &image.reference)?;
+        // RECORD rows say sha256=
+        let cache = open_cache(options, &image.reference, ContentHash::Sha256)?;
         let (indexed, trouble) = index_images(&[(&image, "image")], &cache, options.jobs, &options.limits, options.verify_cached);
         counts = indexed.iter().map(|i| i.counts.clone()).collect();
         let Some(indexed) = indexed.into_iter().next() else {

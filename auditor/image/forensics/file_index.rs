@@ -260,7 +260,7 @@ impl FsIndex {
 pub(crate) mod tests {
     use super::*;
 
-    use sha2::{Digest as _, Sha256};
+    use crate::image::forensics::content::ContentHash;
 
     pub(crate) fn file(content: &[u8]) -> Node {
         Node {
@@ -269,7 +269,7 @@ pub(crate) mod tests {
             uid: 0,
             gid: 0,
             size: content.len() as u64,
-            digest: Some(Sha256::digest(content).into()),
+            digest: Some(ContentHash::Sha256.of(content)),
             pyc: None,
             link: None,
             text: None,

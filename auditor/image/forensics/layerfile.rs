@@ -2,12 +2,13 @@
 //! them and read back op by op as the merge applies them, so neither holds
 //! a layer's entries in memory: a layer of a million entries costs the
 //! merged index, not three copies of it. A versioned binary stream: a
-//! header (blob digest, diff-id), the ops, an end record with the count of
+//! header (blob digest, diff-id, the content hash algorithm), the ops, an end record with the count of
 //! hostile entries not listed, then the SHA-256 of everything before it —
 //! a truncated or corrupt file is an error (a cache miss), never a wrong
 //! index. The checksum comes last, so a reader must reach the end before
 //! it trusts any op ([`super::cache::Cache::apply`] reads twice).
 
+use super::content::{ContentDigest, ContentHash};
 use super::file_index::Op;
 use super::node::{Kind, Node, TextRef};
 use super::pyc::Pyc;
@@ -19,8 +20,9 @@ const MAGIC: &[u8; 8] = b"AUDITIDX";
 /// checks, and the count of those not listed. 3: sources captured up to
 /// 1 MiB (torch's `nn/functional.py` is 280 KiB). 4: the end record says
 /// whether a limit stopped the walk ([`Stopped`]). 5: a `.pyc`'s header
-/// beside its body digest.
-const VERSION: u32 = 5;
+/// beside its body digest. 6: the content hash algorithm
+/// ([`ContentHash`]) in the header.
+const VERSION: u32 = 6;
 /// Longest path or link target read back.
 const MAX_STR: u32 = 1 << 20;
 const END: u8 = 0xff;
@@ -38,19 +40,34 @@ pub(super) struct Stopped {
 /// Writes a layer index, one op at a time.
 pub(super) struct IndexWriter<W: Write> {
     w: Hashing<W>,
+    hash: ContentHash,
 }
 
 impl<W: Write> IndexWriter<W> {
-    pub(super) fn new(inner: W, digest: &str, diff_id: &str) -> io::Result<Self> {
+    pub(super) fn new(inner: W, digest: &str, diff_id: &str, hash: ContentHash) -> io::Result<Self> {
         let mut w = Hashing { inner, hash: Sha256::new() };
         w.write_all(MAGIC)?;
         w.write_all(&VERSION.to_le_bytes())?;
         put_str(&mut w, digest)?;
         put_str(&mut w, diff_id)?;
-        Ok(IndexWriter { w })
+        w.write_all(&[hash.code()])?;
+        Ok(IndexWriter { w, hash })
+    }
+
+    /// The bytes of a digest, which must be of this index's algorithm.
+    fn bytes_of(&self, d: &ContentDigest) -> io::Result<[u8; 32]> {
+        match d.hash == self.hash {
+            true => Ok(d.bytes),
+            false => Err(io::Error::new(io::ErrorKind::InvalidInput, format!("a {} digest in a {} index", d.hash.name(), self.hash.name()))),
+        }
     }
 
     pub(super) fn op(&mut self, op: &Op) -> io::Result<()> {
+        if let Op::Put(_, n) = op {
+            for d in n.digest.iter().chain(n.pyc.as_deref().map(|p| &p.body)) {
+                self.bytes_of(d)?;
+            }
+        }
         let w = &mut self.w;
         match op {
             Op::Put(path, n) => {
@@ -63,11 +80,11 @@ impl<W: Write> IndexWriter<W> {
                 }
                 w.write_all(&n.size.to_le_bytes())?;
                 if let Some(d) = &n.digest {
-                    w.write_all(d)?;
+                    w.write_all(&d.bytes)?;
                 }
                 if let Some(p) = &n.pyc {
                     w.write_all(&p.header)?;
-                    w.write_all(&p.body)?;
+                    w.write_all(&p.body.bytes)?;
                 }
                 if let Some(l) = &n.link {
                     put_str(w, l)?;
@@ -122,6 +139,8 @@ pub(super) struct IndexReader<R: Read> {
     r: Hashed<R>,
     /// The layer blob digest the index is of.
     pub digest: String,
+    /// The algorithm of its content digests.
+    pub hash: ContentHash,
     /// Hostile entries not listed; known once [`IndexReader::next_op`] returned `None`.
     pub unlisted: u64,
     /// Where a limit stopped the walk; known then too.
@@ -136,13 +155,15 @@ impl<R: Read> IndexReader<R> {
         }
         let digest = get_str(&mut r)?.into();
         get_str(&mut r)?; // the diff-id: a record for people reading the cache
-        Ok(IndexReader { r, digest, unlisted: 0, stopped: None })
+        let hash = ContentHash::from_code(get::<1>(&mut r)?[0]).ok_or_else(|| bad("unknown content hash"))?;
+        Ok(IndexReader { r, digest, hash, unlisted: 0, stopped: None })
     }
 
     /// The next op; `None` after the last, once the checksum matched. Any
     /// damage is an error.
     pub(super) fn next_op(&mut self) -> io::Result<Option<Op>> {
-        let r = &mut self.r;
+        let (r, hash) = (&mut self.r, self.hash);
+        let content = |r: &mut Hashed<R>| get::<32>(r).map(|bytes| ContentDigest { hash, bytes });
         let [tag] = get::<1>(r)?;
         Ok(Some(match tag {
             0 => {
@@ -150,8 +171,8 @@ impl<R: Read> IndexReader<R> {
                 let [kind, flags] = get::<2>(r)?;
                 let kind = Kind::from_code(kind).ok_or_else(|| bad("unknown entry kind"))?;
                 let (mode, uid, gid, size) = (get_u32(r)?, get_u32(r)?, get_u32(r)?, get_u64(r)?);
-                let digest = if flags & 1 != 0 { Some(get::<32>(r)?) } else { None };
-                let pyc = if flags & 2 != 0 { Some(Box::new(Pyc { header: get::<16>(r)?, body: get::<32>(r)? })) } else { None };
+                let digest = if flags & 1 != 0 { Some(content(r)?) } else { None };
+                let pyc = if flags & 2 != 0 { Some(Box::new(Pyc { header: get::<16>(r)?, body: content(r)? })) } else { None };
                 let link = if flags & 4 != 0 { Some(get_str(r)?) } else { None };
                 let text = if flags & 8 != 0 { Some(TextRef { layer: 0, offset: get_u64(r)?, len: get_u32(r)? }) } else { None };
                 Op::Put(path, Node { kind, mode, uid, gid, size, digest, pyc, link, text, layer: 0 })
@@ -247,7 +268,7 @@ mod tests {
     use crate::image::forensics::file_index::tests::file;
 
     fn write(ops: &[Op], unlisted: u64) -> Vec<u8> {
-        let mut w = IndexWriter::new(Vec::new(), "sha256:ab", "sha256:cd").unwrap();
+        let mut w = IndexWriter::new(Vec::new(), "sha256:ab", "sha256:cd", ContentHash::Sha256).unwrap();
         for op in ops {
             w.op(op).unwrap();
         }
@@ -266,7 +287,7 @@ mod tests {
     #[test]
     fn round_trips_and_detects_damage() {
         let mut n = file(b"code");
-        n.pyc = Some(Box::new(Pyc { header: [6; 16], body: [7; 32] }));
+        n.pyc = Some(Box::new(Pyc { header: [6; 16], body: ContentHash::Sha256.of(b"body") }));
         n.text = Some(TextRef { layer: 0, offset: 9, len: 4 });
         let ops = vec![
             Op::Put("/x.pyc".into(), n),
@@ -283,5 +304,17 @@ mod tests {
         let mut flipped = bytes.clone();
         flipped[30] ^= 1;
         assert!(read(&flipped).is_err());
+    }
+
+    #[test]
+    fn an_index_keeps_one_algorithm() {
+        let mut w = IndexWriter::new(Vec::new(), "sha256:ab", "sha256:cd", ContentHash::Blake3).unwrap();
+        let sha = file(b"x");
+        assert!(w.op(&Op::Put("/a".into(), sha.clone())).is_err(), "a SHA-256 digest written into a BLAKE3 index");
+        let b3 = Node { digest: Some(ContentHash::Blake3.of(b"x")), ..sha };
+        w.op(&Op::Put("/a".into(), b3.clone())).unwrap();
+        let bytes = w.finish(0, None).unwrap();
+        let mut r = IndexReader::new(&bytes[..]).unwrap();
+        assert_eq!((r.hash, r.next_op().unwrap()), (ContentHash::Blake3, Some(Op::Put("/a".into(), b3))));
     }
 }

@@ -14,6 +14,7 @@
 mod cache;
 mod classify;
 mod config_diff;
+mod content;
 mod diff_verify;
 pub(crate) mod dist;
 mod file_index;

@@ -2,6 +2,7 @@
 //! content key or link target, and where its captured text sits. A leaf the
 //! index, the link resolver and the tree diff all share.
 
+use super::content::ContentDigest;
 use super::pyc::Pyc;
 
 /// What an entry is.
@@ -58,9 +59,9 @@ pub(crate) struct Node {
     pub uid: u32,
     pub gid: u32,
     pub size: u64,
-    /// SHA-256 of a file's content.
-    pub digest: Option<[u8; 32]>,
-    /// A `.pyc`'s header and the SHA-256 of its body: content is compared
+    /// The hash of a file's content (the index's algorithm).
+    pub digest: Option<ContentDigest>,
+    /// A `.pyc`'s header and the hash of its body: content is compared
     /// without the header every rebuild rewrites, and the header says
     /// whether CPython checks the source.
     pub pyc: Option<Box<Pyc>>,
@@ -83,7 +84,7 @@ impl Node {
     }
 
     /// The digest content is compared by: a `.pyc`'s body's, the file's otherwise.
-    pub(crate) fn content_key(&self) -> Option<&[u8; 32]> {
+    pub(crate) fn content_key(&self) -> Option<&ContentDigest> {
         self.pyc.as_deref().map(|p| &p.body).or(self.digest.as_ref())
     }
 

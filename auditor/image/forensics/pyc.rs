@@ -8,6 +8,7 @@
 //! number, so a claimed hash can be checked against the `.py` beside it
 //! for every interpreter whose magic number is known here.
 
+use super::content::ContentDigest;
 use super::paths::split;
 use siphasher::sip::{SipHasher13, SipHasher24};
 use std::hash::Hasher;
@@ -17,8 +18,8 @@ use std::hash::Hasher;
 pub(crate) struct Pyc {
     /// The first 16 bytes (zero-padded when the file is shorter).
     pub header: [u8; 16],
-    /// SHA-256 of the rest: the marshalled code, what every rebuild keeps.
-    pub body: [u8; 32],
+    /// The hash of the rest: the marshalled code, what every rebuild keeps.
+    pub body: ContentDigest,
 }
 
 /// How a `.pyc` is tied to its source.
@@ -111,11 +112,12 @@ pub(crate) fn is_legacy(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::image::forensics::content::ContentHash;
 
     fn pyc(header: &[u8]) -> Pyc {
         let mut h = [0u8; 16];
         h[..header.len()].copy_from_slice(header);
-        Pyc { header: h, body: [0; 32] }
+        Pyc { header: h, body: ContentHash::Sha256.of(b"") }
     }
 
     #[test]

@@ -76,7 +76,8 @@ pub(super) fn verify(side: &Side, rules: &Rules) -> Verified {
                 )),
                 Some(node) => {
                     out.files_checked += 1;
-                    let same = node.kind == Kind::File && node.digest == Some(expected) && row.size.is_none_or(|s| s == node.size);
+                    let same =
+                        node.kind == Kind::File && node.digest.as_ref().and_then(|d| d.sha256()) == Some(&expected) && row.size.is_none_or(|s| s == node.size);
                     if !same {
                         // Code that runs at every interpreter start is judged as the engine is, whoever ships it.
                         let startup = python.startup(&row.path).map(|(name, by)| format!(" (part of `{name}`, which {by} imports at every interpreter start)"));
@@ -291,7 +292,8 @@ fn hooks(side: &Side, out: &mut Verified) {
         if node.kind != Kind::File || !(pth || is_customize(path)) {
             continue;
         }
-        let shipped = side.owners.recorded(path).filter(|(_, row)| row.sha256.is_some() && row.sha256 == node.digest);
+        let shipped =
+            side.owners.recorded(path).filter(|(_, row)| row.sha256.is_some() && row.sha256.as_ref() == node.digest.as_ref().and_then(|d| d.sha256()));
         // A .pth too large to read whole is judged as one that runs code: CPython reads it all.
         let text = side.texts.text(node);
         let hook = match (pth, &text) {

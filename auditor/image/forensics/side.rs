@@ -83,7 +83,7 @@ impl<'a> Side<'a> {
 
 /// Short description of an entry for evidence text.
 pub(super) fn describe(node: &Node) -> String {
-    let digest = node.digest.map(|d| format!(" sha256:{}", d[..6].iter().map(|b| format!("{b:02x}")).collect::<String>())).unwrap_or_default();
+    let digest = node.digest.map(|d| format!(" {}", d.short())).unwrap_or_default();
     let link = node.link.as_deref().map(|l| format!(" -> {l}")).unwrap_or_default();
     format!("{} {:o} {}:{} {} B{digest}{link}", node.kind.as_str(), node.mode, node.uid, node.gid, node.size)
 }

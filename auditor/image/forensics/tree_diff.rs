@@ -92,14 +92,15 @@ mod tests {
         f
     }
 
+    use crate::image::forensics::content::ContentHash;
     use crate::image::forensics::pyc::Pyc;
 
     #[test]
     fn kinds_of_change_and_what_is_not_one() {
         let mut pyc_a = file(b"hdr1body");
-        pyc_a.pyc = Some(Box::new(Pyc { header: [1; 16], body: [1; 32] }));
+        pyc_a.pyc = Some(Box::new(Pyc { header: [1; 16], body: ContentHash::Sha256.of(b"code") }));
         let mut pyc_b = file(b"hdr2body");
-        pyc_b.pyc = Some(Box::new(Pyc { header: [2; 16], body: [1; 32] }));
+        pyc_b.pyc = Some(Box::new(Pyc { header: [2; 16], body: ContentHash::Sha256.of(b"code") }));
         let mut layer_other = file(b"same");
         layer_other.layer = 5;
         let up = fs(vec![("/d", dir()), ("/gone", file(b"x")), ("/m", file(b"1")), ("/meta", file(b"k")), ("/p.pyc", pyc_a), ("/same", file(b"same"))]);

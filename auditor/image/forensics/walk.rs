@@ -30,7 +30,6 @@ use crate::image::source::decompress::Compression;
 use crate::image::source::tamper_of;
 use crate::image::{Image, ImageError};
 use crate::tarstream::{EntryType, Header, TarReader};
-use sha2::{Digest as _, Sha256};
 use std::io::{self, BufReader, Read};
 use std::time::{Duration, Instant};
 
@@ -304,8 +303,9 @@ impl Found<'_> {
 /// Hash a file's data as it streams (and its `.pyc` body); capture it when
 /// it is a text later findings quote.
 fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, buf: &mut [u8], pack: &mut LayerWriter) -> io::Result<()> {
-    let mut full = Sha256::new();
-    let mut body = is_pyc(path).then(Sha256::new);
+    let hash = pack.hash();
+    let mut full = hash.hasher();
+    let mut body = is_pyc(path).then(|| hash.hasher());
     let mut header = [0u8; PYC_HEADER as usize];
     let mut captured = captures(path, node.size).then(|| Vec::with_capacity(node.size as usize));
     let mut offset = 0u64;
@@ -328,8 +328,8 @@ fn hash_file<R: io::Read>(tar: &mut TarReader<R>, path: &str, node: &mut Node, b
         }
         offset += n as u64;
     }
-    node.digest = Some(full.finalize().into());
-    node.pyc = body.map(|b| Box::new(Pyc { header, body: b.finalize().into() }));
+    node.digest = Some(full.finish());
+    node.pyc = body.map(|b| Box::new(Pyc { header, body: b.finish() }));
     if let Some(text) = captured {
         node.text = Some(pack.text(&text)?);
     }
