@@ -444,6 +444,23 @@ struct OutputArgs {
     /// and warnings only.
     #[arg(long)]
     include_info: bool,
+    /// Also write the report in FORMAT to FILE (repeatable), e.g. `--also json=report.json --also
+    /// sarif=report.sarif`: every format from one run.
+    // One run, not one per format: an audit with `--changed-since` audits the base too, and a bundle
+    // of many gigabytes is read again by every run; and the files cannot disagree.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_also)]
+    also: Vec<(Format, PathBuf)>,
+}
+
+/// `--also FORMAT=FILE`.
+fn parse_also(text: &str) -> Result<(Format, PathBuf), String> {
+    let names = || Format::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ");
+    let (name, file) = text.split_once('=').ok_or_else(|| format!("expected FORMAT=FILE (FORMAT one of {})", names()))?;
+    let format = name.parse::<Format>().map_err(|e| format!("{e} (one of {})", names()))?;
+    if file.is_empty() {
+        return Err("no FILE after '='".into());
+    }
+    Ok((format, PathBuf::from(file)))
 }
 
 impl OutputArgs {
@@ -597,7 +614,16 @@ fn run(cli: Cli) -> Result<u8> {
 fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
     let color = output.format == Format::Text && output.output.is_none() && stdout_color();
     emit(&report.render_placed(output.format, color, &output.placement()), output.output.as_ref())?;
-    if output.format == Format::Github {
+    emit_also(report, output)
+}
+
+/// The `--also` files, never coloured. The job summary is appended once,
+/// however many of the outputs are `github`.
+fn emit_also(report: &Report, output: &OutputArgs) -> Result<()> {
+    for (format, path) in &output.also {
+        emit(&report.render_placed(*format, false, &output.placement()), Some(path))?;
+    }
+    if output.format == Format::Github || output.also.iter().any(|(f, _)| *f == Format::Github) {
         step_summary(report);
     }
     Ok(())
@@ -637,6 +663,7 @@ fn image_command(command: ImageCommand) -> Result<u8> {
             }
             text.push_str(&inspection.report.render_placed(output.format, color, &output.placement()));
             emit(&text, output.output.as_ref())?;
+            emit_also(&inspection.report, &output)?;
             Ok(inspection.report.verdict.exit_code() as u8)
         }
         ImageCommand::Diff { pinned, upstream, forensic, output } => {

@@ -137,6 +137,48 @@ fn output_file_receives_the_report() {
 }
 
 #[test]
+fn also_writes_every_format_from_one_run_and_the_job_summary_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let also = |format: &str| format!("{format}={}", file(format));
+    let summary = file("summary.md");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_auditor"))
+        .args([
+            "audit",
+            FAIL_INHERITED,
+            "--golden",
+            GOLDEN,
+            "--format",
+            "github",
+            "--also",
+            &also("json"),
+            "--also",
+            &also("sarif"),
+            "--also",
+            &also("markdown"),
+        ])
+        .current_dir(root())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(stdout(&out), stdout(&audit(&[FAIL_INHERITED, "--format", "github"])));
+    for format in ["json", "sarif", "markdown"] {
+        let written = std::fs::read_to_string(file(format)).unwrap();
+        assert_eq!(written, stdout(&audit(&[FAIL_INHERITED, "--format", format])), "--also {format}");
+    }
+    // `github` on standard output appends the Markdown report once, not once per output.
+    let markdown = std::fs::read_to_string(file("markdown")).unwrap();
+    assert_eq!(std::fs::read_to_string(&summary).unwrap(), format!("{markdown}\n"));
+
+    for bad in ["json", "yaml=x.yaml", "json="] {
+        let out = audit(&[PASS, "--also", bad]);
+        assert_eq!(code(&out), 2, "--also {bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--also"), "{}", stderr(&out));
+    }
+}
+
+#[test]
 fn archives_give_the_same_verdict_jobs_and_findings_as_the_directory() {
     let summary = |bundle: &str| {
         let report = json(&audit(&[bundle, "--format", "json"]));

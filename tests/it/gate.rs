@@ -106,10 +106,10 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 /// A launch script with an eval path: a throughput and an eval-only job.
-const SCRIPT: &str = "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../benchmark_lib.sh\"\npython3 -m sglang.launch_server --model-path /models/m --tp 8 --port 8000\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi\n";
+pub const SCRIPT: &str = "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../benchmark_lib.sh\"\npython3 -m sglang.launch_server --model-path /models/m --tp 8 --port 8000\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi\n";
 
 /// A git repository of launch scripts (each a throughput and an eval-only job), committed.
-fn repo() -> tempfile::TempDir {
+pub fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     write_tree(
         dir.path(),

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod action;
 mod adversarial;
 mod arg_shapes;
 mod cli;

@@ -54,6 +54,8 @@ ensure_packages() {
       /usr/bin/time:time \
       /usr/bin/strace:strace \
       /usr/bin/openssl:openssl \
+      /usr/bin/jq:jq \
+      /usr/bin/shellcheck:shellcheck \
       /usr/bin/go:golang-go \
       ; do
     bin=${pair%%:*}; pkg=${pair##*:}
