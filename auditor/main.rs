@@ -9,6 +9,7 @@ use auditor::bundle::Limits;
 use auditor::bundle::limits::parse_size;
 use auditor::evidence::waiver;
 use auditor::facts::view;
+use auditor::finding::Severity;
 use auditor::image::{self, ImageRef, OpenOptions, Platform};
 use auditor::image::{forensics, limits};
 use auditor::policy::Policy;
@@ -43,10 +44,12 @@ enum Command {
         inputs: AuditInputs,
         /// A previous JSON report (`--format json`) or a file `auditor baseline` wrote:
         /// findings it knows stay in the report, marked, but do not count against the verdict.
+        /// Without it, every finding counts.
         #[arg(long, value_name = "FILE")]
         baseline: Option<PathBuf>,
         /// Judge only the jobs of a git checkout that changed since GIT_REF (their recipe,
         /// script, sourced files or master-config entry); the others are listed as skipped.
+        /// Without it, every job is judged.
         #[arg(long, value_name = "GIT_REF")]
         changed_since: Option<String>,
         #[command(flatten)]
@@ -66,8 +69,10 @@ enum Command {
     },
     /// Show what the parsers extract from a file or a bundle.
     Evidence {
+        /// A log, launch script, recipe or results file, or a bundle (directory or archive).
         #[arg(value_name = "FILE|BUNDLE")]
         path: PathBuf,
+        /// Output format.
         #[arg(long, value_enum, default_value = "json")]
         format: EvidenceFormat,
         #[command(flatten)]
@@ -124,17 +129,19 @@ struct AuditInputs {
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// Directory of golden AL tables (*.yaml), added to the embedded InferenceX tables
-    /// (a table of the same name replaces the embedded one). Repeatable.
+    /// (a table of the same name replaces the embedded one). Repeatable; by default the embedded tables alone.
     #[arg(long, value_name = "DIR")]
     golden: Vec<PathBuf>,
     /// Eval thresholds file (InferenceX thresholds.yaml format); default: the embedded one.
     #[arg(long, value_name = "FILE")]
     thresholds: Option<PathBuf>,
     /// The served checkpoint (config.json, model.safetensors.index.json, *.safetensors):
-    /// the draft's shipped precision is read from the safetensors headers only.
+    /// the draft's shipped precision is read from the safetensors headers only. Without it, the precision is
+    /// taken from what the run's logs and recipe say.
     #[arg(long, value_name = "DIR")]
     checkpoint: Option<PathBuf>,
-    /// Directory of engine-patch waivers (<PR>.md), in addition to any docs/waiver/ in the input.
+    /// Directory of engine-patch waivers (<PR>.md), in addition to any docs/waiver/ in the input (by default
+    /// those alone).
     #[arg(long, value_name = "DIR")]
     waivers: Option<PathBuf>,
     /// Judge suppression expiry as of this date (YYYY-MM-DD) instead of today (UTC).
@@ -154,19 +161,19 @@ impl AuditInputs {
         let policy = load_policy(self.policy.as_ref())?;
         let mut inputs = References::default();
         if let Some(path) = &self.thresholds {
-            inputs.thresholds = Thresholds::load(path)?;
+            inputs.thresholds = Thresholds::load(path).context("--thresholds")?;
         }
         if let Some(dir) = &self.waivers {
-            inputs.waivers = waiver::read_dir(dir)?;
+            inputs.waivers = waiver::read_dir(dir).context("--waivers")?;
         }
         if let Some(date) = &self.today {
             inputs.today = *date;
         }
         if let Some(dir) = &self.checkpoint {
-            inputs.checkpoint = Some(auditor::reference::checkpoint::read(dir)?);
+            inputs.checkpoint = Some(auditor::reference::checkpoint::read(dir).context("--checkpoint")?);
         }
         for dir in &self.golden {
-            inputs.golden.add_dir(dir)?;
+            inputs.golden.add_dir(dir).context("--golden")?;
         }
         Ok((policy, inputs))
     }
@@ -187,6 +194,7 @@ impl AuditInputs {
 enum RulesCommand {
     /// List every check and its rule ids, signature rules included.
     List {
+        /// Policy file (TOML) whose checks are listed; default: the embedded `inferencex` policy.
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
         #[command(flatten)]
@@ -194,8 +202,10 @@ enum RulesCommand {
     },
     /// Explain a check or rule id: what it enforces and how to fix a failure.
     Explain {
+        /// A check id (`forbidden-env`) or rule id (`engine-patch/record-mismatch`), as `rules list` prints them.
         #[arg(value_name = "RULE-ID")]
         id: String,
+        /// Policy file (TOML) whose settings are explained; default: the embedded `inferencex` policy.
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
         #[command(flatten)]
@@ -218,7 +228,7 @@ struct SignatureArgs {
 impl SignatureArgs {
     fn engine(&self) -> Result<Engine> {
         Ok(match &self.signatures {
-            Some(dir) => Engine::load(dir)?,
+            Some(dir) => Engine::load(dir).context("--signatures")?,
             None => Engine::embedded()?,
         })
     }
@@ -238,15 +248,16 @@ enum ImageCommand {
     /// 2 bad reference, unreachable source, authentication failure, image or
     /// platform not found; 3 a layer could not be read.
     Inspect {
+        /// The image (see REF above).
         #[arg(value_name = "REF", value_parser = parse_image_ref)]
         reference: ImageRef,
-        /// Platform to pick from a multi-platform index (default linux/amd64).
+        /// Platform to pick from a multi-platform index [default: linux/amd64].
         #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
         platform: Option<String>,
         /// Read every layer to its end, verifying digest and size.
         #[arg(long)]
         verify_layers: bool,
-        /// Registry (HOST[:PORT]) to reach over plain HTTP; loopback always is.
+        /// Registry (HOST[:PORT]) to reach over plain HTTP, repeatable; by default only loopback is.
         #[arg(long = "insecure-registry", value_name = "HOST")]
         insecure_registries: Vec<String>,
         /// Most layers fetched at once.
@@ -272,6 +283,7 @@ enum ImageCommand {
     /// reference, unreachable source, image or platform not found, unusable
     /// cache; 3 nothing failed but a layer could not be read.
     Diff {
+        /// The image the submission pinned (see PINNED above).
         #[arg(value_name = "PINNED", value_parser = parse_image_ref)]
         pinned: ImageRef,
         /// The upstream image the pinned one must equal.
@@ -292,6 +304,7 @@ enum ImageCommand {
     ///
     /// Exit codes as for `image diff`.
     Verify {
+        /// The image (see REF above).
         #[arg(value_name = "REF", value_parser = parse_image_ref)]
         reference: ImageRef,
         #[command(flatten)]
@@ -302,8 +315,10 @@ enum ImageCommand {
     /// List a container's filesystem changes against its image (Docker
     /// Engine API; DOCKER_HOST is honoured).
     Changes {
+        /// Container name or id, as the Docker Engine knows it.
         #[arg(value_name = "CONTAINER")]
         container: String,
+        /// Output format.
         #[arg(long, value_enum, default_value = "text")]
         format: EvidenceFormat,
     },
@@ -311,10 +326,11 @@ enum ImageCommand {
 
 #[derive(Args)]
 struct ForensicArgs {
-    /// Platform to pick from a multi-platform index (default linux/amd64).
+    /// Platform to pick from a multi-platform index [default: linux/amd64; the index's other platforms are then
+    /// named as not examined].
     #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
     platform: Option<String>,
-    /// Registry (HOST[:PORT]) to reach over plain HTTP; loopback always is.
+    /// Registry (HOST[:PORT]) to reach over plain HTTP, repeatable; by default only loopback is.
     #[arg(long = "insecure-registry", value_name = "HOST")]
     insecure_registries: Vec<String>,
     /// Layers read at once (default: the number of CPUs).
@@ -323,9 +339,9 @@ struct ForensicArgs {
     /// Where per-layer file indexes are cached (default: $XDG_CACHE_HOME/auditor or ~/.cache/auditor).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Largest size of the layer cache; least recently used layers are evicted beyond it (e.g. 8G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    cache_max_size: Option<u64>,
+    /// Largest size of the layer cache; least recently used layers are evicted beyond it.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "8G")]
+    cache_max_size: u64,
     /// Most uncompressed bytes read from one layer; a larger layer is not examined.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64G")]
     max_layer_size: u64,
@@ -360,8 +376,8 @@ struct ForensicArgs {
 /// How images are fetched from a registry: the same for every image command.
 #[derive(Args)]
 struct FetchArgs {
-    /// Host (HOST, HOST:PORT, or .DOMAIN with its subdomains) a registry may redirect to,
-    /// besides itself and the blob stores of Docker Hub, GHCR and Quay.
+    /// Host (HOST, HOST:PORT, or .DOMAIN with its subdomains) a registry may redirect to, repeatable;
+    /// by default only itself and the blob stores of Docker Hub, GHCR and Quay.
     #[arg(long = "allow-redirect", value_name = "HOST")]
     allowed_redirects: Vec<String>,
     /// Longest silence (or trickle under 1 KiB) while reading from a registry before the request is retried (resumed with Range).
@@ -416,15 +432,7 @@ impl ForensicArgs {
             max_depth: self.max_path_depth,
             scan_seconds: self.max_scan_seconds,
         };
-        Ok(forensics::Options {
-            open,
-            cache_dir,
-            cache_max_bytes: self.cache_max_size.unwrap_or(forensics::DEFAULT_CACHE_MAX_BYTES),
-            jobs,
-            limits,
-            today,
-            verify_cached: self.verify_cached,
-        })
+        Ok(forensics::Options { open, cache_dir, cache_max_bytes: self.cache_max_size, jobs, limits, today, verify_cached: self.verify_cached })
     }
 }
 
@@ -438,18 +446,36 @@ struct OutputArgs {
     output: Option<PathBuf>,
     /// SARIF and GitHub annotations name files relative to DIR (what code scanning resolves against its
     /// checkout) [default: the audited directory, or the one holding the audited file or archive].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = existing_dir)]
     source_root: Option<PathBuf>,
     /// Put info findings (what was judged) in SARIF and GitHub annotations too; by default they hold errors
     /// and warnings only.
     #[arg(long)]
     include_info: bool,
+    /// The least severe finding listed in the text report, SARIF and annotations (below it, findings are counted,
+    /// not listed); JSON and Markdown keep every finding.
+    #[arg(long, value_name = "LEVEL", default_value = "info", value_parser = severity_parser())]
+    min_severity: Severity,
+    /// Text report: the answer alone (the verdict, and each check that failed or could not conclude with its
+    /// counts and top places), no details.
+    #[arg(long, short)]
+    quiet: bool,
     /// Also write the report in FORMAT to FILE (repeatable), e.g. `--also json=report.json --also
-    /// sarif=report.sarif`: every format from one run.
+    /// sarif=report.sarif`: every format from one run. By default, only --format is written.
     // One run, not one per format: an audit with `--changed-since` audits the base too, and a bundle
     // of many gigabytes is read again by every run; and the files cannot disagree.
     #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_also)]
     also: Vec<(Format, PathBuf)>,
+}
+
+/// A directory that exists (a root that does not would name every file
+/// outside it, silently).
+fn existing_dir(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    match path.is_dir() {
+        true => Ok(path),
+        false => Err("no such directory".into()),
+    }
 }
 
 /// `--also FORMAT=FILE`.
@@ -465,47 +491,47 @@ fn parse_also(text: &str) -> Result<(Format, PathBuf), String> {
 
 impl OutputArgs {
     fn placement(&self) -> Placement {
-        Placement { source_root: self.source_root.clone(), include_info: self.include_info }
+        Placement { source_root: self.source_root.clone(), include_info: self.include_info, min_severity: self.min_severity, quiet: self.quiet }
     }
 }
 
 #[derive(Args)]
 struct LimitArgs {
-    /// Most files read from one bundle.
-    #[arg(long, value_name = "N")]
-    max_members: Option<u64>,
+    /// Most files read from one bundle; beyond, the rest is reported as not examined.
+    #[arg(long, value_name = "N", default_value_t = 200_000)]
+    max_members: u64,
     /// Largest single file read (e.g. 4G); larger ones are reported as not examined.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    max_member_size: Option<u64>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4G")]
+    max_member_size: u64,
     /// Most bytes read from one bundle in all (e.g. 64G).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    max_total_size: Option<u64>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64G")]
+    max_total_size: u64,
     /// Longest line examined (e.g. 4M); the rest of a longer line is reported as not examined.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    max_line_length: Option<u64>,
-    /// Most bytes a compressed stream (.tar.gz, .gz, zip member) may expand to per compressed byte (default 1000).
-    #[arg(long, value_name = "N")]
-    max_ratio: Option<u64>,
-    /// Deepest directory or nested-archive level followed (default 32).
-    #[arg(long, value_name = "N")]
-    max_depth: Option<u32>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4M")]
+    max_line_length: u64,
+    /// Most bytes a compressed stream (.tar.gz, .gz, zip member) may expand to per compressed byte.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_ratio: u64,
+    /// Deepest directory or nested-archive level followed.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    max_depth: u32,
     /// Once the member limit stops an archive, for at most this many seconds its remaining member names are
-    /// still read (content skipped) for names that point outside it (default 60; 0: not at all).
-    #[arg(long, value_name = "SECONDS")]
-    max_scan_seconds: Option<u64>,
+    /// still read (content skipped) for names that point outside it (0: not at all).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    max_scan_seconds: u64,
 }
 
 impl LimitArgs {
+    /// The limits; with no flag, the library's defaults (a test holds the two together).
     fn limits(&self) -> Limits {
-        let d = Limits::default();
         Limits {
-            max_members: self.max_members.unwrap_or(d.max_members),
-            max_member_size: self.max_member_size.unwrap_or(d.max_member_size),
-            max_total_size: self.max_total_size.unwrap_or(d.max_total_size),
-            max_line_length: self.max_line_length.map_or(d.max_line_length, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-            max_depth: self.max_depth.unwrap_or(d.max_depth),
-            max_ratio: self.max_ratio.unwrap_or(d.max_ratio),
-            scan_seconds: self.max_scan_seconds.unwrap_or(d.scan_seconds),
+            max_members: self.max_members,
+            max_member_size: self.max_member_size,
+            max_total_size: self.max_total_size,
+            max_line_length: usize::try_from(self.max_line_length).unwrap_or(usize::MAX),
+            max_depth: self.max_depth,
+            max_ratio: self.max_ratio,
+            scan_seconds: self.max_scan_seconds,
         }
     }
 }
@@ -520,6 +546,12 @@ enum EvidenceFormat {
 /// does not depend on the argument parser.
 fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
     clap::builder::PossibleValuesParser::new(Format::ALL.iter().map(|f| f.name())).try_map(|name| name.parse::<Format>())
+}
+
+/// `--min-severity`: the finding severities by their own names.
+fn severity_parser() -> impl clap::builder::TypedValueParser<Value = Severity> {
+    let all = [Severity::Error, Severity::Warning, Severity::Info];
+    clap::builder::PossibleValuesParser::new(all.map(Severity::as_str)).map(move |name| all.into_iter().find(|s| s.as_str() == name).unwrap_or(Severity::Info))
 }
 
 fn main() -> ExitCode {
@@ -550,7 +582,7 @@ fn describe(error: &anyhow::Error) -> String {
 
 fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
     let policy = match path {
-        Some(path) => Policy::load(path)?,
+        Some(path) => Policy::load(path).context("--policy")?,
         None => Policy::embedded(),
     };
     Ok(policy)
@@ -560,7 +592,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit { inputs, baseline, changed_since, output } => {
             // A bad baseline is a usage error before any work is done.
-            let baseline = baseline.as_deref().map(Baseline::load).transpose()?;
+            let baseline = baseline.as_deref().map(Baseline::load).transpose().context("--baseline")?;
             let mut report = inputs.audit(changed_since.as_deref())?;
             if let Some(baseline) = &baseline {
                 auditor::baseline::apply(&mut report, baseline);
@@ -621,7 +653,8 @@ fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
 /// however many of the outputs are `github`.
 fn emit_also(report: &Report, output: &OutputArgs) -> Result<()> {
     for (format, path) in &output.also {
-        emit(&report.render_placed(*format, false, &output.placement()), Some(path))?;
+        let text = report.render_placed(*format, false, &output.placement());
+        std::fs::write(path, text).with_context(|| format!("--also {}: cannot write {}", format.name(), path.display()))?;
     }
     if output.format == Format::Github || output.also.iter().any(|(f, _)| *f == Format::Github) {
         step_summary(report);
@@ -699,7 +732,7 @@ fn stdout_color() -> bool {
 
 fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {
     match path {
-        Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display())),
+        Some(path) => std::fs::write(path, text).with_context(|| format!("--output: cannot write {}", path.display())),
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -707,5 +740,53 @@ fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {
                 other => other.context("cannot write to standard output"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// `--help` is the reference (the README points to it): every argument
+    /// of every command says what it is, and an optional value says what
+    /// happens without it (clap's `[default: …]`, or the text's own).
+    #[test]
+    fn every_argument_is_described_with_its_default() {
+        fn walk(cmd: &clap::Command, path: &str, bad: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
+                let optional_value = arg.get_action().takes_values() && !arg.is_required_set() && arg.get_default_values().is_empty();
+                if help.trim().is_empty() {
+                    bad.push(format!("{path} {id}: no description"));
+                } else if optional_value && !["default", "instead of", "without it", "none"].iter().any(|w| help.to_lowercase().contains(w)) {
+                    bad.push(format!("{path} {id}: no default said: {help}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), bad);
+            }
+        }
+        let mut bad = Vec::new();
+        walk(&Cli::command(), "auditor", &mut bad);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    /// The defaults `--help` shows are the library's own.
+    #[test]
+    fn the_defaults_help_shows_are_the_ones_used() {
+        let Command::Audit { inputs, .. } = Cli::parse_from(["auditor", "audit", "x"]).command else { panic!("not audit") };
+        assert_eq!(inputs.limits.limits(), Limits::default());
+        let Command::Image { command: ImageCommand::Diff { forensic, .. } } =
+            Cli::parse_from(["auditor", "image", "diff", "oci:a", "--upstream", "oci:b"]).command
+        else {
+            panic!("not image diff")
+        };
+        assert_eq!(forensic.cache_max_size, forensics::DEFAULT_CACHE_MAX_BYTES);
+        assert_eq!(forensic.max_layer_size, auditor::image::limits::LayerLimits::default().max_size);
     }
 }

@@ -150,17 +150,11 @@ pub fn render(report: &Report) -> String {
         Verdict::Incomplete => "⚠️",
     };
     b.line(&format!("## {icon} auditor verdict: {}\n", report.verdict.as_upper()));
-    let (read, skipped, incomplete) = report.file_counts();
     let mut inputs: Vec<String> = report.inputs.iter().take(5).map(|i| code(i.label())).collect();
     if report.inputs.len() > 5 {
         inputs.push(format!("+{} more", report.inputs.len() - 5));
     }
-    b.line(&format!(
-        "Policy {} · {} · {} jobs · {read} files read, {skipped} skipped, {incomplete} not examined",
-        code(&report.policy),
-        inputs.join(", "),
-        report.job_count()
-    ));
+    b.line(&format!("Policy {} · {} · {} jobs · files: {}", code(&report.policy), inputs.join(", "), report.job_count(), report.file_counts()));
     if let Some(c) = &report.changed_since {
         b.line(&format!(
             "\nChanged since {}: {} file(s) changed · {} job(s) judged · {} skipped as unchanged · {} pre-existing, not counted · {} fixed by this change",

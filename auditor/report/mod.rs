@@ -225,6 +225,27 @@ pub struct Report {
     pub changed_since: Option<ChangeSummary>,
 }
 
+/// A report's files by what became of them. A file read in part (a line
+/// cut at `--max-line-length`) was examined, and can be cited as evidence:
+/// it is not counted with the files never examined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileCounts {
+    pub read: usize,
+    pub partial: usize,
+    pub skipped: usize,
+    pub not_examined: usize,
+}
+
+impl std::fmt::Display for FileCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} read", self.read)?;
+        if self.partial > 0 {
+            write!(f, ", {} read in part", self.partial)?;
+        }
+        write!(f, ", {} skipped, {} not examined", self.skipped, self.not_examined)
+    }
+}
+
 /// The effect of `--baseline` on a report.
 #[derive(Debug, Clone, Serialize)]
 pub struct BaselineSummary {
@@ -343,7 +364,7 @@ impl Report {
     /// annotations) placing paths and filtering info as `placement` says.
     pub fn render_placed(&self, format: Format, color: bool, placement: &Placement) -> String {
         match format {
-            Format::Text => text::render(self, color),
+            Format::Text => text::render(self, color, placement),
             Format::Json => json::render(self),
             Format::Markdown => markdown::render(self),
             Format::Sarif => sarif::render(self, placement),
@@ -362,10 +383,15 @@ impl Report {
         self.jobs.iter().filter_map(|j| j.skipped.as_deref().map(|why| (j, why)))
     }
 
-    /// Counts of files read, skipped and not (fully) examined.
-    pub fn file_counts(&self) -> (usize, usize, usize) {
+    /// How many files were read whole, read in part, skipped and not examined.
+    pub fn file_counts(&self) -> FileCounts {
         let count = |f: fn(&FileStatus) -> bool| self.files.iter().filter(|e| f(&e.record.status)).count();
-        (count(|s| matches!(s, FileStatus::Read)), count(|s| matches!(s, FileStatus::Skipped(_))), count(FileStatus::is_incomplete))
+        FileCounts {
+            read: count(|s| matches!(s, FileStatus::Read)),
+            partial: count(|s| matches!(s, FileStatus::Partial(_))),
+            skipped: count(|s| matches!(s, FileStatus::Skipped(_))),
+            not_examined: count(|s| matches!(s, FileStatus::NotExamined(_))),
+        }
     }
 
     /// The path a reviewer opens for a piece of evidence: for a file of the

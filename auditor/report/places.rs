@@ -5,15 +5,35 @@
 //! is then not given as a file at all.
 
 use super::{Input, Report};
+use crate::finding::Severity;
 use std::path::{Component, Path, PathBuf};
 
-/// How the formats for tools (SARIF, GitHub annotations) place and filter findings.
-#[derive(Debug, Clone, Default)]
+/// How the renderings place and filter findings: where the formats for
+/// tools (SARIF, GitHub annotations) name files from, and which findings
+/// the text, SARIF and annotations list. JSON always holds every finding.
+#[derive(Debug, Clone)]
 pub struct Placement {
     /// The directory paths are given relative to.
     pub source_root: Option<PathBuf>,
-    /// Info findings (what was judged) too; by default only errors and warnings.
+    /// Info findings (what was judged) too, in SARIF and annotations; by default only errors and warnings.
     pub include_info: bool,
+    /// The least severe finding listed (`--min-severity`): below it, findings are counted, not listed.
+    pub min_severity: Severity,
+    /// The text report is the answer alone: the verdict and the checks that did not pass (`--quiet`).
+    pub quiet: bool,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Placement { source_root: None, include_info: false, min_severity: Severity::Info, quiet: false }
+    }
+}
+
+impl Placement {
+    /// Whether a finding of `severity` is listed (rather than counted).
+    pub fn lists(&self, severity: Severity) -> bool {
+        severity <= self.min_severity
+    }
 }
 
 /// The source root of one report, and the working directory paths are

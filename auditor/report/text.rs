@@ -1,6 +1,6 @@
 //! `--format text`: the report for people at a terminal.
 
-use super::{Input, LayerCounts, Report, Verdict};
+use super::{Input, LayerCounts, Placement, Report, Verdict};
 use crate::checks::Status;
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
@@ -102,12 +102,15 @@ fn summary(report: &Report, paint: &Paint, out: &mut String) {
     }
 }
 
-pub fn render(report: &Report, color: bool) -> String {
+pub fn render(report: &Report, color: bool, placement: &Placement) -> String {
     let paint = Paint(color);
     let mut out = String::new();
     let _ = writeln!(out, "auditor {} · policy {}", report.tool.version, report.policy);
     let _ = writeln!(out, "verdict: {}", paint.verdict(report.verdict));
     summary(report, &paint, &mut out);
+    if placement.quiet {
+        return out;
+    }
     for input in &report.inputs {
         let _ = match input {
             Input::Bundle { sha256: None, .. } => writeln!(out, "input:   {}", input.label()),
@@ -117,7 +120,6 @@ pub fn render(report: &Report, color: bool) -> String {
     for c in report.layer_cache.iter().flatten() {
         let _ = writeln!(out, "layers:  {} {}: {}", c.role, c.reference, layer_counts(c));
     }
-    let (read, skipped, incomplete) = report.file_counts();
     let mut kinds: Vec<String> = Vec::new();
     for kind in [JobKind::Throughput, JobKind::EvalOnly, JobKind::Unknown] {
         let n = report.jobs.iter().filter(|j| j.job.kind == kind).count();
@@ -129,7 +131,7 @@ pub fn render(report: &Report, color: bool) -> String {
         let _ = writeln!(out, "jobs:    {} ({})", report.job_count(), kinds.join(", "));
     }
     if !report.files.is_empty() {
-        let _ = writeln!(out, "files:   {read} read, {skipped} skipped, {incomplete} not examined");
+        let _ = writeln!(out, "files:   {}", report.file_counts());
     }
     if let Some(c) = &report.changed_since {
         let _ = writeln!(
@@ -170,8 +172,12 @@ pub fn render(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "      ({pre_existing} finding(s) pre-existing at the base, not counted: --format json lists them, marked \"pre_existing\")");
         }
         // Errors before warnings, each in report order.
-        let mut shown: Vec<&Finding> = check.findings.iter().filter(|f| f.severity != Severity::Info && !f.is_known()).collect();
+        let (mut shown, unlisted): (Vec<&Finding>, Vec<&Finding>) =
+            check.findings.iter().filter(|f| f.severity != Severity::Info && !f.is_known()).partition(|f| placement.lists(f.severity));
         shown.sort_by_key(|f| f.severity != Severity::Error);
+        if !unlisted.is_empty() {
+            let _ = writeln!(out, "      ({} warning(s) not listed: --min-severity {})", unlisted.len(), placement.min_severity.as_str());
+        }
         for finding in shown {
             let job = finding.jobs_label().map(|j| format!("  [{j}]")).unwrap_or_default();
             let accepted = finding.suppressed.as_ref().map(|s| format!(" (suppressed: {}, {})", s.reason, s.owner)).unwrap_or_default();

@@ -500,3 +500,79 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         std::fs::copy(from.join(&rel), target).unwrap();
     }
 }
+
+/// A path argument that cannot be used is a usage error that names its
+/// flag, so a CI log says which of a dozen arguments to fix.
+#[test]
+fn every_path_error_names_its_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let unwritable = format!("{missing}/report");
+    let cases: &[(&str, Vec<&str>)] = &[
+        ("--policy", vec!["audit", PASS, "--policy", missing]),
+        ("--golden", vec!["audit", PASS, "--golden", missing]),
+        ("--thresholds", vec!["audit", PASS, "--thresholds", missing]),
+        ("--checkpoint", vec!["audit", PASS, "--checkpoint", missing]),
+        ("--waivers", vec!["audit", PASS, "--waivers", missing]),
+        ("--baseline", vec!["audit", PASS, "--baseline", missing]),
+        ("--output", vec!["audit", PASS, "--output", &unwritable]),
+        ("--source-root", vec!["audit", PASS, "--source-root", missing]),
+        ("--signatures", vec!["scan", PASS, "--signatures", missing]),
+        ("--policy", vec!["scan", PASS, "--policy", missing]),
+        ("--output", vec!["baseline", PASS, "--output", &unwritable]),
+    ];
+    for (flag, args) in cases {
+        let out = auditor(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{args:?}: the error does not name {flag}: {}", stderr(&out));
+    }
+    let also = format!("json={unwritable}");
+    let out = auditor(&["audit", PASS, "--also", &also]);
+    assert!(code(&out) == 2 && stderr(&out).contains("--also json"), "{}", stderr(&out));
+}
+
+/// The file counts agree with the findings: a file cut at
+/// `--max-line-length` was examined (its findings cite it) and is counted
+/// as read in part, never as not examined.
+#[test]
+fn a_file_cited_as_evidence_is_never_counted_as_not_examined() {
+    let out = audit(&[FAIL_INHERITED, "--max-line-length", "100", "--format", "json"]);
+    let report = json(&out);
+    let status = |path: &str| report["files"].as_array().unwrap().iter().find(|f| f["path"] == path).map(|f| f["status"].clone());
+    let cited: Vec<String> =
+        findings(&report).flat_map(|f| f["evidence"].as_array().unwrap().iter().filter_map(|e| e["file"].as_str().map(str::to_string))).collect();
+    let partial: Vec<&String> = cited.iter().filter(|p| status(p).is_some_and(|s| s == "partial")).collect();
+    assert!(!partial.is_empty(), "no cited file was cut: the case does not test anything");
+    for path in &cited {
+        assert!(status(path).is_none_or(|s| s == "read" || s == "partial"), "{path} is cited and counted {:?}", status(path));
+    }
+    let text = stdout(&audit(&[FAIL_INHERITED, "--max-line-length", "100"]));
+    let files = text.lines().find(|l| l.starts_with("files:")).unwrap();
+    let read_in_part = report["files"].as_array().unwrap().iter().filter(|f| f["status"] == "partial").count();
+    assert!(files.contains(&format!("{read_in_part} read in part")) && files.ends_with(" 0 not examined"), "{files}");
+}
+
+/// `--quiet` prints the answer alone; `--min-severity error` lists errors
+/// only, and says how many warnings it left out; JSON keeps them all.
+#[test]
+fn quiet_is_the_answer_and_min_severity_counts_what_it_leaves_out() {
+    let full = stdout(&audit(&[FAIL_INHERITED]));
+    let quiet = auditor(&["audit", FAIL_INHERITED, "--quiet"]);
+    assert_eq!(code(&quiet), 1);
+    let quiet = stdout(&quiet);
+    assert!(full.starts_with(&quiet) && quiet.lines().count() == 3, "{quiet}");
+    assert!(quiet.contains("FAIL forbidden-env: 2 error(s)"), "{quiet}");
+
+    let bundle = "samples/bundles/trtllm-dynamo-disagg-pass";
+    let all = stdout(&audit(&[bundle]));
+    let errors_only = stdout(&audit(&[bundle, "--min-severity", "error"]));
+    assert!(all.contains("\n  warning "), "the sample has no listed warning: {all}");
+    assert!(!errors_only.contains("\n  warning ") && errors_only.contains("(1 warning(s) not listed: --min-severity error)"), "{errors_only}");
+    for format in ["sarif", "github"] {
+        let listed = stdout(&audit(&[bundle, "--format", format]));
+        let cut = stdout(&audit(&[bundle, "--format", format, "--min-severity", "error"]));
+        assert!(listed.contains("warning") && !cut.contains("\"warning\"") && !cut.contains("::warning"), "{format}: {cut}");
+    }
+    assert_eq!(stdout(&audit(&[bundle, "--format", "json", "--min-severity", "error"])), stdout(&audit(&[bundle, "--format", "json"])));
+}
