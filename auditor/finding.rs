@@ -75,6 +75,20 @@ pub struct Finding {
     /// Image findings: a unified diff of a changed text file (bounded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// Image config findings: the setting and its value in each image, for
+    /// a two-column view. Not serialised: the message and evidence say it.
+    #[serde(skip)]
+    pub config_change: Option<ConfigChange>,
+}
+
+/// A setting of an image config as each image has it (secrets redacted);
+/// `None` where that image does not set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigChange {
+    /// `Env PYTHONPATH`, `Entrypoint`, `Labels`.
+    pub setting: String,
+    pub upstream: Option<String>,
+    pub pinned: Option<String>,
 }
 
 impl Finding {
@@ -103,6 +117,7 @@ impl Finding {
             kind: None,
             path: None,
             diff: None,
+            config_change: None,
         }
     }
 

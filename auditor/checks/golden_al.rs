@@ -16,6 +16,7 @@ use crate::policy::Section;
 use crate::policy::sections::GoldenAl;
 use crate::provenance::Provenance;
 use crate::reference::golden::Table;
+use std::collections::BTreeMap;
 
 const ID: &str = "golden-al";
 
@@ -43,8 +44,9 @@ pub fn run(ctx: &Context, settings: &Section<GoldenAl>) -> CheckResult {
         return CheckResult::not_applicable(ID, settings, "no job simulates acceptance");
     }
     let mut findings = Vec::new();
+    let mut plots = BTreeMap::new();
     for job in &jobs {
-        judge(ctx, settings, job, &mut findings);
+        judge(ctx, settings, job, &mut findings, &mut plots);
     }
     let bad = |pred: &dyn Fn(&Finding) -> bool| {
         let mut ids: Vec<_> = findings.iter().filter(|f| pred(f)).filter_map(|f| f.job.clone()).collect();
@@ -55,17 +57,44 @@ pub fn run(ctx: &Context, settings: &Section<GoldenAl>) -> CheckResult {
     let failing = bad(&|f: &Finding| f.severity == Severity::Error && !f.is_undetermined());
     let open = bad(&|f: &Finding| f.is_undetermined());
     let n = jobs.len();
-    CheckResult::judged(
+    let mut result = CheckResult::judged(
         ID,
         settings,
         findings,
         format!("{n} simulating job(s) at the golden AL"),
         format!("{failing} of {n} simulating job(s) not at the golden AL"),
         format!("the golden AL of {open} of {n} simulating job(s) could not be determined"),
-    )
+    );
+    result.golden = plots.into_values().collect();
+    result
 }
 
-fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings: &mut Vec<Finding>) {
+/// A golden table the check compared jobs against, with where each job
+/// landed on it: what the HTML report draws (not serialised; the findings
+/// say the same in words).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoldenPlot {
+    pub table: Table,
+    /// In the order the jobs were judged.
+    pub points: Vec<GoldenPoint>,
+}
+
+/// One simulating job on its golden curve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GoldenPoint {
+    pub job: String,
+    /// The thinking mode whose curve applies (`thinking_on`).
+    pub mode: String,
+    pub draft_length: u32,
+    /// The AL the job simulates.
+    pub simulated: f64,
+    /// The golden AL of its mode and draft length; `None` when the table has no cell for them.
+    pub golden: Option<f64>,
+    /// Within the policy's tolerance of `golden`.
+    pub on_curve: bool,
+}
+
+fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings: &mut Vec<Finding>, plots: &mut BTreeMap<String, GoldenPlot>) {
     let spec = &job.facts.speculative;
     let id = job.id();
     let Some(sim) = spec.simulated_al.as_ref() else { return };
@@ -141,6 +170,17 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
     evidence.extend(spec.draft_length.as_ref().and_then(|f| f.provenance.clone()));
     evidence.extend(mode_evidence);
     let where_ = format!("{} ({}) / {mode} / K={}", table.name, table.model, key.draft_length);
+    let tolerance = settings.tolerance.unwrap_or(0.005);
+    let equal = |a: f64, b: f64| (a - b).abs() <= tolerance + 1e-9;
+    let golden = table.cell(&mode, key.draft_length).map(|c| c.al);
+    plots.entry(table.name.clone()).or_insert_with(|| GoldenPlot { table: table.clone(), points: Vec::new() }).points.push(GoldenPoint {
+        job: job.job.id.clone(),
+        mode: mode.clone(),
+        draft_length: key.draft_length,
+        simulated: value,
+        golden,
+        on_curve: golden.is_some_and(|g| equal(value, g)),
+    });
     let Some(cell) = table.cell(&mode, key.draft_length) else {
         findings.push(Finding::new(
             "golden-al/no-cell",
@@ -157,8 +197,6 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
         return;
     };
     evidence.push(cell.provenance.clone());
-    let tolerance = settings.tolerance.unwrap_or(0.005);
-    let equal = |a: f64, b: f64| (a - b).abs() <= tolerance + 1e-9;
     let written = written_value(sim);
     if equal(value, cell.al) {
         findings.push(Finding::new("golden-al/match", Severity::Info, format!("{written} = golden AL {} for {where_}; {mode_note}", cell.text), id, evidence));

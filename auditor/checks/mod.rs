@@ -14,6 +14,7 @@ mod sim_acc_throughput;
 mod upstream_image;
 
 pub use forbidden_env::{PerFile as ForbiddenEnvPerFile, image_env as forbidden_env_in_image};
+pub use golden_al::{GoldenPlot, GoldenPoint};
 pub use sim_acc_eval::{scan_knobs as simulation_knobs_in_file, scan_result as simulation_knobs_result};
 
 use crate::evidence::knobs::Catalog;
@@ -72,6 +73,10 @@ pub struct CheckResult {
     pub status: Status,
     pub summary: String,
     pub findings: Vec<Finding>,
+    /// `golden-al`: the golden tables compared against, with each judged
+    /// job on them, for the HTML chart. Not serialised: the findings carry it in words.
+    #[serde(skip)]
+    pub golden: Vec<GoldenPlot>,
 }
 
 impl CheckResult {
@@ -91,11 +96,18 @@ impl CheckResult {
             (false, true) => (Status::Error, undetermined),
             (false, false) => (Status::Pass, pass),
         };
-        CheckResult { id: id.to_string(), title: settings.title.clone(), status, summary, findings }
+        CheckResult { id: id.to_string(), title: settings.title.clone(), status, summary, findings, golden: Vec::new() }
     }
 
     fn not_applicable<T>(id: &str, settings: &Section<T>, why: &str) -> Self {
-        CheckResult { id: id.to_string(), title: settings.title.clone(), status: Status::Na, summary: why.to_string(), findings: Vec::new() }
+        CheckResult {
+            id: id.to_string(),
+            title: settings.title.clone(),
+            status: Status::Na,
+            summary: why.to_string(),
+            findings: Vec::new(),
+            golden: Vec::new(),
+        }
     }
 }
 
@@ -194,5 +206,6 @@ pub fn suppress(results: &mut Vec<CheckResult>, policy: &Policy, today: jiff::ci
         status: Status::Pass,
         summary,
         findings,
+        golden: Vec::new(),
     });
 }

@@ -14,6 +14,14 @@ pub enum Scenario {
 }
 
 impl Scenario {
+    /// The name the master configs and the JSON report use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scenario::AgenticCoding => "agentic-coding",
+            Scenario::FixedSeqLen => "fixed-seq-len",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Scenario> {
         match text {
             "agentic-coding" => Some(Scenario::AgenticCoding),

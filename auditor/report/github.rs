@@ -91,7 +91,7 @@ mod tests {
             known,
             Finding::new("c/file", Severity::Error, "f".into(), None, at("f.sh")),
         ];
-        let check = CheckResult { id: "c".into(), title: "t".into(), status: Status::Fail, summary: "s".into(), findings };
+        let check = CheckResult { id: "c".into(), title: "t".into(), status: Status::Fail, summary: "s".into(), findings, golden: Vec::new() };
         let out = render(&Report::new("p".into(), Vec::new(), vec![check], Vec::new(), Vec::new(), Vec::new()), &Placement::default());
         let lines: Vec<&str> = out.lines().collect();
         assert!(lines[0].starts_with("::error file=f.sh,line=7,title=c/file::f"), "{out}");

@@ -8,7 +8,6 @@
 use super::{Report, Verdict};
 use crate::checks::Status;
 use crate::finding::{Finding, Severity};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// GitHub's limit on a comment body, in characters.
 pub const LIMIT: usize = 65_536;
@@ -116,25 +115,20 @@ const TABLE: [&str; 2] = ["| Where | Rule | Jobs | Message |", "|---|---|---|---
 /// One row per place (first evidence file:line) and rule: how many jobs,
 /// and the first message.
 fn grouped<'r>(report: &'r Report, findings: impl Iterator<Item = &'r Finding>) -> Vec<String> {
-    let mut places: BTreeMap<(String, &str), (BTreeSet<&str>, usize, &str)> = BTreeMap::new();
-    for f in findings {
-        let place = match f.primary() {
-            Some(e) => {
-                let more = if f.evidence.len() > 1 { format!(" (+{} more)", f.evidence.len() - 1) } else { String::new() };
-                // One input: the header names it, paths inside it are enough.
-                let file = if report.inputs.len() == 1 { e.file.clone() } else { report.location(f, e) };
-                format!("{file}{}{more}", e.line.map(|l| format!(":{l}")).unwrap_or_default())
-            }
-            None => String::new(),
-        };
-        let entry = places.entry((place, f.rule.as_str())).or_insert_with(|| (BTreeSet::new(), 0, f.message.as_str()));
-        entry.0.extend(f.concerned_jobs());
-        entry.1 += 1;
-    }
-    places
+    let place = |f: &Finding| match f.primary() {
+        Some(e) => {
+            let more = if f.evidence.len() > 1 { format!(" (+{} more)", f.evidence.len() - 1) } else { String::new() };
+            // One input: the header names it, paths inside it are enough.
+            let file = if report.inputs.len() == 1 { e.place() } else { report.place(f, e) };
+            format!("{file}{more}")
+        }
+        None => String::new(),
+    };
+    super::grouped(findings, |f| (place(f), f.rule.as_str()))
         .into_iter()
-        .map(|((place, rule), (jobs, count, message))| {
-            let jobs = if jobs.is_empty() { "-".to_string() } else { jobs.len().to_string() };
+        .map(|((place, rule), group)| {
+            let (count, message) = (group.findings.len(), group.findings[0].message.as_str());
+            let jobs = if group.jobs.is_empty() { "-".to_string() } else { group.jobs.len().to_string() };
             let message = if count > jobs.parse().unwrap_or(1) && count > 1 { format!("{message} ({count} findings)") } else { message.to_string() };
             let place = if place.is_empty() { "-".to_string() } else { code(&place) };
             format!("| {place} | {} | {jobs} | {} |", code(rule), escape(&message))
@@ -247,7 +241,8 @@ mod tests {
                 Finding::new(&format!("forbidden-env/r|{}", i % 7), severity, format!("{nasty}{}", "m".repeat(2_000)), Some(&format!("job|{i}")), evidence)
             })
             .collect();
-        let check = CheckResult { id: "forbidden-env".into(), title: "t".into(), status: Status::Fail, summary: nasty.repeat(100), findings };
+        let check =
+            CheckResult { id: "forbidden-env".into(), title: "t".into(), status: Status::Fail, summary: nasty.repeat(100), findings, golden: Vec::new() };
         let job = Job {
             id: "job|1".into(),
             kind: JobKind::Throughput,
@@ -303,7 +298,7 @@ mod tests {
             Finding::new("forbidden-env/enabled", Severity::Error, "X on".into(), Some("b"), at(3)),
             Finding::new("forbidden-env/enabled", Severity::Error, "X on".into(), Some("c"), at(9)),
         ];
-        let check = CheckResult { id: "forbidden-env".into(), title: "t".into(), status: Status::Fail, summary: "s".into(), findings };
+        let check = CheckResult { id: "forbidden-env".into(), title: "t".into(), status: Status::Fail, summary: "s".into(), findings, golden: Vec::new() };
         let md = render(&Report::new("p".into(), Vec::new(), vec![check], Vec::new(), Vec::new(), Vec::new()));
         assert!(md.contains("### Errors (3 finding(s) at 2 place(s))"), "{md}");
         assert!(md.contains("| `r.yaml:3` | `forbidden-env/enabled` | 2 | X on |"), "{md}");

@@ -1,8 +1,9 @@
 //! The report model and its renderings: text for people, JSON for tools,
 //! Markdown for merge-gate comments, SARIF for code scanning, JUnit for CI
-//! test tabs, and GitHub workflow annotations.
+//! test tabs, GitHub workflow annotations, and one HTML page for a browser.
 
 mod github;
+mod html;
 mod json;
 mod junit;
 mod markdown;
@@ -18,6 +19,7 @@ use crate::finding::Finding;
 use crate::jobs::{Job, JobKind};
 use crate::provenance::Provenance;
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub const TOOL: &str = "auditor";
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -32,6 +34,7 @@ pub enum Format {
     Sarif,
     Junit,
     Github,
+    Html,
 }
 
 impl Format {
@@ -136,6 +139,10 @@ pub struct ImageInput {
     pub layers: Vec<String>,
     /// Uncompressed layer digests, in order.
     pub diff_ids: Vec<String>,
+    /// The build step (`created_by`) that made each layer, in order; empty
+    /// where the history does not say. Not serialised (`image inspect` shows the history).
+    #[serde(skip)]
+    pub steps: Vec<String>,
 }
 
 impl Input {
@@ -370,6 +377,7 @@ impl Report {
             Format::Sarif => sarif::render(self, placement),
             Format::Junit => junit::render(self),
             Format::Github => github::render(self, placement),
+            Format::Html => html::render(self),
         }
     }
 
@@ -438,8 +446,32 @@ impl Report {
         }
     }
 
+    /// Where a piece of evidence is, for people: [`Report::location`] and the line.
+    pub fn place(&self, finding: &Finding, evidence: &Provenance) -> String {
+        format!("{}{}", self.location(finding, evidence), evidence.line.map(|l| format!(":{l}")).unwrap_or_default())
+    }
+
     /// Every finding with its check, in report order.
     pub fn findings(&self) -> impl Iterator<Item = (&CheckResult, &Finding)> {
         self.checks.iter().flat_map(|c| c.findings.iter().map(move |f| (c, f)))
     }
+}
+
+/// Findings that share a key (a place, a place and rule), with every job they concern.
+pub(crate) struct Group<'r> {
+    /// In the order given.
+    pub findings: Vec<&'r Finding>,
+    pub jobs: BTreeSet<&'r str>,
+}
+
+/// `findings` grouped by `key`, in key order: the renderers that show one
+/// row or one section per place.
+pub(crate) fn grouped<'r, K: Ord>(findings: impl IntoIterator<Item = &'r Finding>, key: impl Fn(&'r Finding) -> K) -> BTreeMap<K, Group<'r>> {
+    let mut groups: BTreeMap<K, Group<'r>> = BTreeMap::new();
+    for f in findings {
+        let group = groups.entry(key(f)).or_insert_with(|| Group { findings: Vec::new(), jobs: BTreeSet::new() });
+        group.findings.push(f);
+        group.jobs.extend(f.concerned_jobs());
+    }
+    groups
 }

@@ -79,7 +79,7 @@ fn summary(report: &Report, paint: &Paint, out: &mut String) {
         let mut places: Vec<(String, usize)> = Vec::new();
         for f in check.findings.iter().filter(|f| f.severity == Severity::Error && !f.is_known() && f.suppressed.is_none()) {
             let Some(e) = f.primary() else { continue };
-            let place = format!("{}{}", report.location(f, e), e.line.map(|l| format!(":{l}")).unwrap_or_default());
+            let place = report.place(f, e);
             match places.iter_mut().find(|(p, _)| *p == place) {
                 Some((_, n)) => *n += 1,
                 None => places.push((place, 1)),

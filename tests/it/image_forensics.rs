@@ -119,7 +119,7 @@ fn every_patch_kind_in_a_patched_image_is_found_with_its_kind_path_and_severity(
     assert!(forbidden["findings"][0]["message"].as_str().unwrap().contains("image config's Env"));
     assert_eq!(check(&report, "image-integrity")["status"], "pass");
     // the other formats render the same findings
-    for format in ["text", "markdown", "sarif", "junit", "github"] {
+    for format in ["text", "markdown", "sarif", "junit", "github", "html"] {
         let out = auditor(&[
             "image",
             "diff",

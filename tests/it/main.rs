@@ -20,6 +20,7 @@ mod history;
 mod honest;
 mod hostile_bundles;
 mod hostile_layers;
+mod html;
 mod image_diff_changes;
 mod image_forensics;
 mod image_sources;

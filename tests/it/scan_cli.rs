@@ -290,7 +290,7 @@ fn a_forbidden_variable_fails_the_scan_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     write_tree(dir.path(), &[("server.log", &printenv_log("1")), ("launch.sh", "#!/usr/bin/env bash\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n")]);
     let root = dir.path().to_str().unwrap();
-    for format in ["text", "json", "markdown", "sarif", "junit", "github"] {
+    for format in ["text", "json", "markdown", "sarif", "junit", "github", "html"] {
         let out = auditor(&["scan", root, "--format", format]);
         assert_eq!(code(&out), 1, "{format}: {}", stdout(&out));
         let text = stdout(&out);
@@ -346,7 +346,7 @@ fn simulated_acceptance_knobs_are_information_in_every_format() {
         .map(|f| (f["rule"].as_str().unwrap(), f["severity"].as_str().unwrap(), f["evidence"][0]["line"].as_u64().unwrap()))
         .collect();
     assert_eq!(knobs, [("sim-acc-eval/knob", "info", 3), ("sim-acc-eval/knob", "info", 4), ("sim-acc-eval/knob", "info", 5)]);
-    for format in ["text", "json", "markdown", "sarif", "junit", "github"] {
+    for format in ["text", "json", "markdown", "sarif", "junit", "github", "html"] {
         // SARIF holds info only when asked: code scanning would show each as an alert.
         let out = auditor(&["scan", root, "--format", format, "--include-info"]);
         assert_eq!(code(&out), 0, "{format}");

@@ -36,7 +36,8 @@ T0=$(date +%s%N)
 phase() { local ms=$(( ($(date +%s%N) - T0) / 1000000 )); log "$(printf '[%4d.%01ds] ' $((ms / 1000)) $((ms % 1000 / 100)))$*"; }
 
 # ---------------------------------------------------------------- packages
-# binary-or-file to check -> Debian package providing it
+# binary-or-file to check -> Debian package providing it (chromium and a font:
+# the browser test of the HTML report, tests/it/html.rs)
 ensure_packages() {
   local missing=()
   local pair bin pkg
@@ -57,9 +58,11 @@ ensure_packages() {
       /usr/bin/jq:jq \
       /usr/bin/shellcheck:shellcheck \
       /usr/bin/go:golang-go \
+      /usr/bin/chromium:chromium \
+      /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:fonts-dejavu-core \
       ; do
     bin=${pair%%:*}; pkg=${pair##*:}
-    if [ ! -x "$bin" ] || ! dpkg -s "$pkg" >/dev/null 2>&1; then
+    if [ ! -e "$bin" ] || ! dpkg -s "$pkg" >/dev/null 2>&1; then
       missing+=("$pkg")
     fi
   done

@@ -11,7 +11,7 @@ use crate::bundle::kind::FileKind;
 use crate::checks::engine_patch;
 use crate::evidence::Extractor;
 use crate::evidence::shell::words::quoted;
-use crate::finding::{Finding, Severity};
+use crate::finding::{ConfigChange, Finding, Severity};
 use crate::image::ImageConfig;
 use crate::policy::sections::{EnginePatch, Section};
 use crate::provenance::{Provenance, clip, is_secret_name, redact};
@@ -26,36 +26,54 @@ fn env_map(config: &ImageConfig) -> BTreeMap<&str, &str> {
     config.env.iter().filter_map(|e| e.split_once('=')).collect()
 }
 
-fn finding(reference: &str, rule: &str, severity: Severity, message: String, text: String) -> Finding {
+/// A config finding about `setting`, valued `upstream` and `pinned` (as shown: secrets already hidden).
+fn finding(reference: &str, rule: &str, severity: Severity, message: String, text: String, change: (&str, Option<&str>, Option<&str>)) -> Finding {
     let evidence = Provenance::new(reference.to_string(), None, clip(&redact(&text)));
-    Finding::new(rule, severity, redact(&message), None, vec![evidence]).in_image("config", None)
+    let mut f = Finding::new(rule, severity, redact(&message), None, vec![evidence]).in_image("config", None);
+    let (setting, upstream, pinned) = change;
+    f.config_change = Some(ConfigChange { setting: setting.to_string(), upstream: upstream.map(redact), pinned: pinned.map(redact) });
+    f
+}
+
+/// The labels named in `keys`, `key=value` per line, as `all` has them.
+fn labels(all: &BTreeMap<String, String>, keys: &[&str]) -> String {
+    keys.iter().filter_map(|k| all.get(*k).map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join("\n")
+}
+
+/// `Entrypoint [..] Cmd [..]` as the evidence shows it.
+fn start_of(config: &ImageConfig) -> String {
+    format!("Entrypoint {:?} Cmd {:?}", config.entrypoint, config.cmd)
 }
 
 /// What the container runs at start, `Entrypoint` then `Cmd`, read as a
 /// script line: what it does to the engine (an `sh -c 'sed -i ... && exec
 /// "$@"'`) is judged by the same engine-patch rules as a recipe's script,
 /// although no file of the image changes.
-fn start_command(settings: &Section<EnginePatch>, reference: &str, config: &ImageConfig) -> Vec<Finding> {
+fn start_command(settings: &Section<EnginePatch>, reference: &str, config: &ImageConfig, upstream: Option<&ImageConfig>) -> Vec<Finding> {
     let words: Vec<&String> = config.entrypoint.iter().chain(&config.cmd).collect();
     if words.is_empty() {
         return Vec::new();
     }
     let line = words.iter().map(|w| quoted(w)).collect::<Vec<_>>().join(" ");
     let (evidence, _) = Extractor::new(64 << 10).extract("Entrypoint", FileKind::Script, &mut line.as_bytes());
-    let shown = format!("Entrypoint {:?} Cmd {:?}", config.entrypoint, config.cmd);
+    let shown = start_of(config);
+    let was = upstream.map(start_of);
     evidence
         .actions
         .iter()
         .filter_map(|action| engine_patch::action_finding(settings, action))
         .filter(|f| f.severity != Severity::Info)
-        .map(|f| finding(reference, &f.rule, f.severity, format!("the image's Entrypoint/Cmd, run at every start: {}", f.message), shown.clone()))
+        .map(|f| {
+            let message = format!("the image's Entrypoint/Cmd, run at every start: {}", f.message);
+            finding(reference, &f.rule, f.severity, message, shown.clone(), ("Entrypoint/Cmd", was.as_deref(), Some(&shown)))
+        })
         .collect()
 }
 
 /// Config findings for `pinned` (against `upstream` when there is one).
 pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned: &ImageConfig, upstream: Option<&ImageConfig>) -> Vec<Finding> {
     let rules = Rules::new(settings);
-    let mut out = start_command(settings, reference, pinned);
+    let mut out = start_command(settings, reference, pinned, upstream);
     let new = env_map(pinned);
     let Some(upstream) = upstream else {
         for (name, value) in new.iter().filter(|(n, _)| rules.injection(n)) {
@@ -65,6 +83,7 @@ pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned:
                 severity::injection_env(Origin::Unattributed),
                 format!("the image config sets {name}={value}: it loads code or packages from outside the shipped engine"),
                 format!("Env {name}={value}"),
+                (&format!("Env {name}"), None, Some(value)),
             ));
         }
         return out;
@@ -84,6 +103,8 @@ pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned:
             (None, None) => continue,
         };
         let text = format!("Env {name}={}", now.or(was).copied().unwrap_or_default());
+        let setting = format!("Env {name}");
+        let values = (setting.as_str(), was.copied(), now.copied());
         if rules.injection(name) && now.is_some() {
             out.push(finding(
                 reference,
@@ -91,10 +112,11 @@ pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned:
                 severity::injection_env(Origin::Changed),
                 format!("the pinned image's config: {change} — it loads code or packages from outside the shipped engine"),
                 text,
+                values,
             ));
         } else {
             let severity = if ENGINE_PREFIXES.iter().any(|p| name.starts_with(p)) { Severity::Warning } else { Severity::Info };
-            out.push(finding(reference, "engine-patch/config", severity, format!("the pinned image's config: {change}"), text));
+            out.push(finding(reference, "engine-patch/config", severity, format!("the pinned image's config: {change}"), text, values));
         }
     }
     let fields: [(&str, String, String, Severity); 4] = [
@@ -111,6 +133,7 @@ pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned:
                 severity,
                 format!("the pinned image's config: {field} changed from {was} to {now}"),
                 format!("{field} {now}"),
+                (field, Some(&was), Some(&now)),
             ));
         }
     }
@@ -130,6 +153,7 @@ pub(super) fn findings(settings: &Section<EnginePatch>, reference: &str, pinned:
             Severity::Info,
             format!("the pinned image's config: labels changed: {}", changed.join(", ")),
             format!("Labels {}", changed.join(", ")),
+            ("Labels", Some(&labels(&upstream.labels, &changed)), Some(&labels(&pinned.labels, &changed))),
         ));
     }
     out

@@ -85,12 +85,22 @@ impl ImageInput {
             platform: Some(image.platform.clone()),
             layers: image.layers.iter().map(|l| l.digest.clone()).collect(),
             diff_ids: image.diff_ids(),
+            steps: (0..image.layers.len()).map(|i| image.config.layer_step(i).unwrap_or_default().to_string()).collect(),
         }
     }
 
     /// The input for an image that could not be resolved.
     pub(crate) fn unresolved(reference: &str) -> ImageInput {
-        ImageInput { reference: reference.to_string(), transport: None, digest: None, config: None, platform: None, layers: Vec::new(), diff_ids: Vec::new() }
+        ImageInput {
+            reference: reference.to_string(),
+            transport: None,
+            digest: None,
+            config: None,
+            platform: None,
+            layers: Vec::new(),
+            diff_ids: Vec::new(),
+            steps: Vec::new(),
+        }
     }
 }
 

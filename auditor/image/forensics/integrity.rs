@@ -54,7 +54,7 @@ pub(super) fn result(findings: Vec<Finding>, verified: usize, unexamined: usize,
     } else {
         (Status::Pass, format!("{verified} blob(s) verified (manifest, config and layers read)"))
     };
-    CheckResult { id: ID.to_string(), title: TITLE.to_string(), status, summary, findings }
+    CheckResult { id: ID.to_string(), title: TITLE.to_string(), status, summary, findings, golden: Vec::new() }
 }
 
 #[cfg(test)]

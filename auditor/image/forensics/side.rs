@@ -63,7 +63,7 @@ impl<'a> Side<'a> {
     /// `layer 3 (RUN pip install …)`: the layer that wrote an entry, with
     /// its build step.
     pub(super) fn written_by(&self, node: &Node) -> String {
-        let step = self.image.config.history.iter().filter(|h| !h.empty_layer).nth(usize::from(node.layer)).map(|h| h.created_by.trim());
+        let step = self.image.config.layer_step(usize::from(node.layer));
         match step {
             Some(s) if !s.is_empty() => format!("layer {} ({})", node.layer, clip(s)),
             _ => format!("layer {}", node.layer),

@@ -25,6 +25,14 @@ pub struct ImageConfig {
     pub diff_ids: Vec<String>,
 }
 
+impl ImageConfig {
+    /// The build step (`created_by`, trimmed) that made layer `index`:
+    /// steps that made no layer are passed over.
+    pub fn layer_step(&self, index: usize) -> Option<&str> {
+        self.history.iter().filter(|h| !h.empty_layer).nth(index).map(|h| h.created_by.trim())
+    }
+}
+
 /// One build step.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct History {
