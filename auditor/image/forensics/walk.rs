@@ -59,10 +59,10 @@ pub(super) fn walk(image: &Image, index: usize, out: &mut LayerWriter, limits: &
     let compressed = matches!(Compression::of_media_type(&layer.media_type), Some(Compression::Gzip | Compression::Zstd)).then_some(layer.size).flatten();
     let budget = limits.budget(compressed);
     let stream = image.open_layer_tar(index)?;
-    let mut tar = TarReader::new(BufReader::with_capacity(1 << 17, stream));
+    let mut tar = TarReader::new(BufReader::with_capacity(1 << 18, stream));
     let mut found = Found { out, hostile: 0, unlisted: 0 };
     let mut entries = 0u64;
-    let mut buf = vec![0u8; 1 << 16];
+    let mut buf = vec![0u8; 1 << 18];
     while let Some(h) = tar.next_header().map_err(io_err)? {
         entries += 1;
         let within = match entries > limits.max_entries {
