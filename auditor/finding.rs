@@ -6,7 +6,7 @@ use crate::provenance::Provenance;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Every stable check id (README "Checks"): findings, policies and rule packs may
+/// Every stable check id (docs/GUIDE.md, "Checks"): findings, policies and rule packs may
 /// only use these; ids are never reused for something else.
 pub const CHECK_IDS: &[&str] = &[
     "forbidden-env",

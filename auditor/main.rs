@@ -748,7 +748,7 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
-    /// `--help` is the reference (the README points to it): every argument
+    /// `--help` is the reference (the README and docs/GUIDE.md point to it): every argument
     /// of every command says what it is, and an optional value says what
     /// happens without it (clap's `[default: …]`, or the text's own).
     #[test]

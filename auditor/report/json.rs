@@ -1,4 +1,4 @@
-//! `--format json`: the stable machine contract (README "Formats"), pretty-printed.
+//! `--format json`: the stable machine contract (docs/GUIDE.md, "Formats"), pretty-printed.
 
 use super::Report;
 

@@ -11,7 +11,7 @@ use crate::common::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The memory ceiling the README documents (Limits), in KiB.
+/// The memory ceiling docs/GUIDE.md documents (Limits), in KiB.
 const CEILING_KIB: u64 = 512 << 10;
 
 /// A directory holding the input, the auditor's working directory and

@@ -26,7 +26,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Peak RSS allowed to any run at the default limits (README, "Hostile image layers").
+/// Peak RSS allowed to any run at the default limits (docs/GUIDE.md, "Hostile image layers").
 const CEILING_KIB: u64 = 512 << 10;
 
 /// Peak RSS allowed to `image diff` over a 1 GiB layer (measured: 18 MiB):

@@ -456,7 +456,7 @@ impl Parser<'_> {
 }
 
 impl Py {
-    /// Python -> JSON as the README's `evidence` JSON says: None -> null, bools, numbers,
+    /// Python -> JSON as docs/GUIDE.md's `evidence` JSON says: None -> null, bools, numbers,
     /// strings, dict/list/tuple -> object/array, call reprs -> objects of
     /// their keyword fields, enums -> their value; `inf`/`nan` -> strings.
     pub fn to_json(&self) -> Value {
