@@ -576,3 +576,36 @@ fn quiet_is_the_answer_and_min_severity_counts_what_it_leaves_out() {
     }
     assert_eq!(stdout(&audit(&[bundle, "--format", "json", "--min-severity", "error"])), stdout(&audit(&[bundle, "--format", "json"])));
 }
+
+/// The README and the guide point at each other and at the tree: every
+/// relative link names a file that exists, and every `#anchor` a heading
+/// of the file it names (GitHub's anchor rule: lowercase, punctuation but
+/// `-` and `_` dropped, spaces as `-`).
+#[test]
+fn every_link_of_the_readme_and_the_guide_resolves() {
+    let anchors = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim_start_matches('#').strip_prefix(' ').filter(|_| l.starts_with('#')))
+            .map(|h| h.trim().to_lowercase().chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' ')).collect::<String>().replace(' ', "-"))
+            .collect()
+    };
+    let mut checked = 0;
+    for doc in ["README.md", "docs/GUIDE.md"] {
+        let path = root().join(doc);
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (i, _) in text.match_indices("](") {
+            let target: String = text[i + 2..].chars().take_while(|c| *c != ')' && !c.is_whitespace()).collect();
+            if target.starts_with("http") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if file.is_empty() { path.clone() } else { path.parent().unwrap().join(file) };
+            assert!(file.exists(), "{doc}: link to {target}: no such file");
+            if !anchor.is_empty() && file.extension().is_some_and(|e| e == "md") {
+                assert!(anchors(&std::fs::read_to_string(&file).unwrap()).iter().any(|a| a == anchor), "{doc}: link to {target}: no such heading");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 30, "only {checked} links found");
+}
