@@ -13,6 +13,8 @@
 #   INPUT_COMMENT    true | false: create or update one pull-request comment
 #   INPUT_BASE       --changed-since this commit when PATH is a git checkout;
 #                    empty: the pull request's base commit, if the event is one
+#   INPUT_COMMENT_AUTHOR  the account the token comments as (default
+#                    github-actions[bot]): only its marked comment is updated
 #   AUDITOR_BIN      the auditor binary (default: auditor on PATH)
 # and the runner's own: GITHUB_EVENT_PATH, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY,
 # GITHUB_REPOSITORY, GITHUB_WORKSPACE, RUNNER_TEMP. GitHub's API is reached
@@ -20,8 +22,16 @@
 set -euo pipefail
 
 # Finds this action's comment among the pull request's comments. It starts
-# the body, so a comment that merely quotes it is never taken for ours.
+# the body, so a comment that merely quotes it is never taken for ours; and
+# only the token's own account's comment counts, so a pull request's author
+# cannot post a marked comment first and have the report written into a
+# comment they can edit afterwards.
 readonly MARKER='<!-- auditor-report -->'
+comment_author=${INPUT_COMMENT_AUTHOR:-github-actions[bot]}
+
+# jq reads the report and the comments: without it the verdict would be lost
+# after the audit ran (a self-hosted runner may lack it).
+command -v jq >/dev/null || { echo "::error title=auditor action::jq is required (apt-get install jq)"; exit 2; }
 
 bin=${AUDITOR_BIN:-auditor}
 path=${INPUT_PATH:-.}
@@ -79,8 +89,8 @@ upsert_comment() {
   body=$(jq -Rs --arg marker "$MARKER" '{body: ($marker + "\n" + .)}' <"$markdown") || return 1
   # --paginate prints one JSON array per page; the first of ours wins.
   comments=$(gh api --paginate "repos/$repo/issues/$pr/comments?per_page=100") || return 1
-  id=$(jq -rn --arg marker "$MARKER" \
-    '[inputs[] | select((.body // "") | startswith($marker)) | .id] | first // empty' <<<"$comments") || return 1
+  id=$(jq -rn --arg marker "$MARKER" --arg author "$comment_author" \
+    '[inputs[] | select(.user.login == $author and ((.body // "") | startswith($marker))) | .id] | first // empty' <<<"$comments") || return 1
   if [[ -n $id ]]; then
     [[ $id =~ ^[0-9]+$ ]] || return 1
     gh api --method PATCH "repos/$repo/issues/comments/$id" --input - <<<"$body" >/dev/null || return 1

@@ -109,6 +109,10 @@ pub fn render(report: &Report, color: bool, placement: &Placement) -> String {
     let _ = writeln!(out, "verdict: {}", paint.verdict(report.verdict));
     summary(report, &paint, &mut out);
     if placement.quiet {
+        // an incomplete verdict can come from what was not examined alone
+        if !report.not_examined.is_empty() {
+            let _ = writeln!(out, "  not examined: {} item(s) (run without --quiet to list them)", report.not_examined.len());
+        }
         return out;
     }
     for input in &report.inputs {

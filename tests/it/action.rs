@@ -257,10 +257,12 @@ fn comment_creates_one_marked_comment_then_updates_it() {
         serde_json::from_str::<Value>(call.stdin.as_deref().expect("the body on standard input")).unwrap()["body"].as_str().unwrap().to_string()
     };
 
-    // No comment starts with the marker (one quotes it): a new comment.
+    // No comment of the action's account starts with the marker (one quotes
+    // it; the pull request's author planted one): a new comment.
+    let bot = json!({ "login": "github-actions[bot]" });
     runner.comments(&[
-        json!([{ "id": 40, "body": "lgtm" }, { "id": 41, "body": format!("the action writes {MARKER} first") }]),
-        json!([{ "id": 43, "body": "ok" }]),
+        json!([{ "id": 40, "body": "lgtm", "user": { "login": "author" } }, { "id": 41, "body": format!("the action writes {MARKER} first"), "user": bot }]),
+        json!([{ "id": 39, "body": format!("{MARKER}\n## ✅ auditor verdict: PASS"), "user": { "login": "author" } }, { "id": 43, "body": "ok", "user": bot }]),
     ]);
     let step = runner.run(&[("path", pass.as_str()), ("comment", "true")]);
     assert_eq!(step.code, 0, "{}", step.log);
@@ -273,8 +275,8 @@ fn comment_creates_one_marked_comment_then_updates_it() {
 
     // The action's comment, on the second page: updated in place, none created.
     runner.comments(&[
-        json!([{ "id": 40, "body": "lgtm" }]),
-        json!([{ "id": 42, "body": format!("{MARKER}\n## ❌ auditor verdict: FAIL") }, { "id": 44, "body": "thanks" }]),
+        json!([{ "id": 40, "body": "lgtm", "user": { "login": "author" } }]),
+        json!([{ "id": 42, "body": format!("{MARKER}\n## ❌ auditor verdict: FAIL"), "user": bot }, { "id": 44, "body": "thanks", "user": bot }]),
     ]);
     let step = runner.run(&[("path", pass.as_str()), ("comment", "true")]);
     assert_eq!(step.code, 0, "{}", step.log);
@@ -381,7 +383,7 @@ fn the_action_maps_every_input_to_the_script_and_every_output_from_it() {
     assert_eq!(action["runs"]["using"], "composite");
     let inputs: Vec<&String> = action["inputs"].as_object().unwrap().keys().collect();
     // (serde_json's map is sorted by key)
-    assert_eq!(inputs, ["args", "base", "comment", "fail-on", "golden", "path", "policy", "token"]);
+    assert_eq!(inputs, ["args", "base", "comment", "comment-author", "fail-on", "golden", "path", "policy", "token"]);
     assert_eq!(
         (&action["inputs"]["path"]["default"], &action["inputs"]["fail-on"]["default"], &action["inputs"]["comment"]["default"]),
         (&json!("."), &json!("error"), &json!("false"))

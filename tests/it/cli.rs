@@ -563,6 +563,10 @@ fn quiet_is_the_answer_and_min_severity_counts_what_it_leaves_out() {
     let quiet = stdout(&quiet);
     assert!(full.starts_with(&quiet) && quiet.lines().count() == 3, "{quiet}");
     assert!(quiet.contains("FAIL forbidden-env: 2 error(s)"), "{quiet}");
+    // incomplete with no check at fault: the quiet answer still says why
+    let cut = auditor(&["audit", PASS, "--max-members", "3", "--quiet"]);
+    assert_eq!(code(&cut), 3, "{}", stdout(&cut));
+    assert!(stdout(&cut).contains("verdict: INCOMPLETE") && stdout(&cut).contains("not examined: "), "{}", stdout(&cut));
 
     let bundle = "samples/bundles/trtllm-dynamo-disagg-pass";
     let all = stdout(&audit(&[bundle]));

@@ -3,7 +3,7 @@
 //! `sha256=`, so its indexes keep SHA-256. `image diff` compares two images
 //! with each other, so any collision-resistant hash does: its indexes keep
 //! BLAKE3, three times SHA-256's speed here (SHA-256 of every file was a
-//! third of a diff's CPU). A digest carries its algorithm, so digests of
+//! fifth of a diff's CPU). A digest carries its algorithm, so digests of
 //! two algorithms never compare equal and a BLAKE3 digest never matches a
 //! RECORD row.
 
