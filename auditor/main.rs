@@ -22,7 +22,7 @@ use auditor::signatures::Engine;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -588,7 +588,43 @@ fn load_policy(path: Option<&PathBuf>) -> Result<Policy> {
     Ok(policy)
 }
 
+/// The report outputs a command takes, if it takes them.
+fn output_args(command: &Command) -> Option<&OutputArgs> {
+    match command {
+        Command::Audit { output, .. } | Command::Scan { output, .. } => Some(output),
+        Command::Image { command: ImageCommand::Inspect { output, .. } | ImageCommand::Diff { output, .. } | ImageCommand::Verify { output, .. } } => {
+            Some(output)
+        }
+        _ => None,
+    }
+}
+
+impl OutputArgs {
+    /// Where the reports go, checked before any work: a file whose
+    /// directory does not exist, or two outputs to one file (the second
+    /// would silently replace the first), is a usage error up front, not
+    /// after an audit of gigabytes.
+    fn check(&self) -> Result<()> {
+        let files = self.output.iter().map(|p| ("--output".to_string(), p)).chain(self.also.iter().map(|(f, p)| (format!("--also {}", f.name()), p)));
+        let mut seen: Vec<&PathBuf> = Vec::new();
+        for (flag, path) in files {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !dir.is_dir() {
+                bail!("{flag}: cannot write {}: no directory {}", path.display(), dir.display());
+            }
+            if seen.contains(&path) {
+                bail!("{flag}: {} is named by another output too", path.display());
+            }
+            seen.push(path);
+        }
+        Ok(())
+    }
+}
+
 fn run(cli: Cli) -> Result<u8> {
+    if let Some(output) = output_args(&cli.command) {
+        output.check()?;
+    }
     match cli.command {
         Command::Audit { inputs, baseline, changed_since, output } => {
             // A bad baseline is a usage error before any work is done.

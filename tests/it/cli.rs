@@ -530,6 +530,12 @@ fn every_path_error_names_its_flag() {
     let also = format!("json={unwritable}");
     let out = auditor(&["audit", PASS, "--also", &also]);
     assert!(code(&out) == 2 && stderr(&out).contains("--also json"), "{}", stderr(&out));
+    // checked before the audit: nothing is printed, not even the report on standard output
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let twice = dir.path().join("r.json");
+    let twice = format!("json={}", twice.display());
+    let out = auditor(&["audit", PASS, "--also", &twice, "--also", &twice.replacen("json", "sarif", 1)]);
+    assert!(code(&out) == 2 && stderr(&out).contains("named by another output"), "{}", stderr(&out));
 }
 
 /// The file counts agree with the findings: a file cut at
