@@ -689,8 +689,7 @@ fn emit_report(report: &Report, output: &OutputArgs) -> Result<()> {
 /// however many of the outputs are `github`.
 fn emit_also(report: &Report, output: &OutputArgs) -> Result<()> {
     for (format, path) in &output.also {
-        let text = report.render_placed(*format, false, &output.placement());
-        std::fs::write(path, text).with_context(|| format!("--also {}: cannot write {}", format.name(), path.display()))?;
+        write_file(path, &report.render_placed(*format, false, &output.placement()), &format!("--also {}", format.name()))?;
     }
     if output.format == Format::Github || output.also.iter().any(|(f, _)| *f == Format::Github) {
         step_summary(report);
@@ -766,9 +765,14 @@ fn stdout_color() -> bool {
     anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
+/// Write a report file; an error names the flag that asked for it.
+fn write_file(path: &Path, text: &str, flag: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("{flag}: cannot write {}", path.display()))
+}
+
 fn emit(text: &str, path: Option<&PathBuf>) -> Result<()> {
     match path {
-        Some(path) => std::fs::write(path, text).with_context(|| format!("--output: cannot write {}", path.display())),
+        Some(path) => write_file(path, text, "--output"),
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

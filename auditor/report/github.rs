@@ -30,7 +30,7 @@ pub fn render(report: &Report, placement: &Placement) -> String {
     let mut shown: Vec<_> = report
         .findings()
         .map(|(_, f)| f)
-        .filter(|f| (placement.include_info || f.severity != Severity::Info) && placement.lists(f.severity) && !f.is_known() && f.suppressed.is_none())
+        .filter(|f| placement.annotates(f.severity) && !f.is_known() && f.suppressed.is_none())
         .map(|f| (f, file(f)))
         .collect();
     shown.sort_by_key(|(f, file)| (f.severity != Severity::Error, file.is_none()));

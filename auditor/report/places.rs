@@ -34,6 +34,12 @@ impl Placement {
     pub fn lists(&self, severity: Severity) -> bool {
         severity <= self.min_severity
     }
+
+    /// Whether the formats for tools (SARIF, annotations) carry a finding
+    /// of `severity`: info only when asked for, and down to `--min-severity`.
+    pub fn annotates(&self, severity: Severity) -> bool {
+        (self.include_info || severity != Severity::Info) && self.lists(severity)
+    }
 }
 
 /// The source root of one report, and the working directory paths are

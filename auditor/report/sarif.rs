@@ -74,7 +74,7 @@ pub fn render(report: &Report, placement: &Placement) -> String {
         .collect();
     let results: Vec<Value> = report
         .findings()
-        .filter(|(_, f)| (placement.include_info || f.severity != Severity::Info) && placement.lists(f.severity))
+        .filter(|(_, f)| placement.annotates(f.severity))
         .map(|(_, f)| {
             let mut placed: Vec<(Rank, Value)> = f.evidence.iter().map(|e| location(report, &places, f, e)).collect();
             // The place to act on first: a file and line under the root, then any file, then a name.
