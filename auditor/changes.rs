@@ -318,11 +318,11 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
                 why = Some(format!("{path} changed"));
                 break;
             }
-            if view.kind == crate::evidence::FileKind::Script {
-                if let Some(lib) = graph.closure(path).into_iter().find(|s| changes.files.contains(s)) {
-                    why = Some(format!("{path} sources {lib}, which changed"));
-                    break;
-                }
+            if view.kind == crate::evidence::FileKind::Script
+                && let Some(lib) = graph.closure(path).into_iter().find(|s| changes.files.contains(s))
+            {
+                why = Some(format!("{path} sources {lib}, which changed"));
+                break;
             }
             if let Some(w) = changed_waivers.iter().find(|w| w.waiver.as_ref().is_some_and(|w| w.names(path))) {
                 why = Some(format!("the waiver {} naming {path} changed", w.path));

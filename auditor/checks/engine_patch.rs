@@ -163,20 +163,20 @@ fn owner_of_name(settings: &Section<EnginePatch>, name: &str) -> Owner {
 /// Whose is the target of an action: the clone it lies in, the
 /// installed package it is under, an engine tree, the package named.
 fn owner(settings: &Section<EnginePatch>, action: &ScriptAction) -> Owner {
-    if let Some(clone) = &action.clone {
-        if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, clone.repo()) {
-            return known;
-        }
+    if let Some(clone) = &action.clone
+        && let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, clone.repo())
+    {
+        return known;
     }
     if let Some(target) = &action.target {
         if let Some(tree) = settings.engine_trees.first_match(target) {
             return Owner::Engine(tree.trim_end_matches("/**").to_string());
         }
         // Found anywhere (`find / -path '*sglang/srt/x.py'`): a file inside the package's tree.
-        if let Some((_, rest)) = target.split_once("**/").filter(|(_, rest)| rest.contains('/')) {
-            if let known @ Owner::Engine(_) = owner_of_name(settings, rest.split('/').next().unwrap_or("")) {
-                return known;
-            }
+        if let Some((_, rest)) = target.split_once("**/").filter(|(_, rest)| rest.contains('/'))
+            && let known @ Owner::Engine(_) = owner_of_name(settings, rest.split('/').next().unwrap_or(""))
+        {
+            return known;
         }
         for marker in ["site-packages/", "dist-packages/"] {
             if let Some((_, rest)) = target.split_once(marker) {
@@ -187,17 +187,17 @@ fn owner(settings: &Section<EnginePatch>, action: &ScriptAction) -> Owner {
             }
         }
     }
-    if let Some(package) = &action.package {
-        if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, package) {
-            return known;
-        }
+    if let Some(package) = &action.package
+        && let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, package)
+    {
+        return known;
     }
     if action.kind == ActionKind::Install {
         // A local tree installed: its directory names the package (`.../utils/aiperf`).
-        if let Some(last) = action.target.as_deref().and_then(|t| t.trim_end_matches('/').rsplit('/').next()) {
-            if let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, last) {
-                return known;
-            }
+        if let Some(last) = action.target.as_deref().and_then(|t| t.trim_end_matches('/').rsplit('/').next())
+            && let known @ (Owner::Engine(_) | Owner::Harness(_)) = owner_of_name(settings, last)
+        {
+            return known;
         }
     }
     let hook_file = action.target.as_deref().is_some_and(|t| t.ends_with("customize.py"));

@@ -207,10 +207,11 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
     let request_default = job.facts.thinking.as_ref().filter(|f| f.derivation == Derivation::RequestDefault);
     let other_mode = if mode == "thinking_on" { "thinking_off" } else { "thinking_on" };
     let other_cell = request_default.and_then(|_| table.cell(other_mode, key.draft_length));
-    if let Some(fact) = request_default {
-        if let Some(other) = other_cell.filter(|c| equal(value, c.al)) {
-            evidence.push(other.provenance.clone());
-            findings.push(Finding::new(
+    if let Some(fact) = request_default
+        && let Some(other) = other_cell.filter(|c| equal(value, c.al))
+    {
+        evidence.push(other.provenance.clone());
+        findings.push(Finding::new(
                 "golden-al/thinking-mode",
                 Severity::Warning,
                 format!(
@@ -220,31 +221,33 @@ fn judge(ctx: &Context, settings: &Section<GoldenAl>, job: &AuditedJob, findings
                 id,
                 evidence,
             ));
-            return;
-        }
+        return;
     }
     // A thinking_off value on a run that does not show thinking disabled.
-    if job.facts.thinking.is_none() {
-        if let Some(off) = table.cell("thinking_off", key.draft_length).filter(|c| equal(value, c.al)) {
-            evidence.push(off.provenance.clone());
-            findings.push(Finding::new(
-                "golden-al/thinking-mode",
-                Severity::Error,
-                format!(
-                    "{written} is the thinking_off AL {} of {}, but the run does not show thinking disabled, so {mode} applies: expected {}",
-                    off.text, table.name, cell.text
-                ),
-                id,
-                evidence,
-            ));
-            return;
-        }
+    if job.facts.thinking.is_none()
+        && let Some(off) = table.cell("thinking_off", key.draft_length).filter(|c| equal(value, c.al))
+    {
+        evidence.push(off.provenance.clone());
+        findings.push(Finding::new(
+            "golden-al/thinking-mode",
+            Severity::Error,
+            format!(
+                "{written} is the thinking_off AL {} of {}, but the run does not show thinking disabled, so {mode} applies: expected {}",
+                off.text, table.name, cell.text
+            ),
+            id,
+            evidence,
+        ));
+        return;
     }
     let mut hints = Vec::new();
-    if let Some(forced) = spec.forced_accepted_tokens.as_ref().and_then(|f| f.value.as_f64()) {
-        if equal(forced, cell.al) {
-            hints.push(format!("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted draft tokens, excluding the bonus token: it must be AL - 1 = {:.2}, not the AL itself", cell.al - 1.0));
-        }
+    if let Some(forced) = spec.forced_accepted_tokens.as_ref().and_then(|f| f.value.as_f64())
+        && equal(forced, cell.al)
+    {
+        hints.push(format!(
+            "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS counts accepted draft tokens, excluding the bonus token: it must be AL - 1 = {:.2}, not the AL itself",
+            cell.al - 1.0
+        ));
     }
     if let Some((k, other)) = table.modes.get(&mode).and_then(|row| row.iter().find(|(k, c)| **k != key.draft_length && equal(value, c.al))) {
         hints.push(format!("{} is the golden AL for K={k}, but the server drafts K={}", other.text, key.draft_length));

@@ -311,11 +311,9 @@ impl<'e> Extractor<'e> {
         loop {
             // Lines only matter to a parser that has nothing open if they hold a literal.
             let filtered = self.prefilter && output && !records.is_open() && !listing.is_open() && !shell.log_open();
-            if filtered {
-                if let Err(e) = lines.skip_lines(|bytes| prefilter.first_hit(bytes)) {
-                    error = Some(e);
-                    break;
-                }
+            if filtered && let Err(e) = lines.skip_lines(|bytes| prefilter.first_hit(bytes)) {
+                error = Some(e);
+                break;
             }
             let line = match lines.next_line() {
                 Ok(Some(line)) => line,

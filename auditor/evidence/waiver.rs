@@ -39,10 +39,10 @@ impl Waiver {
         let mut current: Option<&str> = None;
         let mut has_body = false;
         let close = |current: Option<&str>, has_body: bool, parts: &mut Vec<String>| {
-            if let (Some(name), true) = (current, has_body) {
-                if !parts.iter().any(|p| p == name) {
-                    parts.push(name.to_string());
-                }
+            if let (Some(name), true) = (current, has_body)
+                && !parts.iter().any(|p| p == name)
+            {
+                parts.push(name.to_string());
             }
         };
         for line in text.lines() {

@@ -686,16 +686,16 @@ fn speculative(facts: &mut Facts, env: &[EnvAssignment], records: &[&EngineRecor
                 facts.spec_from(|s| &mut s.draft_length, field("max_draft_len").or_else(|| field("num_nextn_predict_layers")));
                 facts.spec_from(|s| &mut s.draft_model, field("speculative_model").or_else(|| field("speculative_model_dir")));
             }
-            if let Some((value, from, provenance)) = env_fact("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS") {
-                if let Some(n) = number(&value) {
-                    facts.spec_from(|s| &mut s.forced_accepted_tokens, Some((value, from.clone(), provenance.clone())));
-                    facts.spec_derived(
-                        |s| &mut s.simulated_al,
-                        Some((derived(n + 1.0), format!("{from} plus 1"), provenance.clone())),
-                        Derivation::ForcedAcceptedPlusOne,
-                    );
-                    facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from, provenance)));
-                }
+            if let Some((value, from, provenance)) = env_fact("TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS")
+                && let Some(n) = number(&value)
+            {
+                facts.spec_from(|s| &mut s.forced_accepted_tokens, Some((value, from.clone(), provenance.clone())));
+                facts.spec_derived(
+                    |s| &mut s.simulated_al,
+                    Some((derived(n + 1.0), format!("{from} plus 1"), provenance.clone())),
+                    Derivation::ForcedAcceptedPlusOne,
+                );
+                facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from, provenance)));
             }
         }
         Some(Engine::Atom) => atom_speculative(facts),
@@ -738,10 +738,10 @@ fn vllm_speculative(facts: &mut Facts) {
     // `speculative_config` as a dict (non-default args, --speculative-config) or a SpeculativeConfig repr.
     let config = facts.arg("speculative_config").filter(|(v, _, _)| v.is_object());
     let field = |facts: &Facts, keys: &[&str], flat: &[&str]| -> Option<Found> {
-        if let Some((Value::Object(map), from, provenance)) = &config {
-            if let Some((k, v)) = keys.iter().find_map(|k| map.get(*k).filter(|v| !v.is_null()).map(|v| (k, v))) {
-                return Some((v.clone(), format!("{from}.{k}"), provenance.clone()));
-            }
+        if let Some((Value::Object(map), from, provenance)) = &config
+            && let Some((k, v)) = keys.iter().find_map(|k| map.get(*k).filter(|v| !v.is_null()).map(|v| (k, v)))
+        {
+            return Some((v.clone(), format!("{from}.{k}"), provenance.clone()));
         }
         flat.iter().find_map(|f| facts.arg(f).filter(|(v, _, _)| !v.is_null()))
     };

@@ -519,11 +519,11 @@ fn side_by_side(diff: &str) -> Vec<DiffRow> {
 /// the image that holds it, with that layer's build step.
 fn layer_of<'r>(report: &'r Report, digest: &str) -> (String, Option<&'r str>) {
     for input in &report.inputs {
-        if let Input::Image(image) = input {
-            if let Some(i) = image.layers.iter().position(|l| l == digest) {
-                let step = image.steps.get(i).map(String::as_str).filter(|s| !s.is_empty());
-                return (format!("layer {i} of {} ({digest})", image.reference), step);
-            }
+        if let Input::Image(image) = input
+            && let Some(i) = image.layers.iter().position(|l| l == digest)
+        {
+            let step = image.steps.get(i).map(String::as_str).filter(|s| !s.is_empty());
+            return (format!("layer {i} of {} ({digest})", image.reference), step);
         }
     }
     (digest.to_string(), None)

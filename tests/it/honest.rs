@@ -56,10 +56,10 @@ pub(crate) fn sarif_problems(what: &str, sarif: &Value) -> Vec<String> {
                 problems.push(format!("{what}: a location that names nothing: {loc}"));
             }
             let Some(physical) = loc.get("physicalLocation") else { continue };
-            if let Some(region) = physical.get("region") {
-                if region["startLine"].as_u64().is_none_or(|l| l < 1) {
-                    problems.push(format!("{what}: region without startLine: {loc}"));
-                }
+            if let Some(region) = physical.get("region")
+                && region["startLine"].as_u64().is_none_or(|l| l < 1)
+            {
+                problems.push(format!("{what}: region without startLine: {loc}"));
             }
             let artifact = &physical["artifactLocation"];
             let uri = artifact["uri"].as_str().unwrap_or_default();

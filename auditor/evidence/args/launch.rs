@@ -273,11 +273,11 @@ pub fn rewrite(engine: &str, args: &mut Map<String, Value>) -> Rewritten {
 fn apply_rewrites(table: &EngineArgs, args: &mut Map<String, Value>) -> Rewritten {
     let mut rewritten = Vec::new();
     for rule in &table.rewrites {
-        if let Some(Value::String(v)) = args.get_mut(&rule.field) {
-            if v.eq_ignore_ascii_case(&rule.from) {
-                rewritten.push((rule.field.clone(), v.clone(), rule.to.clone()));
-                *v = rule.to.clone();
-            }
+        if let Some(Value::String(v)) = args.get_mut(&rule.field)
+            && v.eq_ignore_ascii_case(&rule.from)
+        {
+            rewritten.push((rule.field.clone(), v.clone(), rule.to.clone()));
+            *v = rule.to.clone();
         }
     }
     rewritten
@@ -296,10 +296,10 @@ pub fn typed(value: &str) -> Value {
         return Value::Number(n);
     }
     let trimmed = value.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        if let Ok(json) = serde_json::from_str(value) {
-            return json;
-        }
+    if (trimmed.starts_with('{') || trimmed.starts_with('['))
+        && let Ok(json) = serde_json::from_str(value)
+    {
+        return json;
     }
     Value::String(value.to_string())
 }

@@ -286,13 +286,13 @@ impl Parser<'_> {
     fn angle(&mut self, depth: usize) -> R<Py> {
         let start = self.i;
         self.i += 1;
-        if let Some(name) = self.identifier() {
-            if self.peek() == Some(b':') {
-                self.i += 1;
-                let value = self.value(depth + 1)?;
-                self.expect(b'>', "'>'")?;
-                return Ok(Py::Enum { name, value: Box::new(value) });
-            }
+        if let Some(name) = self.identifier()
+            && self.peek() == Some(b':')
+        {
+            self.i += 1;
+            let value = self.value(depth + 1)?;
+            self.expect(b'>', "'>'")?;
+            return Ok(Py::Enum { name, value: Box::new(value) });
         }
         let mut level = 1;
         while let Some(c) = self.peek() {

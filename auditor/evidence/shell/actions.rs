@@ -211,10 +211,10 @@ impl ActionScanner {
             [name, "(", ")", ..] => Some(*name),
             _ => None,
         };
-        if let Some(name) = name.filter(|n| crate::evidence::shell::words::is_var_name(&n.replace(['-', ':', '.'], "_"))) {
-            if self.functions.len() < MAX_ITEMS {
-                self.functions.push((name.to_string(), line, self.depth));
-            }
+        if let Some(name) = name.filter(|n| crate::evidence::shell::words::is_var_name(&n.replace(['-', ':', '.'], "_")))
+            && self.functions.len() < MAX_ITEMS
+        {
+            self.functions.push((name.to_string(), line, self.depth));
         }
     }
 
@@ -460,10 +460,10 @@ impl ActionScanner {
                 if let Some(code) = option_value(args, &["-c"]) {
                     let mut names = PyNames::default();
                     for text in code.lines().flat_map(statements) {
-                        if let Some(target) = python_write(text, &mut names) {
-                            if let Some(action) = self.push(ActionKind::PythonWrite, "python -c", Some(target), gate, provenance) {
-                                action.code_span = provenance.span;
-                            }
+                        if let Some(target) = python_write(text, &mut names)
+                            && let Some(action) = self.push(ActionKind::PythonWrite, "python -c", Some(target), gate, provenance)
+                        {
+                            action.code_span = provenance.span;
                         }
                     }
                 }
@@ -619,10 +619,10 @@ impl ActionScanner {
         }
         let Some((_, mut names)) = self.python.take() else { return };
         for text in statements(text) {
-            if let Some(target) = python_write(text, &mut names) {
-                if let Some(action) = self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance) {
-                    action.code_span = span;
-                }
+            if let Some(target) = python_write(text, &mut names)
+                && let Some(action) = self.push(ActionKind::PythonWrite, "python heredoc", Some(target), gate, provenance)
+            {
+                action.code_span = span;
             }
         }
         self.python = Some((opened_at, names));
@@ -760,10 +760,10 @@ fn python_write(text: &str, names: &mut PyNames) -> Option<String> {
         .or_else(|| opened_for_writing(code))
         .and_then(|path| value_of(&path, names))
         .or_else(|| WRITE_TEXT.captures(code).and_then(|c| value_of(&c[1], names)));
-    if let Some(c) = ASSIGN.captures(code) {
-        if let Some(v) = value_of(&c[2], names).filter(|_| names.paths.len() < MAX_ITEMS) {
-            names.paths.push((c[1].to_string(), v));
-        }
+    if let Some(c) = ASSIGN.captures(code)
+        && let Some(v) = value_of(&c[2], names).filter(|_| names.paths.len() < MAX_ITEMS)
+    {
+        names.paths.push((c[1].to_string(), v));
     }
     if names.modules.len() < MAX_ITEMS {
         names.modules.extend(imported(code));

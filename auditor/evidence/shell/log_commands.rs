@@ -95,11 +95,11 @@ impl LogStatements {
             if !p.continued && ((clean.is_record() && !p.prefixed) || prompt::strip(text).is_some()) {
                 events.extend(abandon(p));
             } else {
-                if p.start != Start::Bare {
-                    if let Some(rest) = text.strip_prefix("> ") {
-                        text = rest;
-                        at += 2;
-                    }
+                if p.start != Start::Bare
+                    && let Some(rest) = text.strip_prefix("> ")
+                {
+                    text = rest;
+                    at += 2;
                 }
                 if !p.continued {
                     p.line.text.push('\n');
@@ -152,10 +152,10 @@ impl LogStatements {
 /// A statement cut short: one that must be a statement is a problem; a
 /// bare line that never closed its quote was prose.
 fn abandon(p: Pending) -> Option<LogEvent> {
-    if p.continued {
-        if let Ok(tokens) = words::tokenize(&p.line.text) {
-            return statement(p, tokens);
-        }
+    if p.continued
+        && let Ok(tokens) = words::tokenize(&p.line.text)
+    {
+        return statement(p, tokens);
     }
     (p.start == Start::Statement).then(|| LogEvent::Unparsed(Line { text: p.line.text.lines().next().unwrap_or("").to_string(), ..p.line }))
 }

@@ -992,10 +992,10 @@ impl ShellScanner {
     /// (places cite the `eval` line), a few levels deep.
     fn eval(&mut self, words: &[&Word], line: &Line) {
         // `eval "$(echo PAYLOAD | base64 -d)"`: the decoded script runs in this shell.
-        if let [_, word] = words {
-            if let Some(script) = self.decoded_substitution(&word.text) {
-                return self.run_text(&script, line);
-            }
+        if let [_, word] = words
+            && let Some(script) = self.decoded_substitution(&word.text)
+        {
+            return self.run_text(&script, line);
         }
         let text = words[1..].iter().map(|w| self.resolve(w).0).collect::<Vec<_>>().join(" ");
         self.run_text(&text, line);
@@ -1197,15 +1197,14 @@ impl ShellScanner {
         let views = views_of(self.gate);
         let argvs: Vec<(usize, Vec<Arg>)> = views.iter().map(|&v| (v, self.expand(argv_words, v, line, base))).collect();
         // `env NAME=v` that an array or variable brings (`CMD=(env A=1 python3 ...)`).
-        if !argv_words.iter().any(|w| w.text.rsplit('/').next() == Some("env")) {
-            if let Some((_, args)) = argvs.last() {
-                if let Some(at) = args.iter().position(|a| a.text.rsplit('/').next() == Some("env")) {
-                    let pairs: Vec<(String, Provenance)> =
-                        args[at + 1..].iter().map_while(|a| words::split_assignment(&a.text).map(|_| (a.text.clone(), a.at.clone()))).collect();
-                    for (item, provenance) in pairs {
-                        self.push_pair(&item, EnvOrigin::CommandPrefix, false, &scope, provenance);
-                    }
-                }
+        if !argv_words.iter().any(|w| w.text.rsplit('/').next() == Some("env"))
+            && let Some((_, args)) = argvs.last()
+            && let Some(at) = args.iter().position(|a| a.text.rsplit('/').next() == Some("env"))
+        {
+            let pairs: Vec<(String, Provenance)> =
+                args[at + 1..].iter().map_while(|a| words::split_assignment(&a.text).map(|_| (a.text.clone(), a.at.clone()))).collect();
+            for (item, provenance) in pairs {
+                self.push_pair(&item, EnvOrigin::CommandPrefix, false, &scope, provenance);
             }
         }
         let texts = |args: &[Arg]| args.iter().map(|a| a.text.clone()).collect::<Vec<_>>();

@@ -75,11 +75,11 @@ pub fn clean(line: &str) -> Clean<'_> {
     let mut prefix_len = 0;
     'outer: loop {
         for re in RECORD_PREFIXES.iter() {
-            if let Some(m) = re.find(&body[prefix_len..]) {
-                if m.end() > 0 {
-                    prefix_len += m.end();
-                    continue 'outer;
-                }
+            if let Some(m) = re.find(&body[prefix_len..])
+                && m.end() > 0
+            {
+                prefix_len += m.end();
+                continue 'outer;
             }
         }
         break;

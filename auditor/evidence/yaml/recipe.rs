@@ -169,10 +169,10 @@ fn json(node: &MarkedYaml, depth: usize) -> Option<Value> {
 /// The benchmark a recipe runs, from its `benchmark:` section and `name:`.
 fn scenario_of(benchmark: Option<&MarkedYaml>, name: Option<&MarkedYaml>) -> Option<Scenario> {
     let section = benchmark.and_then(|b| json(b, 0)).unwrap_or(Value::Null);
-    if let Value::Object(map) = &section {
-        if map.contains_key("isl") || map.contains_key("osl") {
-            return Some(Scenario::FixedSeqLen);
-        }
+    if let Value::Object(map) = &section
+        && (map.contains_key("isl") || map.contains_key("osl"))
+    {
+        return Some(Scenario::FixedSeqLen);
     }
     let mentions_agentic =
         section.to_string().to_ascii_lowercase().contains("agentic") || name.and_then(scalar_text).is_some_and(|n| n.to_ascii_lowercase().contains("agentic"));

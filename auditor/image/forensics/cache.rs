@@ -65,10 +65,10 @@ static UNIQUE: AtomicU64 = AtomicU64::new(0);
 impl LayerWriter {
     /// Append one op of the layer's index.
     pub(super) fn op(&mut self, op: &Op) {
-        if self.failed.is_none() {
-            if let Some(Err(e)) = self.index.as_mut().map(|w| w.op(op)) {
-                self.failed = Some(e);
-            }
+        if self.failed.is_none()
+            && let Some(Err(e)) = self.index.as_mut().map(|w| w.op(op))
+        {
+            self.failed = Some(e);
         }
     }
 

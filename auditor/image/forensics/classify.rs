@@ -284,10 +284,10 @@ impl<'a> Finder<'a> {
             if let Some((_, local)) = p.version.split_once('+').filter(|_| p.version != u.version) {
                 reasons.push(format!("local version label +{local} (a rebuilt or forked wheel)"));
             }
-            if p.direct_url != u.direct_url {
-                if let Some(url) = &p.direct_url {
-                    reasons.push(format!("installed from {} (direct_url.json)", url.describe()));
-                }
+            if p.direct_url != u.direct_url
+                && let Some(url) = &p.direct_url
+            {
+                reasons.push(format!("installed from {} (direct_url.json)", url.describe()));
             }
             if p.installer != u.installer {
                 reasons.push(format!("INSTALLER {} -> {}", u.installer.as_deref().unwrap_or("-"), p.installer.as_deref().unwrap_or("-")));

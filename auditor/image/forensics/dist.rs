@@ -161,10 +161,8 @@ fn console_scripts(text: &str) -> Vec<String> {
     for line in text.lines().map(str::trim) {
         if line.starts_with('[') {
             in_section = line == "[console_scripts]";
-        } else if in_section {
-            if let Some((name, _)) = line.split_once('=') {
-                out.push(name.trim().to_string());
-            }
+        } else if in_section && let Some((name, _)) = line.split_once('=') {
+            out.push(name.trim().to_string());
         }
     }
     out
@@ -223,12 +221,13 @@ impl<'a> Owners<'a> {
         for (i, d) in dists.iter().enumerate() {
             for row in d.record.iter().flatten() {
                 recorded.insert(row.path.as_str(), (i, row));
-                if let Some(rest) = row.path.strip_prefix(d.site.as_str()).and_then(|r| r.strip_prefix('/')) {
-                    if let Some((top, _)) = rest.split_once('/') {
-                        if !top.ends_with(".dist-info") && !top.ends_with(".data") && top != "__pycache__" {
-                            tops.entry((d.site.as_str(), top)).or_insert(i);
-                        }
-                    }
+                if let Some(rest) = row.path.strip_prefix(d.site.as_str()).and_then(|r| r.strip_prefix('/'))
+                    && let Some((top, _)) = rest.split_once('/')
+                    && !top.ends_with(".dist-info")
+                    && !top.ends_with(".data")
+                    && top != "__pycache__"
+                {
+                    tops.entry((d.site.as_str(), top)).or_insert(i);
                 }
             }
             if let Some(dir) = d.direct_url.as_ref().filter(|u| u.editable).and_then(|u| u.url.strip_prefix("file://")) {

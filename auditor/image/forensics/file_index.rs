@@ -140,10 +140,10 @@ impl FsIndex {
         if let Some(t) = node.text.as_mut() {
             t.layer = layer;
         }
-        if node.kind == Kind::Hardlink {
-            if let Err(why) = self.take_link_content(&mut node) {
-                return self.report(layer, raw, why);
-            }
+        if node.kind == Kind::Hardlink
+            && let Err(why) = self.take_link_content(&mut node)
+        {
+            return self.report(layer, raw, why);
         }
         if matches!(node.kind, Kind::Char | Kind::Block | Kind::Fifo) && !is_within(&path, "/dev") {
             self.report(

@@ -71,10 +71,10 @@ pub(super) fn index_images(images: &[(&Image, &str)], cache: &Cache, jobs: usize
     }
     let failures: Mutex<BTreeMap<String, ImageError>> = Mutex::new(BTreeMap::new());
     let run = |&(i, l): &(usize, usize)| {
-        if let Err(e) = walk_and_store(images[i].0, l, cache, limits) {
-            if let Ok(mut f) = failures.lock() {
-                f.insert(images[i].0.layers[l].digest.clone(), e);
-            }
+        if let Err(e) = walk_and_store(images[i].0, l, cache, limits)
+            && let Ok(mut f) = failures.lock()
+        {
+            f.insert(images[i].0.layers[l].digest.clone(), e);
         }
     };
     match rayon::ThreadPoolBuilder::new().num_threads(jobs.max(1)).build() {

@@ -153,7 +153,7 @@ fn drain<R: Read>(stream: &mut R, buf: &mut [u8], deadline: Instant) -> io::Resu
     let mut chunks = 0u32;
     while stream.read(buf)? > 0 {
         chunks = chunks.wrapping_add(1);
-        if chunks % 64 == 0 && Instant::now() >= deadline {
+        if chunks.is_multiple_of(64) && Instant::now() >= deadline {
             return Ok(false);
         }
     }

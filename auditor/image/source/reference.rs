@@ -115,10 +115,12 @@ impl std::str::FromStr for ImageRef {
             return Err(bad(&format!("{text} is a path on disk, not a registry reference: did you mean `{meant}:{text}`?")));
         }
         // `transport:...` that is not `host:port/...` nor `name:tag`
-        if let Some((transport, rest)) = text.split_once(':') {
-            if transport.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') && rest.contains('/') && !rest.starts_with(|c: char| c.is_ascii_digit()) {
-                return Err(bad(&format!("unknown transport {transport:?} (docker://, docker-daemon:, oci:, oci-archive:, docker-archive:)")));
-            }
+        if let Some((transport, rest)) = text.split_once(':')
+            && transport.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && rest.contains('/')
+            && !rest.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return Err(bad(&format!("unknown transport {transport:?} (docker://, docker-daemon:, oci:, oci-archive:, docker-archive:)")));
         }
         parse_registry(text, text).map(ImageRef::Registry)
     }

@@ -466,19 +466,19 @@ impl LayerSource for RegistryLayers {
             .block_on(self.fetches.clone().acquire_owned())
             .map_err(|e| ImageError::Transport { reference: name.clone(), detail: format!("layer {index}: {e}") })?;
         let response = rt.block_on(self.registry.get(&self.registry.blob_url(&layer.digest), None, None))?;
-        if let (Some(announced), Some(size)) = (response.content_length(), layer.size) {
-            if announced != size {
-                let tamper = Tamper {
-                    kind: TamperKind::SizeMismatch,
-                    what: format!("layer {index}"),
-                    digest: layer.digest.clone(),
-                    expected_size: Some(size),
-                    actual_digest: None,
-                    actual_size: announced,
-                    note: Some("the registry's Content-Length".into()),
-                };
-                return Err(ImageError::Tamper { reference: name.clone(), tamper: Box::new(tamper) });
-            }
+        if let (Some(announced), Some(size)) = (response.content_length(), layer.size)
+            && announced != size
+        {
+            let tamper = Tamper {
+                kind: TamperKind::SizeMismatch,
+                what: format!("layer {index}"),
+                digest: layer.digest.clone(),
+                expected_size: Some(size),
+                actual_digest: None,
+                actual_size: announced,
+                note: Some("the registry's Content-Length".into()),
+            };
+            return Err(ImageError::Tamper { reference: name.clone(), tamper: Box::new(tamper) });
         }
         let (tx, reader) = bridge::channel();
         let registry = self.registry.clone();

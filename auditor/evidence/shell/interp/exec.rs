@@ -1,0 +1,864 @@
+//! Statements and control flow, over a set of paths: lists, `&&`/`||`,
+//! pipelines, subshells, `if`, `case`, loops, functions. Each construct
+//! maps the paths that reach it to the paths that leave it; a condition the
+//! inputs do not decide sends a path down both arms, each marked.
+
+use super::state::{Flow, Func, Mark, Status, World};
+use super::value::{Place, Str, Why};
+use super::{Call, CallKind, Interp};
+use brush_parser::ast::{
+    self, AndOr, CaseItemPostAction, Command, CompoundCommand, CompoundList, IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator,
+    SourceLocation,
+};
+use std::rc::Rc;
+
+/// Longest condition text kept in a mark.
+const MARK_TEXT: usize = 120;
+
+/// How a path's status decides a condition.
+enum Decision {
+    Held,
+    Failed,
+    Unknown,
+}
+
+fn decide(status: &Status) -> Decision {
+    match status {
+        Status::Known(0) => Decision::Held,
+        Status::Known(_) => Decision::Failed,
+        Status::Unknown(_) => Decision::Unknown,
+    }
+}
+
+fn cut(text: &str) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= MARK_TEXT {
+        return one_line;
+    }
+    format!("{}…", one_line.chars().take(MARK_TEXT).collect::<String>())
+}
+
+impl Interp<'_> {
+    /// The place of a node of the text being run.
+    pub(super) fn place_of(&self, node: &impl SourceLocation) -> Place {
+        node.location().map_or(self.at, |span| self.src.place(span.start.line))
+    }
+
+    pub(super) fn run_program(&mut self, worlds: Vec<World>, program: &ast::Program) -> Vec<World> {
+        let mut worlds = worlds;
+        for list in &program.complete_commands {
+            worlds = self.run_list(worlds, list);
+        }
+        worlds
+    }
+
+    pub(super) fn run_list(&mut self, worlds: Vec<World>, list: &CompoundList) -> Vec<World> {
+        let mut worlds = worlds;
+        for item in &list.0 {
+            let (running, mut next): (Vec<World>, Vec<World>) = worlds.into_iter().partition(World::running);
+            if running.is_empty() {
+                return next;
+            }
+            match item.1 {
+                SeparatorOperator::Async => {
+                    for w in running {
+                        next.push(self.background(w, &item.0));
+                    }
+                }
+                SeparatorOperator::Sequence => next.extend(self.run_and_or(running, &item.0)),
+            }
+            worlds = self.merge(next);
+        }
+        worlds
+    }
+
+    /// `cmd &`: run in a child; the shell goes on with status 0.
+    fn background(&mut self, w: World, list: &ast::AndOrList) -> World {
+        let mut child = w.clone();
+        child.out = None;
+        self.chain.push(Call { kind: CallKind::Subshell, at: self.place_of(list) });
+        let _ = self.run_and_or(vec![child], list);
+        self.chain.pop();
+        let mut w = w;
+        w.status = Status::ok();
+        w
+    }
+
+    fn run_and_or(&mut self, worlds: Vec<World>, list: &ast::AndOrList) -> Vec<World> {
+        let mut worlds: Vec<World> = worlds.into_iter().flat_map(|w| self.run_pipeline(w, &list.first)).collect();
+        let mut previous = &list.first;
+        for next in &list.additional {
+            let (and, pipeline) = match next {
+                AndOr::And(p) => (true, p),
+                AndOr::Or(p) => (false, p),
+            };
+            let mut out = Vec::new();
+            for w in worlds {
+                if !w.running() {
+                    out.push(w);
+                    continue;
+                }
+                let runs = |held: bool| held == and;
+                match decide(&w.status) {
+                    Decision::Held if runs(true) => out.extend(self.run_pipeline(w, pipeline)),
+                    Decision::Failed if runs(false) => out.extend(self.run_pipeline(w, pipeline)),
+                    Decision::Held | Decision::Failed => out.push(w),
+                    Decision::Unknown => {
+                        let at = self.place_of(previous);
+                        let text = cut(&previous.to_string());
+                        for held in [true, false] {
+                            let mut arm = w.clone();
+                            arm.status = Status::from_bool(held);
+                            arm.marks.push(Mark { at, text: text.clone(), held });
+                            if runs(held) {
+                                out.extend(self.run_pipeline(arm, pipeline));
+                            } else {
+                                out.push(arm);
+                            }
+                        }
+                    }
+                }
+            }
+            worlds = out;
+            previous = pipeline;
+        }
+        worlds
+    }
+
+    fn run_pipeline(&mut self, w: World, pipeline: &Pipeline) -> Vec<World> {
+        if !w.running() {
+            return vec![w];
+        }
+        let worlds = if pipeline.seq.len() == 1 { self.run_command(w, &pipeline.seq[0]) } else { vec![self.run_stages(w, pipeline)] };
+        if !pipeline.bang {
+            return worlds;
+        }
+        worlds
+            .into_iter()
+            .map(|mut w| {
+                w.status = match w.status {
+                    Status::Known(0) => Status::Known(1),
+                    Status::Known(_) => Status::Known(0),
+                    unknown => unknown,
+                };
+                w
+            })
+            .collect()
+    }
+
+    /// A pipeline of several commands: each runs in a child shell (the last
+    /// too, unless `lastpipe`), the output of one the input of the next.
+    fn run_stages(&mut self, w: World, pipeline: &Pipeline) -> World {
+        let at = self.place_of(pipeline);
+        let mut input = w.stdin.clone();
+        let mut status = Status::ok();
+        let mut last_world = None;
+        let n = pipeline.seq.len();
+        for (i, command) in pipeline.seq.iter().enumerate() {
+            let last = i + 1 == n;
+            let mut stage = w.clone();
+            stage.stdin = input.take();
+            stage.out = Some(Str::new());
+            if last && w.opts.lastpipe {
+                let worlds = self.run_command(stage, command);
+                let joined = self.join_all(worlds, at);
+                last_world = Some(joined);
+                break;
+            }
+            self.chain.push(Call { kind: CallKind::Subshell, at });
+            let worlds = self.run_command(stage, command);
+            self.chain.pop();
+            let outputs: Vec<Str> = worlds.iter().map(|s| s.out.clone().unwrap_or_default()).collect();
+            let statuses: Vec<Status> = worlds.iter().map(|s| s.status.clone()).collect();
+            input = Some(Str::one_of(outputs, at));
+            status = join_status(&statuses);
+        }
+        match last_world {
+            Some(mut lw) => {
+                let printed = lw.out.take().unwrap_or_default();
+                lw.out = w.out.clone();
+                lw.stdin = w.stdin.clone();
+                lw.print(&printed);
+                lw
+            }
+            None => {
+                let mut w = w;
+                if let Some(printed) = input {
+                    w.print(&printed);
+                }
+                w.status = status;
+                w
+            }
+        }
+    }
+
+    pub(super) fn run_command(&mut self, w: World, command: &Command) -> Vec<World> {
+        match command {
+            Command::Simple(simple) => self.run_simple(w, simple),
+            Command::Compound(compound, redirects) => {
+                let redirects: &[IoRedirect] = redirects.as_ref().map_or(&[], |r| r.0.as_slice());
+                self.with_redirects(w, redirects, |me, w| me.run_compound(w, compound))
+            }
+            Command::Function(def) => {
+                let mut w = w;
+                let at = self.place_of(def);
+                self.at = at;
+                let name = def.fname.value.clone();
+                w.funcs.insert(name.clone(), Rc::new(Func { name, body: def.body.clone(), src: self.src.clone(), at }));
+                w.status = Status::ok();
+                vec![w]
+            }
+            Command::ExtendedTest(test, redirects) => {
+                let redirects: &[IoRedirect] = redirects.as_ref().map_or(&[], |r| r.0.as_slice());
+                self.at = self.place_of(test);
+                self.with_redirects(w, redirects, |me, mut w| {
+                    w.status = me.extended_test(&mut w, &test.expr);
+                    vec![w]
+                })
+            }
+        }
+    }
+
+    /// Run `f` with a compound command's redirections applied: input from
+    /// a heredoc, here-string or file; output captured and written to a file.
+    pub(super) fn with_redirects(&mut self, w: World, redirects: &[IoRedirect], f: impl FnOnce(&mut Self, World) -> Vec<World>) -> Vec<World> {
+        if redirects.is_empty() {
+            return f(self, w);
+        }
+        let mut w = w;
+        let saved_in = w.stdin.clone();
+        let saved_out = w.out.clone();
+        let mut targets = Vec::new();
+        for redirect in redirects {
+            match redirect {
+                IoRedirect::HereDocument(fd, doc) if fd.is_none_or(|fd| fd == 0) => w.stdin = Some(self.heredoc_body(&mut w, doc)),
+                IoRedirect::HereString(fd, word) if fd.is_none_or(|fd| fd == 0) => {
+                    let mut s = self.expand_single(&mut w, word);
+                    s.push_str("\n", self.at);
+                    w.stdin = Some(s);
+                }
+                IoRedirect::File(fd, kind, IoFileRedirectTarget::Filename(word)) => {
+                    let path = self.expand_single(&mut w, word);
+                    match kind {
+                        IoFileRedirectKind::Read if fd.is_none_or(|fd| fd == 0) => w.stdin = Some(self.read_file(&w, &path)),
+                        IoFileRedirectKind::Write | IoFileRedirectKind::Append | IoFileRedirectKind::Clobber if fd.is_none_or(|fd| fd == 1) => {
+                            targets.push((path, matches!(kind, IoFileRedirectKind::Append)));
+                        }
+                        _ => {}
+                    }
+                }
+                IoRedirect::File(fd, IoFileRedirectKind::Read, IoFileRedirectTarget::ProcessSubstitution(_, sub)) if fd.is_none_or(|fd| fd == 0) => {
+                    let out = self.substitute_list(&w, &sub.list, self.place_of(sub));
+                    w.stdin = Some(out);
+                }
+                IoRedirect::OutputAndError(word, append) => {
+                    let path = self.expand_single(&mut w, word);
+                    targets.push((path, *append));
+                }
+                _ => {}
+            }
+        }
+        if targets.is_empty() {
+            let worlds = f(self, w);
+            return worlds
+                .into_iter()
+                .map(|mut w| {
+                    w.stdin = saved_in.clone();
+                    w
+                })
+                .collect();
+        }
+        w.out = Some(Str::new());
+        let worlds = f(self, w);
+        worlds
+            .into_iter()
+            .map(|mut w| {
+                let printed = w.out.take().unwrap_or_default();
+                w.out = saved_out.clone();
+                w.stdin = saved_in.clone();
+                for (path, append) in &targets {
+                    self.write_file(&mut w, path, printed.clone(), *append);
+                }
+                w
+            })
+            .collect()
+    }
+
+    fn run_compound(&mut self, w: World, compound: &CompoundCommand) -> Vec<World> {
+        self.at = self.place_of(compound);
+        match compound {
+            CompoundCommand::BraceGroup(group) => self.run_list(vec![w], &group.list),
+            CompoundCommand::Subshell(sub) => {
+                let at = self.place_of(sub);
+                vec![self.subshell(w, at, |me, child| me.run_list(vec![child], &sub.list))]
+            }
+            CompoundCommand::IfClause(clause) => self.run_if(w, clause),
+            CompoundCommand::CaseClause(clause) => self.run_case(w, clause),
+            CompoundCommand::ForClause(clause) => self.run_for(w, clause),
+            CompoundCommand::WhileClause(clause) => self.run_while(w, clause, true),
+            CompoundCommand::UntilClause(clause) => self.run_while(w, clause, false),
+            CompoundCommand::Arithmetic(arith) => {
+                let mut w = w;
+                w.status = match self.arith_text(&mut w, &arith.expr.value) {
+                    Ok(n) => Status::from_bool(n != 0),
+                    Err(why) => Status::Unknown(why),
+                };
+                vec![w]
+            }
+            CompoundCommand::ArithmeticForClause(clause) => self.run_arith_for(w, clause),
+            CompoundCommand::Coprocess(co) => {
+                let at = self.place_of(co);
+                let child = w.clone();
+                self.chain.push(Call { kind: CallKind::Subshell, at });
+                let _ = self.run_command(child, &co.body);
+                self.chain.pop();
+                let mut w = w;
+                w.status = Status::ok();
+                vec![w]
+            }
+        }
+    }
+
+    /// Run `f` in a child shell of `w`: its changes are its own; its output
+    /// and status come back.
+    pub(super) fn subshell(&mut self, w: World, at: Place, f: impl FnOnce(&mut Self, World) -> Vec<World>) -> World {
+        let mut child = w.clone();
+        child.out = Some(Str::new());
+        self.chain.push(Call { kind: CallKind::Subshell, at });
+        let worlds = f(self, child);
+        self.chain.pop();
+        let outputs: Vec<Str> = worlds.iter().map(|c| c.out.clone().unwrap_or_default()).collect();
+        let statuses: Vec<Status> = worlds.iter().map(|c| c.status.clone()).collect();
+        let mut w = w;
+        w.print(&Str::one_of(outputs, at));
+        w.status = join_status(&statuses);
+        w
+    }
+
+    /// Run a condition list and split the paths by how it ended: (held,
+    /// failed), each undecided path in both, marked.
+    fn condition(&mut self, w: World, list: &CompoundList) -> (Vec<World>, Vec<World>, Vec<World>) {
+        let at = self.place_of(list);
+        let text = cut(&list.to_string());
+        let worlds = self.run_list(vec![w], list);
+        let (mut held, mut failed, mut stopped) = (Vec::new(), Vec::new(), Vec::new());
+        for mut w in worlds {
+            if !w.running() {
+                stopped.push(w);
+                continue;
+            }
+            match decide(&w.status) {
+                Decision::Held => held.push(w),
+                Decision::Failed => failed.push(w),
+                Decision::Unknown => {
+                    let mut other = w.clone();
+                    w.marks.push(Mark { at, text: text.clone(), held: true });
+                    other.marks.push(Mark { at, text: text.clone(), held: false });
+                    held.push(w);
+                    failed.push(other);
+                }
+            }
+        }
+        (held, failed, stopped)
+    }
+
+    fn run_if(&mut self, w: World, clause: &ast::IfClauseCommand) -> Vec<World> {
+        let (held, mut failed, mut out) = self.condition(w, &clause.condition);
+        out.extend(self.run_list(held, &clause.then));
+        for branch in clause.elses.iter().flatten() {
+            let pending = std::mem::take(&mut failed);
+            match &branch.condition {
+                Some(condition) => {
+                    for w in pending {
+                        let (held, f, stopped) = self.condition(w, condition);
+                        out.extend(stopped);
+                        out.extend(self.run_list(held, &branch.body));
+                        failed.extend(f);
+                    }
+                }
+                None => out.extend(self.run_list(pending, &branch.body)),
+            }
+        }
+        // No arm ran: the status is 0.
+        out.extend(failed.into_iter().map(|mut w| {
+            w.status = Status::ok();
+            w
+        }));
+        self.merge(out)
+    }
+
+    fn run_case(&mut self, w: World, clause: &ast::CaseClauseCommand) -> Vec<World> {
+        let at = self.place_of(clause);
+        let mut w = w;
+        let subject = self.expand_single(&mut w, &clause.value);
+        let mut pending = vec![w];
+        let mut out = Vec::new();
+        // Paths that fell through into the next arm (`;&`).
+        let mut falling: Vec<World> = Vec::new();
+        for item in &clause.cases {
+            let mut entering = std::mem::take(&mut falling);
+            let mut next_pending = Vec::new();
+            for mut w in pending {
+                let mut decided = None;
+                for pattern in &item.patterns {
+                    match self.pattern_matches(&mut w, &subject, pattern) {
+                        Some(true) => {
+                            decided = Some(true);
+                            break;
+                        }
+                        Some(false) => {}
+                        None => {
+                            decided = None;
+                            break;
+                        }
+                    }
+                    decided = Some(false);
+                }
+                let text = cut(&format!("case {} in {}", clause.value, item.patterns.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("|")));
+                match decided {
+                    Some(true) => entering.push(w),
+                    Some(false) => next_pending.push(w),
+                    None => {
+                        let mut other = w.clone();
+                        w.marks.push(Mark { at, text: text.clone(), held: true });
+                        other.marks.push(Mark { at, text, held: false });
+                        entering.push(w);
+                        next_pending.push(other);
+                    }
+                }
+            }
+            let ran = match &item.cmd {
+                Some(list) => self.run_list(entering, list),
+                None => entering
+                    .into_iter()
+                    .map(|mut w| {
+                        w.status = Status::ok();
+                        w
+                    })
+                    .collect(),
+            };
+            match item.post_action {
+                CaseItemPostAction::ExitCase => out.extend(ran),
+                CaseItemPostAction::UnconditionallyExecuteNextCaseItem => {
+                    let (running, stopped): (Vec<World>, Vec<World>) = ran.into_iter().partition(World::running);
+                    falling = running;
+                    out.extend(stopped);
+                }
+                CaseItemPostAction::ContinueEvaluatingCases => next_pending.extend(ran),
+            }
+            pending = next_pending;
+        }
+        out.extend(falling);
+        out.extend(pending.into_iter().map(|mut w| {
+            w.status = Status::ok();
+            w
+        }));
+        self.merge(out)
+    }
+
+    fn run_for(&mut self, w: World, clause: &ast::ForClauseCommand) -> Vec<World> {
+        let mut w = w;
+        let at = self.place_of(clause);
+        let values: Vec<Str> = match &clause.values {
+            Some(words) => {
+                let mut all = Vec::new();
+                for word in words {
+                    all.extend(self.expand_fields(&mut w, word));
+                }
+                all
+            }
+            None => w.positional().to_vec(),
+        };
+        let mut active = vec![w];
+        let mut done = Vec::new();
+        for (i, value) in values.iter().enumerate() {
+            if i >= self.limits.iterations {
+                self.trip("iterations", format!("a for loop over more than {} words: the rest not examined", self.limits.iterations));
+                break;
+            }
+            let mut next = Vec::new();
+            for mut w in active {
+                self.assign_computed(&mut w, &clause.variable_name, value.clone(), at);
+                next.push(w);
+            }
+            let after = self.run_list(next, &clause.body.list);
+            active = Vec::new();
+            for w in after {
+                match loop_flow(w) {
+                    LoopStep::Next(w) => active.push(w),
+                    LoopStep::Leave(w) => done.push(w),
+                }
+            }
+            active = self.merge(active);
+            if active.is_empty() {
+                break;
+            }
+        }
+        done.extend(active);
+        let done = done
+            .into_iter()
+            .map(|mut w| {
+                if w.running() && values.is_empty() {
+                    w.status = Status::ok();
+                }
+                w
+            })
+            .collect();
+        self.merge(done)
+    }
+
+    fn run_while(&mut self, w: World, clause: &ast::WhileOrUntilClauseCommand, while_: bool) -> Vec<World> {
+        let at = self.place_of(clause);
+        let mut active = vec![w];
+        let mut done = Vec::new();
+        let mut seen: Vec<World> = Vec::new();
+        let mut head: Option<World> = None;
+        let mut iterations = 0;
+        while !active.is_empty() {
+            // A path back at the loop's head in a state already explored adds nothing.
+            active.retain(|w| !seen.iter().any(|s| s.same_state(w)));
+            if active.is_empty() {
+                break;
+            }
+            if iterations >= self.limits.iterations {
+                self.trip("iterations", format!("a while loop past {} iterations: the rest not examined", self.limits.iterations));
+                done.extend(active);
+                break;
+            }
+            iterations += 1;
+            // Past the first passes of a loop the inputs do not bound, the
+            // paths are joined at its head and what the body keeps changing
+            // is widened to "changed by the loop", so the loop reaches a
+            // state it has seen.
+            if iterations > WIDEN_AFTER {
+                let mut joined = self.join_all(active, at);
+                if let Some(previous) = &head {
+                    widen(&mut joined, previous, at);
+                    if joined.same_state(previous) {
+                        break;
+                    }
+                }
+                head = Some(joined.clone());
+                active = vec![joined];
+            }
+            if seen.len() < 64 {
+                seen.extend(active.iter().cloned());
+            }
+            let mut body = Vec::new();
+            for w in active {
+                let (held, failed, stopped) = self.condition(w, &clause.0);
+                done.extend(stopped);
+                let (go, stop) = if while_ { (held, failed) } else { (failed, held) };
+                body.extend(go);
+                done.extend(stop.into_iter().map(|mut w| {
+                    w.status = Status::ok();
+                    w
+                }));
+            }
+            let after = self.run_list(body, &clause.1.list);
+            active = Vec::new();
+            for w in after {
+                match loop_flow(w) {
+                    LoopStep::Next(w) => active.push(w),
+                    LoopStep::Leave(w) => done.push(w),
+                }
+            }
+            active = self.merge(active);
+        }
+        self.merge(done)
+    }
+
+    fn run_arith_for(&mut self, w: World, clause: &ast::ArithmeticForClauseCommand) -> Vec<World> {
+        let mut w = w;
+        if let Some(init) = &clause.initializer {
+            let _ = self.arith_text(&mut w, &init.value);
+        }
+        let mut active = vec![w];
+        let mut done = Vec::new();
+        let mut iterations = 0;
+        let at = self.place_of(clause);
+        while !active.is_empty() {
+            if iterations >= self.limits.iterations {
+                self.trip("iterations", format!("an arithmetic for loop past {} iterations: the rest not examined", self.limits.iterations));
+                done.extend(active);
+                break;
+            }
+            iterations += 1;
+            let mut body = Vec::new();
+            for mut w in active {
+                let go = match &clause.condition {
+                    Some(c) => self.arith_text(&mut w, &c.value).map(|n| n != 0),
+                    None => Ok(true),
+                };
+                match go {
+                    Ok(true) => body.push(w),
+                    Ok(false) => done.push(w),
+                    Err(_) => {
+                        // Unknown bound: the body once, and the loop left.
+                        let mut other = w.clone();
+                        let text = cut(&clause.to_string());
+                        w.marks.push(Mark { at, text: text.clone(), held: true });
+                        other.marks.push(Mark { at, text, held: false });
+                        done.push(other);
+                        let after = self.run_list(vec![w], &clause.body.list);
+                        done.extend(after.into_iter().map(|w| match loop_flow(w) {
+                            LoopStep::Next(w) | LoopStep::Leave(w) => w,
+                        }));
+                    }
+                }
+            }
+            let after = self.run_list(body, &clause.body.list);
+            active = Vec::new();
+            for w in after {
+                match loop_flow(w) {
+                    LoopStep::Next(mut w) => {
+                        if let Some(update) = &clause.updater {
+                            let _ = self.arith_text(&mut w, &update.value);
+                        }
+                        active.push(w);
+                    }
+                    LoopStep::Leave(w) => done.push(w),
+                }
+            }
+            active = self.merge(active);
+        }
+        self.merge(done)
+    }
+
+    /// Call function `func` with `args`.
+    pub(super) fn call_function(&mut self, w: World, func: &Rc<Func>, args: Vec<Str>) -> Vec<World> {
+        if self.functions.len() >= self.limits.calls {
+            self.trip("calls", format!("function calls nested deeper than {}: {} not examined", self.limits.calls, func.name));
+            let mut w = w;
+            w.status = Status::Unknown(format!("{} (not examined)", func.name));
+            return vec![w];
+        }
+        let mut w = w;
+        w.frames.push(super::state::Frame { locals: imbl::OrdMap::new(), positional: args });
+        let saved_src = std::mem::replace(&mut self.src, func.src.clone());
+        let saved_at = self.at;
+        self.chain.push(Call { kind: CallKind::Function(func.name.clone()), at: self.at });
+        self.functions.push(func.name.clone());
+        let redirects: &[IoRedirect] = func.body.1.as_ref().map_or(&[], |r| r.0.as_slice());
+        let worlds = self.with_redirects(w, redirects, |me, w| me.run_compound(w, &func.body.0));
+        self.src = saved_src;
+        self.functions.pop();
+        self.chain.pop();
+        self.at = saved_at;
+        worlds
+            .into_iter()
+            .map(|mut w| {
+                w.frames.pop();
+                if w.flow == Flow::Return {
+                    w.flow = Flow::Normal;
+                }
+                w
+            })
+            .collect()
+    }
+
+    /// Parse and run `text` (an `eval` string, a sourced file, a trap) in
+    /// path `w` as if written at the current statement, lines counted from it.
+    pub(super) fn run_text_in(&mut self, w: World, text: &str, kind: CallKind) -> Vec<World> {
+        let src = super::state::Src { file: self.at.file, first_line: self.at.line.max(1), map: None };
+        self.run_text_with(w, text, src, kind)
+    }
+
+    pub(super) fn run_text_with(&mut self, w: World, text: &str, src: super::state::Src, kind: CallKind) -> Vec<World> {
+        if self.nesting >= self.limits.nesting {
+            self.trip("nesting", format!("eval, source and child shells nested deeper than {}: not examined", self.limits.nesting));
+            let mut w = w;
+            w.status = Status::Unknown("not examined".into());
+            return vec![w];
+        }
+        let program = match crate::evidence::shell::syntax::parse(text) {
+            Ok(p) => p,
+            Err(e) => {
+                let file = src.file;
+                let saved = std::mem::replace(&mut self.src, src);
+                self.syntax_problem(&e, file);
+                self.src = saved;
+                let mut w = w;
+                w.status = Status::Unknown("a text that does not parse".into());
+                return vec![w];
+            }
+        };
+        let saved_src = std::mem::replace(&mut self.src, src);
+        let saved_at = self.at;
+        self.nesting += 1;
+        self.chain.push(Call { kind, at: self.at });
+        let worlds = self.run_program(vec![w], &program);
+        self.src = saved_src;
+        self.chain.pop();
+        self.nesting -= 1;
+        self.at = saved_at;
+        worlds
+    }
+
+    /// Paths in the same state become one (the conditions they share kept);
+    /// past the bound, the running ones are joined.
+    pub(super) fn merge(&mut self, worlds: Vec<World>) -> Vec<World> {
+        let mut out: Vec<World> = Vec::with_capacity(worlds.len());
+        for w in worlds {
+            match out.iter_mut().find(|o| o.same_state(&w)) {
+                Some(o) => {
+                    let common = o.marks.iter().zip(&w.marks).take_while(|(a, b)| a == b).count();
+                    o.marks.truncate(common);
+                }
+                None => out.push(w),
+            }
+        }
+        if out.len() <= self.limits.paths {
+            return out;
+        }
+        // Join paths that will run the same statements next (same flow).
+        let at = self.at;
+        let mut groups: Vec<Vec<World>> = Vec::new();
+        for w in out {
+            match groups.iter_mut().find(|g| g[0].flow == w.flow && g[0].frames.len() == w.frames.len()) {
+                Some(g) => g.push(w),
+                None => groups.push(vec![w]),
+            }
+        }
+        groups.into_iter().map(|g| self.join_all(g, at)).collect()
+    }
+
+    /// One path standing for several: values that differ become "one of".
+    pub(super) fn join_all(&mut self, worlds: Vec<World>, at: Place) -> World {
+        let mut iter = worlds.into_iter();
+        let mut first = iter.next().expect("at least one path");
+        let rest: Vec<World> = iter.collect();
+        if rest.is_empty() {
+            return first;
+        }
+        let all: Vec<&World> = std::iter::once(&first).chain(rest.iter()).collect();
+        let names: std::collections::BTreeSet<String> = all.iter().flat_map(|w| w.globals.keys().cloned()).collect();
+        let mut globals = imbl::OrdMap::new();
+        for name in names {
+            let vars: Vec<Option<&super::state::Var>> = all.iter().map(|w| w.globals.get(&name)).collect();
+            if vars.iter().all(|v| *v == vars[0]) {
+                if let Some(v) = vars[0] {
+                    globals.insert(name, v.clone());
+                }
+                continue;
+            }
+            let exported = vars.iter().any(|v| v.is_some_and(|v| v.attrs.exported));
+            let values: Vec<Str> = vars
+                .iter()
+                .map(|v| match v.and_then(|v| v.value.as_ref()) {
+                    Some(value) => value.scalar().cloned().unwrap_or_default(),
+                    None => Str::new(),
+                })
+                .collect();
+            let base = vars.iter().flatten().next().map(|v| (*v).clone()).expect("a path has it");
+            let mut var = base;
+            var.attrs.exported = exported;
+            var.value = Some(super::state::Value::Scalar(Str::one_of(values, at)));
+            globals.insert(name, var);
+        }
+        let cwds: Vec<Str> = all.iter().map(|w| w.cwd.clone()).collect();
+        let outs: Vec<Option<Str>> = all.iter().map(|w| w.out.clone()).collect();
+        let statuses: Vec<Status> = all.iter().map(|w| w.status.clone()).collect();
+        let common = all.iter().skip(1).fold(first.marks.len(), |n, w| first.marks.iter().zip(&w.marks).take(n).take_while(|(a, b)| a == b).count());
+        for w in &rest {
+            for (path, state) in w.files.iter() {
+                first.files.entry(path.clone()).or_insert_with(|| state.clone());
+            }
+        }
+        first.globals = globals;
+        first.cwd = Str::one_of(cwds, at);
+        first.status = join_status(&statuses);
+        if outs.iter().all(Option::is_some) {
+            first.out = Some(Str::one_of(outs.into_iter().flatten().collect(), at));
+        }
+        first.marks.truncate(common);
+        first
+    }
+
+    /// `at` with a value the run decides.
+    pub(super) fn undetermined(&self, why: Why, text: &str) -> Str {
+        Str::unknown(why, self.at, text)
+    }
+}
+
+/// Passes of a loop the inputs do not bound before its paths are widened.
+const WIDEN_AFTER: usize = 2;
+
+/// What changed since the loop's previous head becomes "changed by the loop".
+fn widen(w: &mut World, previous: &World, at: Place) {
+    let changed = |name: &str| Str::unknown(Why::Unsupported(format!("${name} as the loop at line {} leaves it", at.line)), at, format!("${name}"));
+    let changed_names: Vec<String> = w.globals.iter().filter(|(name, var)| previous.globals.get(*name) != Some(var)).map(|(name, _)| name.clone()).collect();
+    for name in changed_names {
+        if let Some(var) = w.globals.get_mut(&name) {
+            var.value = Some(super::state::Value::Scalar(changed(&name)));
+            if let Some(p) = previous.globals.get(&name) {
+                var.attrs.exported |= p.attrs.exported;
+            }
+        }
+    }
+    for (frame, prev) in w.frames.iter_mut().zip(&previous.frames) {
+        if frame.locals == prev.locals {
+            continue;
+        }
+        let changed_names: Vec<String> = frame.locals.iter().filter(|(name, var)| prev.locals.get(*name) != Some(var)).map(|(name, _)| name.clone()).collect();
+        for name in changed_names {
+            let attrs = frame.locals.get(&name).and_then(|v| v.as_ref()).map(|v| v.attrs).unwrap_or_default();
+            frame.locals.insert(name.clone(), Some(super::state::Var { value: Some(super::state::Value::Scalar(changed(&name))), attrs, at }));
+        }
+    }
+    if w.cwd != previous.cwd {
+        w.cwd = changed("PWD");
+    }
+    if w.status != previous.status {
+        w.status = Status::Unknown("as the loop leaves it".into());
+    }
+    if w.stdin != previous.stdin {
+        w.stdin = Some(Str::unknown(Why::Output("the rest of the input".into()), at, "…"));
+    }
+    if w.out != previous.out && w.out.is_some() {
+        w.out = Some(Str::unknown(Why::Output("what the loop prints".into()), at, "$(loop output)"));
+    }
+    let changed_paths: Vec<String> = w.files.iter().filter(|(path, state)| previous.files.get(*path) != Some(state)).map(|(path, _)| path.clone()).collect();
+    for path in changed_paths {
+        w.files.insert(path.clone(), super::state::FileState::Written(Str::unknown(Why::File(path.clone()), at, path)));
+    }
+}
+
+/// Paths joined: the status they agree on, else undetermined.
+pub(super) fn join_status(statuses: &[Status]) -> Status {
+    match statuses.first() {
+        Some(first) if statuses.iter().all(|s| s == first) => first.clone(),
+        Some(_) => Status::Unknown("paths disagree".into()),
+        None => Status::ok(),
+    }
+}
+
+enum LoopStep {
+    Next(World),
+    Leave(World),
+}
+
+/// Where a path goes after one pass of a loop body.
+fn loop_flow(mut w: World) -> LoopStep {
+    match w.flow {
+        Flow::Normal => LoopStep::Next(w),
+        Flow::Continue(1) => {
+            w.flow = Flow::Normal;
+            LoopStep::Next(w)
+        }
+        Flow::Continue(n) => {
+            w.flow = Flow::Continue(n - 1);
+            LoopStep::Leave(w)
+        }
+        Flow::Break(1) => {
+            w.flow = Flow::Normal;
+            w.status = Status::ok();
+            LoopStep::Leave(w)
+        }
+        Flow::Break(n) => {
+            w.flow = Flow::Break(n - 1);
+            LoopStep::Leave(w)
+        }
+        Flow::Return | Flow::Exit => LoopStep::Leave(w),
+    }
+}

@@ -1,0 +1,205 @@
+//! The interpreter on small scripts: what bash would give.
+
+use super::*;
+
+fn run(script: &str) -> Evaluation {
+    run_with(script, &[])
+}
+
+fn run_with(script: &str, env: &[(&str, &str)]) -> Evaluation {
+    let inputs = Inputs {
+        script: "/w/s.sh".into(),
+        args: Vec::new(),
+        env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        open: false,
+        cwd: "/w".into(),
+    };
+    evaluate(script, &inputs, &NoFiles, Limits::default())
+}
+
+/// The launches' argv and the value of `name` in their environment.
+fn launches(e: &Evaluation, name: &str) -> Vec<(String, Option<String>)> {
+    e.execs
+        .iter()
+        .filter(|x| x.argv.iter().any(|a| a.known().is_some_and(|t| t.contains("launch_server"))))
+        .map(|x| (x.argv.iter().map(Str::display).collect::<Vec<_>>().join(" "), x.env.get(name).map(Str::display)))
+        .collect()
+}
+
+const FLAG: &str = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE";
+const LAUNCH: &str = "python3 -m sglang.launch_server --tp 8";
+
+fn flag_at_launch(script: &str) -> Vec<Option<String>> {
+    let e = run(&format!("{script}\n{LAUNCH}\n"));
+    assert!(e.problems.iter().all(|p| !p.bound), "{:?}", e.problems);
+    launches(&e, FLAG).into_iter().map(|(_, v)| v).collect()
+}
+
+#[test]
+fn exports_reach_the_launch() {
+    assert_eq!(flag_at_launch(&format!("export {FLAG}=1")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("{FLAG}=1")), vec![None]);
+    assert_eq!(flag_at_launch(&format!("{FLAG}=1; export {FLAG}")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("export {FLAG}=0; {FLAG}=1")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("export {FLAG}=1; unset {FLAG}")), vec![None]);
+    assert_eq!(flag_at_launch(&format!("set -a; {FLAG}=1; set +a")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("declare -x {FLAG}=1")), vec![Some("1".into())]);
+}
+
+#[test]
+fn functions_arrays_and_namerefs() {
+    assert_eq!(flag_at_launch(&format!("setenv() {{ export \"$1=$2\"; }}\nsetenv {FLAG} 1")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("declare -n r={FLAG}; r=1; export {FLAG}")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("A=({FLAG}=1 X=2); export \"${{A[@]}}\"")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("declare -A M=([{FLAG}]=1); for k in \"${{!M[@]}}\"; do export \"$k=${{M[$k]}}\"; done")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch("export SGLANG_NVFP4_CKPT_FP8_{NEXTN,X}_MOE=1").len(), 1);
+    assert_eq!(flag_at_launch(&format!("export $(echo {FLAG}=1)")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("readarray -t L <<'E'\n{FLAG}=1\nE\nexport \"${{L[@]}}\"")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("f() {{ local v=1; export {FLAG}=$v; }}; f")), vec![Some("1".into())]);
+}
+
+#[test]
+fn wrappers_carry_the_setting() {
+    let e = run(&format!("env -S '{FLAG}=1 python3 -m sglang.launch_server'\n"));
+    assert_eq!(launches(&e, FLAG), vec![("python3 -m sglang.launch_server".into(), Some("1".into()))]);
+    let e = run(&format!("sudo -E {FLAG}=1 python3 -m sglang.launch_server\n"));
+    assert_eq!(launches(&e, FLAG)[0].1.as_deref(), Some("1"));
+    let e = run(&format!("export {FLAG}=1\nsudo python3 -m sglang.launch_server\n"));
+    assert_eq!(launches(&e, FLAG)[0].1, None);
+    let e = run(&format!("bash -s <<< \"export {FLAG}=1; {LAUNCH}\"\n"));
+    assert_eq!(launches(&e, FLAG)[0].1.as_deref(), Some("1"));
+    let e = run(&format!("nohup numactl --cpunodebind=0 timeout 10 env {FLAG}=1 {LAUNCH} &\n"));
+    assert_eq!(launches(&e, FLAG), vec![(LAUNCH.into(), Some("1".into()))]);
+}
+
+#[test]
+fn control_flow_follows_known_inputs() {
+    let script = format!("if [ \"$EVAL_ONLY\" != true ]; then export {FLAG}=1; fi\n{LAUNCH}\n");
+    let eval = run_with(&script, &[("EVAL_ONLY", "true")]);
+    assert_eq!(launches(&eval, FLAG)[0].1, None);
+    let tput = run_with(&script, &[("EVAL_ONLY", "false")]);
+    assert_eq!(launches(&tput, FLAG)[0].1.as_deref(), Some("1"));
+    // Saved, flipped and restored around the block that decides.
+    let flip = format!("S=$EVAL_ONLY; EVAL_ONLY=false\nif [ \"$EVAL_ONLY\" != true ]; then export {FLAG}=1; fi\nEVAL_ONLY=$S\n{LAUNCH}\n");
+    assert_eq!(launches(&run_with(&flip, &[("EVAL_ONLY", "true")]), FLAG)[0].1.as_deref(), Some("1"));
+    // case nested in case.
+    let nested = format!("case $M in a) case $N in b) export {FLAG}=1;; esac;; esac\n{LAUNCH}\n");
+    assert_eq!(launches(&run_with(&nested, &[("M", "a"), ("N", "b")]), FLAG)[0].1.as_deref(), Some("1"));
+    assert_eq!(launches(&run_with(&nested, &[("M", "a"), ("N", "c")]), FLAG)[0].1, None);
+}
+
+#[test]
+fn unknown_conditions_keep_both_arms_marked() {
+    let inputs = Inputs { script: "/w/s.sh".into(), args: vec![], env: BTreeMap::new(), open: true, cwd: "/w".into() };
+    let e = evaluate(&format!("if [[ -n $X ]]; then export {FLAG}=1; fi\n{LAUNCH}\n"), &inputs, &NoFiles, Limits::default());
+    let values: Vec<Option<String>> = launches(&e, FLAG).into_iter().map(|(_, v)| v).collect();
+    assert!(values.contains(&Some("1".into())), "{values:?}");
+    let marked = e.execs.iter().find(|x| x.env.contains_key(FLAG)).unwrap();
+    assert_eq!(marked.ctx.marks.len(), 1);
+    assert!(marked.ctx.marks[0].held);
+}
+
+#[test]
+fn decoded_and_computed_values() {
+    assert_eq!(flag_at_launch("source <(echo ZXhwb3J0IFNHTEFOR19OVkZQNF9DS1BUX0ZQOF9ORVhUTl9NT0U9MQ== | base64 -d)"), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("eval \"$(printf '\\x65\\x78\\x70\\x6f\\x72\\x74 {FLAG}=1')\"")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("export {FLAG}=$((0+1))")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("Z=0; export {FLAG}=${{Z/0/1}}")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("W=10; export {FLAG}=${{W:0:1}}")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("cat > /tmp/.env <<'EOF'\n{FLAG}=1\nEOF\nexport $(grep -v '^#' /tmp/.env | xargs)")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("while IFS== read -r k v; do export \"$k=$v\"; done <<< {FLAG}=1")), vec![Some("1".into())]);
+}
+
+#[test]
+fn places_follow_the_text() {
+    let e = run(&format!("setenv() {{\n  export \"$1=$2\"\n}}\nsetenv {FLAG} 1\n{LAUNCH}\n"));
+    let a = e.assigns.iter().find(|a| a.name == FLAG).unwrap();
+    assert_eq!(a.name_at.line, 4, "the call site wrote the name");
+    assert_eq!(a.ctx.at.line, 2, "the export ran in the function");
+    assert!(matches!(&a.ctx.chain[..], [Call { kind: CallKind::Function(f), at }] if f == "setenv" && at.line == 4));
+}
+
+#[test]
+fn comments_ending_in_a_backslash_do_not_swallow_the_next_line() {
+    assert_eq!(flag_at_launch(&format!("# note \\\nexport {FLAG}=1")), vec![Some("1".into())]);
+}
+
+#[test]
+fn bounds_trip_as_problems_and_keep_what_was_found() {
+    // A loop whose counter has no bound the inputs give: widened, not run forever.
+    let e = run(&format!("export {FLAG}=1\nwhile [ $i -lt $N ]; do i=$((i+1)); done\n{LAUNCH}\n"));
+    assert!(!e.bounded(), "{:?}", e.problems);
+    assert_eq!(launches(&e, FLAG).len(), 1);
+    // A loop with a known bound past the iteration limit trips it and keeps what came before.
+    let e = run(&format!("export {FLAG}=1\n{LAUNCH}\nfor ((i=0; i<100000; i++)); do :; done\n"));
+    assert!(e.bounded());
+    assert_eq!(launches(&e, FLAG).len(), 1);
+    let e = run(&format!("f() {{ f; }}\nf\nexport {FLAG}=1\n{LAUNCH}\n"));
+    assert!(e.bounded());
+    let e = run("echo $(( - - - - 1 ))\n");
+    assert!(!e.bounded());
+}
+
+/// Every script of a tree (`AUDITOR_INTERP_TREE`), evaluated for both
+/// kinds of job: what each launches and what it could not examine.
+#[test]
+#[ignore = "a survey over a real tree, run by hand"]
+fn survey_tree() {
+    struct Tree(std::path::PathBuf);
+    impl Files for Tree {
+        fn read(&self, path: &str) -> Option<String> {
+            let rel = path.strip_prefix("/workspace/")?;
+            std::fs::read_to_string(self.0.join(rel)).ok()
+        }
+    }
+    let root = std::path::PathBuf::from(std::env::var("AUDITOR_INTERP_TREE").expect("AUDITOR_INTERP_TREE"));
+    let mut scripts = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "sh") {
+                scripts.push(p);
+            }
+        }
+    }
+    scripts.sort();
+    if let Ok(only) = std::env::var("AUDITOR_INTERP_ONLY") {
+        scripts.retain(|s| s.to_string_lossy().contains(&only));
+    }
+    let tree = Tree(root.clone());
+    let started = std::time::Instant::now();
+    for script in &scripts {
+        let rel = script.strip_prefix(&root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(script).unwrap();
+        for eval in ["true", "false"] {
+            let inputs = Inputs {
+                script: format!("/workspace/{rel}"),
+                args: Vec::new(),
+                env: [("EVAL_ONLY".to_string(), eval.to_string())].into(),
+                open: true,
+                cwd: "/workspace".into(),
+            };
+            let t = std::time::Instant::now();
+            let e = evaluate(&text, &inputs, &tree, Limits::default());
+            let launches: Vec<&Exec> =
+                e.execs.iter().filter(|x| crate::evidence::shell::command::launch_of(&x.argv.iter().map(Str::display).collect::<Vec<_>>()).is_some()).collect();
+            println!(
+                "{rel} EVAL_ONLY={eval}: {} execs, {} launches, {} assigns, {} paths, {} steps, {} problems, {:?}",
+                e.execs.len(),
+                launches.len(),
+                e.assigns.len(),
+                e.paths,
+                e.steps,
+                e.problems.len(),
+                t.elapsed()
+            );
+            for p in &e.problems {
+                println!("    problem {}:{} {}{}", e.file_of(p.at), p.at.line, p.what, if p.bound { " [bound]" } else { "" });
+            }
+        }
+    }
+    println!("{} scripts in {:?}", scripts.len(), started.elapsed());
+}
