@@ -644,15 +644,38 @@ impl Interp<'_> {
     /// Run a value as code (`eval`, `source`, `bash -c`), each line of it
     /// placed where its text was written.
     pub(super) fn run_value(&mut self, w: World, text: &Str, kind: CallKind) -> Vec<World> {
-        let Some(code) = text.known() else {
-            self.note(format!("code the run decides, not examined: {}", crate::provenance::clip(&text.display())));
-            let mut w = w;
-            w.status = Status::Unknown("code the run decides".into());
-            return vec![w];
-        };
         let map = line_places(text, self.at);
         let src = super::state::Src { file: map[0].file, first_line: map[0].line, map: Some(std::rc::Rc::new(map)) };
-        self.run_text_with(w, &code, src, kind)
+        if let Some(code) = text.known() {
+            return self.run_text_with(w, &code, src, kind);
+        }
+        // Parts only the run knows stand in the code as variables holding
+        // them: each is one word whose value is undetermined, as when it
+        // was expanded (what bash would make of characters in it is not known).
+        let mut w = w;
+        let mut code = String::new();
+        let mut names = Vec::new();
+        for piece in text.pieces() {
+            match piece {
+                super::value::Piece::Lit { text, .. } => code.push_str(text),
+                super::value::Piece::Unknown(u) => {
+                    let name = format!("__auditor_undetermined_{}", names.len());
+                    code.push_str(&format!("${{{name}}}"));
+                    w.assign(&name, Value::Scalar(Str::unknown(u.why.clone(), u.at, u.text.clone())), u.at);
+                    names.push(name);
+                }
+            }
+        }
+        let worlds = self.run_text_with(w, &code, src, kind);
+        worlds
+            .into_iter()
+            .map(|mut w| {
+                for name in &names {
+                    w.globals.remove(name);
+                }
+                w
+            })
+            .collect()
     }
 
     /// `read`: one line of input into names.

@@ -85,7 +85,7 @@ impl Interp<'_> {
     }
 
     fn run_and_or(&mut self, worlds: Vec<World>, list: &ast::AndOrList) -> Vec<World> {
-        let mut worlds: Vec<World> = worlds.into_iter().flat_map(|w| self.run_pipeline(w, &list.first)).collect();
+        let mut worlds: Vec<World> = self.run_pipelines(worlds, &list.first);
         let mut previous = &list.first;
         for next in &list.additional {
             let (and, pipeline) = match next {
@@ -123,6 +123,47 @@ impl Interp<'_> {
             previous = pipeline;
         }
         worlds
+    }
+
+    /// A pipeline on several paths. Paths that call the same function here
+    /// are joined first and the function run once: calls nested in calls
+    /// would otherwise multiply the paths at every level.
+    fn run_pipelines(&mut self, worlds: Vec<World>, pipeline: &Pipeline) -> Vec<World> {
+        if worlds.len() > 1 && self.calls_one_function(&worlds, pipeline) {
+            let at = self.place_of(pipeline);
+            let (running, mut out): (Vec<World>, Vec<World>) = worlds.into_iter().partition(World::running);
+            if !running.is_empty() {
+                let joined = self.join_all(running, at);
+                out.extend(self.run_pipeline(joined, pipeline));
+            }
+            return out;
+        }
+        // A compound command (if, case, loops, braces) runs over all paths at
+        // once, so the commands inside it see them together too.
+        if let ([Command::Compound(compound, None)], false) = (pipeline.seq.as_slice(), pipeline.bang)
+            && worlds.len() > 1
+            && !matches!(compound, CompoundCommand::Subshell(_) | CompoundCommand::Arithmetic(_) | CompoundCommand::Coprocess(_))
+        {
+            let (running, mut out): (Vec<World>, Vec<World>) = worlds.into_iter().partition(World::running);
+            out.extend(self.run_compound_set(running, compound));
+            return out;
+        }
+        worlds.into_iter().flat_map(|w| self.run_pipeline(w, pipeline)).collect()
+    }
+
+    /// Whether every path runs `pipeline` as a call of one and the same function.
+    fn calls_one_function(&self, worlds: &[World], pipeline: &Pipeline) -> bool {
+        let [Command::Simple(simple)] = pipeline.seq.as_slice() else { return false };
+        let Some(name) = &simple.word_or_name else { return false };
+        if !name.value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.')) {
+            return false;
+        }
+        let first = worlds[0].funcs.get(&name.value);
+        first.is_some()
+            && worlds.iter().all(|w| match (w.funcs.get(&name.value), first) {
+                (Some(f), Some(g)) => Rc::ptr_eq(f, g),
+                _ => false,
+            })
     }
 
     fn run_pipeline(&mut self, w: World, pipeline: &Pipeline) -> Vec<World> {
@@ -284,6 +325,23 @@ impl Interp<'_> {
             .collect()
     }
 
+    /// A compound command over several paths.
+    fn run_compound_set(&mut self, worlds: Vec<World>, compound: &CompoundCommand) -> Vec<World> {
+        if worlds.is_empty() {
+            return worlds;
+        }
+        self.at = self.place_of(compound);
+        match compound {
+            CompoundCommand::BraceGroup(group) => self.run_list(worlds, &group.list),
+            CompoundCommand::IfClause(clause) => self.run_if(worlds, clause),
+            CompoundCommand::CaseClause(clause) => self.run_case(worlds, clause),
+            CompoundCommand::ForClause(clause) => self.run_for(worlds, clause),
+            CompoundCommand::WhileClause(clause) => self.run_while(worlds, clause, true),
+            CompoundCommand::UntilClause(clause) => self.run_while(worlds, clause, false),
+            _ => worlds.into_iter().flat_map(|w| self.run_compound(w, compound)).collect(),
+        }
+    }
+
     fn run_compound(&mut self, w: World, compound: &CompoundCommand) -> Vec<World> {
         self.at = self.place_of(compound);
         match compound {
@@ -292,11 +350,11 @@ impl Interp<'_> {
                 let at = self.place_of(sub);
                 vec![self.subshell(w, at, |me, child| me.run_list(vec![child], &sub.list))]
             }
-            CompoundCommand::IfClause(clause) => self.run_if(w, clause),
-            CompoundCommand::CaseClause(clause) => self.run_case(w, clause),
-            CompoundCommand::ForClause(clause) => self.run_for(w, clause),
-            CompoundCommand::WhileClause(clause) => self.run_while(w, clause, true),
-            CompoundCommand::UntilClause(clause) => self.run_while(w, clause, false),
+            CompoundCommand::IfClause(clause) => self.run_if(vec![w], clause),
+            CompoundCommand::CaseClause(clause) => self.run_case(vec![w], clause),
+            CompoundCommand::ForClause(clause) => self.run_for(vec![w], clause),
+            CompoundCommand::WhileClause(clause) => self.run_while(vec![w], clause, true),
+            CompoundCommand::UntilClause(clause) => self.run_while(vec![w], clause, false),
             CompoundCommand::Arithmetic(arith) => {
                 let mut w = w;
                 w.status = match self.arith_text(&mut w, &arith.expr.value) {
@@ -337,10 +395,10 @@ impl Interp<'_> {
 
     /// Run a condition list and split the paths by how it ended: (held,
     /// failed), each undecided path in both, marked.
-    fn condition(&mut self, w: World, list: &CompoundList) -> (Vec<World>, Vec<World>, Vec<World>) {
+    fn condition(&mut self, worlds: Vec<World>, list: &CompoundList) -> (Vec<World>, Vec<World>, Vec<World>) {
         let at = self.place_of(list);
         let text = cut(&list.to_string());
-        let worlds = self.run_list(vec![w], list);
+        let worlds = self.run_list(worlds, list);
         let (mut held, mut failed, mut stopped) = (Vec::new(), Vec::new(), Vec::new());
         for mut w in worlds {
             if !w.running() {
@@ -362,19 +420,20 @@ impl Interp<'_> {
         (held, failed, stopped)
     }
 
-    fn run_if(&mut self, w: World, clause: &ast::IfClauseCommand) -> Vec<World> {
-        let (held, mut failed, mut out) = self.condition(w, &clause.condition);
+    fn run_if(&mut self, worlds: Vec<World>, clause: &ast::IfClauseCommand) -> Vec<World> {
+        let (held, mut failed, mut out) = self.condition(worlds, &clause.condition);
         out.extend(self.run_list(held, &clause.then));
         for branch in clause.elses.iter().flatten() {
             let pending = std::mem::take(&mut failed);
+            if pending.is_empty() {
+                break;
+            }
             match &branch.condition {
                 Some(condition) => {
-                    for w in pending {
-                        let (held, f, stopped) = self.condition(w, condition);
-                        out.extend(stopped);
-                        out.extend(self.run_list(held, &branch.body));
-                        failed.extend(f);
-                    }
+                    let (held, f, stopped) = self.condition(pending, condition);
+                    out.extend(stopped);
+                    out.extend(self.run_list(held, &branch.body));
+                    failed.extend(f);
                 }
                 None => out.extend(self.run_list(pending, &branch.body)),
             }
@@ -387,19 +446,23 @@ impl Interp<'_> {
         self.merge(out)
     }
 
-    fn run_case(&mut self, w: World, clause: &ast::CaseClauseCommand) -> Vec<World> {
+    fn run_case(&mut self, worlds: Vec<World>, clause: &ast::CaseClauseCommand) -> Vec<World> {
         let at = self.place_of(clause);
-        let mut w = w;
-        let subject = self.expand_single(&mut w, &clause.value);
-        let mut pending = vec![w];
+        // Each path with the subject as it expands there.
+        let mut pending: Vec<(World, Str)> = Vec::new();
+        for mut w in worlds {
+            let subject = self.expand_single(&mut w, &clause.value);
+            pending.push((w, subject));
+        }
         let mut out = Vec::new();
         // Paths that fell through into the next arm (`;&`).
         let mut falling: Vec<World> = Vec::new();
         for item in &clause.cases {
             let mut entering = std::mem::take(&mut falling);
             let mut next_pending = Vec::new();
-            for mut w in pending {
-                let mut decided = None;
+            let text = cut(&format!("case {} in {}", clause.value, item.patterns.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("|")));
+            for (mut w, subject) in pending {
+                let mut decided = Some(false);
                 for pattern in &item.patterns {
                     match self.pattern_matches(&mut w, &subject, pattern) {
                         Some(true) => {
@@ -407,23 +470,18 @@ impl Interp<'_> {
                             break;
                         }
                         Some(false) => {}
-                        None => {
-                            decided = None;
-                            break;
-                        }
+                        None => decided = None,
                     }
-                    decided = Some(false);
                 }
-                let text = cut(&format!("case {} in {}", clause.value, item.patterns.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("|")));
                 match decided {
                     Some(true) => entering.push(w),
-                    Some(false) => next_pending.push(w),
+                    Some(false) => next_pending.push((w, subject)),
                     None => {
                         let mut other = w.clone();
                         w.marks.push(Mark { at, text: text.clone(), held: true });
-                        other.marks.push(Mark { at, text, held: false });
+                        other.marks.push(Mark { at, text: text.clone(), held: false });
                         entering.push(w);
-                        next_pending.push(other);
+                        next_pending.push((other, subject));
                     }
                 }
             }
@@ -444,37 +502,85 @@ impl Interp<'_> {
                     falling = running;
                     out.extend(stopped);
                 }
-                CaseItemPostAction::ContinueEvaluatingCases => next_pending.extend(ran),
+                CaseItemPostAction::ContinueEvaluatingCases => {
+                    for mut w in ran {
+                        let subject = self.expand_single(&mut w, &clause.value);
+                        next_pending.push((w, subject));
+                    }
+                }
             }
             pending = next_pending;
         }
         out.extend(falling);
-        out.extend(pending.into_iter().map(|mut w| {
+        out.extend(pending.into_iter().map(|(mut w, _)| {
             w.status = Status::ok();
             w
         }));
         self.merge(out)
     }
 
-    fn run_for(&mut self, w: World, clause: &ast::ForClauseCommand) -> Vec<World> {
-        let mut w = w;
-        let at = self.place_of(clause);
-        let values: Vec<Str> = match &clause.values {
-            Some(words) => {
-                let mut all = Vec::new();
-                for word in words {
-                    all.extend(self.expand_fields(&mut w, word));
+    fn run_for(&mut self, worlds: Vec<World>, clause: &ast::ForClauseCommand) -> Vec<World> {
+        // Paths whose words expand alike loop together.
+        let mut groups: Vec<(Vec<Str>, Vec<World>)> = Vec::new();
+        for mut w in worlds {
+            let values: Vec<Str> = match &clause.values {
+                Some(words) => {
+                    let mut all = Vec::new();
+                    for word in words {
+                        all.extend(self.expand_fields(&mut w, word));
+                    }
+                    all
                 }
-                all
+                None => w.positional().to_vec(),
+            };
+            match groups.iter_mut().find(|(v, _)| *v == values) {
+                Some((_, ws)) => ws.push(w),
+                None => groups.push((values, vec![w])),
             }
-            None => w.positional().to_vec(),
-        };
-        let mut active = vec![w];
+        }
+        let mut out = Vec::new();
+        for (values, worlds) in groups {
+            out.extend(self.run_for_values(worlds, clause, &values));
+        }
+        self.merge(out)
+    }
+
+    fn run_for_values(&mut self, worlds: Vec<World>, clause: &ast::ForClauseCommand, values: &[Str]) -> Vec<World> {
+        let at = self.place_of(clause);
+        let mut active = worlds;
         let mut done = Vec::new();
+        let mut head: Option<World> = None;
         for (i, value) in values.iter().enumerate() {
             if i >= self.limits.iterations {
                 self.trip("iterations", format!("a for loop over more than {} words: the rest not examined", self.limits.iterations));
                 break;
+            }
+            // A long list: past the first passes, the paths are joined and what
+            // the body keeps changing widened, until a pass changes nothing.
+            if i >= WIDEN_FOR_AFTER && !active.is_empty() {
+                let mut joined = self.join_all(active, at);
+                if let Some(previous) = &head {
+                    widen(&mut joined, previous, at);
+                    if without(&joined, &clause.variable_name).same_state(&without(previous, &clause.variable_name)) {
+                        // The passes leave the same state whatever the word: one
+                        // more pass stands for every remaining word, the variable
+                        // "one of" them, and the loop ends at the last.
+                        self.assign_computed(&mut joined, &clause.variable_name, Str::one_of(values[i..].to_vec(), at), at);
+                        let after = self.run_list(vec![joined], &clause.body.list);
+                        for w in after {
+                            let (LoopStep::Next(mut w) | LoopStep::Leave(mut w)) = loop_flow(w);
+                            if w.running() {
+                                let last = values[values.len() - 1].clone();
+                                self.assign_computed(&mut w, &clause.variable_name, last, at);
+                            }
+                            done.push(w);
+                        }
+                        active = Vec::new();
+                        break;
+                    }
+                }
+                head = Some(joined.clone());
+                active = vec![joined];
             }
             let mut next = Vec::new();
             for mut w in active {
@@ -495,21 +601,19 @@ impl Interp<'_> {
             }
         }
         done.extend(active);
-        let done = done
-            .into_iter()
+        done.into_iter()
             .map(|mut w| {
                 if w.running() && values.is_empty() {
                     w.status = Status::ok();
                 }
                 w
             })
-            .collect();
-        self.merge(done)
+            .collect()
     }
 
-    fn run_while(&mut self, w: World, clause: &ast::WhileOrUntilClauseCommand, while_: bool) -> Vec<World> {
+    fn run_while(&mut self, worlds: Vec<World>, clause: &ast::WhileOrUntilClauseCommand, while_: bool) -> Vec<World> {
         let at = self.place_of(clause);
-        let mut active = vec![w];
+        let mut active = worlds;
         let mut done = Vec::new();
         let mut seen: Vec<World> = Vec::new();
         let mut head: Option<World> = None;
@@ -544,17 +648,13 @@ impl Interp<'_> {
             if seen.len() < 64 {
                 seen.extend(active.iter().cloned());
             }
-            let mut body = Vec::new();
-            for w in active {
-                let (held, failed, stopped) = self.condition(w, &clause.0);
-                done.extend(stopped);
-                let (go, stop) = if while_ { (held, failed) } else { (failed, held) };
-                body.extend(go);
-                done.extend(stop.into_iter().map(|mut w| {
-                    w.status = Status::ok();
-                    w
-                }));
-            }
+            let (held, failed, stopped) = self.condition(active, &clause.0);
+            done.extend(stopped);
+            let (body, stop) = if while_ { (held, failed) } else { (failed, held) };
+            done.extend(stop.into_iter().map(|mut w| {
+                w.status = Status::ok();
+                w
+            }));
             let after = self.run_list(body, &clause.1.list);
             active = Vec::new();
             for w in after {
@@ -632,6 +732,16 @@ impl Interp<'_> {
             let mut w = w;
             w.status = Status::Unknown(format!("{} (not examined)", func.name));
             return vec![w];
+        }
+        if std::env::var("AUDITOR_INTERP_TRACE").is_ok() {
+            eprintln!(
+                "call {} depth {} at {}:{} chain {:?}",
+                func.name,
+                self.functions.len(),
+                self.out.files[self.at.file as usize],
+                self.at.line,
+                self.chain.iter().map(|c| (c.kind.clone(), c.at.line)).collect::<Vec<_>>()
+            );
         }
         let mut w = w;
         w.frames.push(super::state::Frame { locals: imbl::OrdMap::new(), positional: args });
@@ -783,6 +893,18 @@ impl Interp<'_> {
 
 /// Passes of a loop the inputs do not bound before its paths are widened.
 const WIDEN_AFTER: usize = 2;
+/// Words of a `for` loop taken one by one before its paths are widened.
+const WIDEN_FOR_AFTER: usize = 16;
+
+/// A path without one variable (to compare loop heads whatever the loop variable holds).
+fn without(w: &World, name: &str) -> World {
+    let mut w = w.clone();
+    w.globals.remove(name);
+    for frame in &mut w.frames {
+        frame.locals.remove(name);
+    }
+    w
+}
 
 /// What changed since the loop's previous head becomes "changed by the loop".
 fn widen(w: &mut World, previous: &World, at: Place) {

@@ -92,7 +92,8 @@ impl Str {
                 _ => vec![v],
             };
             for a in alternatives {
-                if !distinct.contains(&a) {
+                // Values that read the same are the same value, wherever each was written.
+                if !distinct.iter().any(|d| d.display() == a.display()) {
                     distinct.push(a);
                 }
             }
@@ -100,7 +101,7 @@ impl Str {
         if distinct.len() == 1 {
             return distinct.pop().unwrap_or_default();
         }
-        distinct.sort_by_key(Str::display);
+        distinct.sort_by_cached_key(Str::display);
         if distinct.len() > MAX_CHOICES {
             return Str::unknown(Why::Unsupported(format!("one of {} values", distinct.len())), at, "one of many values");
         }
