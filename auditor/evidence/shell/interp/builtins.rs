@@ -774,6 +774,11 @@ impl Interp<'_> {
                 loop {
                     let (line, rest, _) = take_line(&s, delim, at);
                     let Some(mut line) = line else { break };
+                    if !line.is_known() {
+                        // The input is the run's from here: one element stands for the rest.
+                        map.insert(k, line);
+                        break;
+                    }
                     if !trim && rest.is_some() {
                         line.push_str(&delim.to_string(), at);
                     }
@@ -914,7 +919,7 @@ fn trim_end_ws(s: Str, ws: &str) -> Str {
 }
 
 /// The place of each line of a value's text (its first piece on that line).
-pub(super) fn line_places(text: &Str, fallback: Place) -> Vec<Place> {
+pub fn line_places(text: &Str, fallback: Place) -> Vec<Place> {
     let mut out = Vec::new();
     let mut at_line_start = true;
     for piece in text.pieces() {

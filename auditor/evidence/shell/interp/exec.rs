@@ -76,7 +76,7 @@ impl Interp<'_> {
     fn background(&mut self, w: World, list: &ast::AndOrList) -> World {
         let mut child = w.clone();
         child.out = None;
-        self.chain.push(Call { kind: CallKind::Subshell, at: self.place_of(list) });
+        self.chain.push(Call { kind: CallKind::Subshell, at: self.place_of(list), defined: None });
         let _ = self.run_and_or(vec![child], list);
         self.chain.pop();
         let mut w = w;
@@ -206,7 +206,7 @@ impl Interp<'_> {
                 last_world = Some(joined);
                 break;
             }
-            self.chain.push(Call { kind: CallKind::Subshell, at });
+            self.chain.push(Call { kind: CallKind::Subshell, at, defined: None });
             let worlds = self.run_command(stage, command);
             self.chain.pop();
             let outputs: Vec<Str> = worlds.iter().map(|s| s.out.clone().unwrap_or_default()).collect();
@@ -367,7 +367,7 @@ impl Interp<'_> {
             CompoundCommand::Coprocess(co) => {
                 let at = self.place_of(co);
                 let child = w.clone();
-                self.chain.push(Call { kind: CallKind::Subshell, at });
+                self.chain.push(Call { kind: CallKind::Subshell, at, defined: None });
                 let _ = self.run_command(child, &co.body);
                 self.chain.pop();
                 let mut w = w;
@@ -382,7 +382,7 @@ impl Interp<'_> {
     pub(super) fn subshell(&mut self, w: World, at: Place, f: impl FnOnce(&mut Self, World) -> Vec<World>) -> World {
         let mut child = w.clone();
         child.out = Some(Str::new());
-        self.chain.push(Call { kind: CallKind::Subshell, at });
+        self.chain.push(Call { kind: CallKind::Subshell, at, defined: None });
         let worlds = f(self, child);
         self.chain.pop();
         let outputs: Vec<Str> = worlds.iter().map(|c| c.out.clone().unwrap_or_default()).collect();
@@ -727,6 +727,16 @@ impl Interp<'_> {
 
     /// Call function `func` with `args`.
     pub(super) fn call_function(&mut self, w: World, func: &Rc<Func>, args: Vec<Str>) -> Vec<World> {
+        // A function calling itself with arguments the run decides does what
+        // its outer call does: that call is examined, the recursion not followed.
+        let depth = self.functions.iter().filter(|f| **f == func.name).count();
+        if depth >= 2 && args.iter().any(|a| !a.is_known()) {
+            let mut w = w;
+            w.status = Status::Unknown(format!("what {} returns", func.name));
+            let printed = self.undetermined(Why::Output(format!("what {} prints", func.name)), &format!("$({})", func.name));
+            w.print(&printed);
+            return vec![w];
+        }
         if self.functions.len() >= self.limits.calls {
             self.trip("calls", format!("function calls nested deeper than {}: {} not examined", self.limits.calls, func.name));
             let mut w = w;
@@ -743,11 +753,12 @@ impl Interp<'_> {
                 self.chain.iter().map(|c| (c.kind.clone(), c.at.line)).collect::<Vec<_>>()
             );
         }
+        self.called.insert((func.name.clone(), func.at));
         let mut w = w;
         w.frames.push(super::state::Frame { locals: imbl::OrdMap::new(), positional: args });
         let saved_src = std::mem::replace(&mut self.src, func.src.clone());
         let saved_at = self.at;
-        self.chain.push(Call { kind: CallKind::Function(func.name.clone()), at: self.at });
+        self.chain.push(Call { kind: CallKind::Function(func.name.clone()), at: self.at, defined: Some(func.at) });
         self.functions.push(func.name.clone());
         let redirects: &[IoRedirect] = func.body.1.as_ref().map_or(&[], |r| r.0.as_slice());
         let worlds = self.with_redirects(w, redirects, |me, w| me.run_compound(w, &func.body.0));
@@ -796,7 +807,7 @@ impl Interp<'_> {
         let saved_src = std::mem::replace(&mut self.src, src);
         let saved_at = self.at;
         self.nesting += 1;
-        self.chain.push(Call { kind, at: self.at });
+        self.chain.push(Call { kind, at: self.at, defined: None });
         let worlds = self.run_program(vec![w], &program);
         self.src = saved_src;
         self.chain.pop();

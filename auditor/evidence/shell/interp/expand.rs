@@ -197,6 +197,15 @@ impl Interp<'_> {
     /// Run `code` as `$(code)` on a copy of `w`: what it prints and its status.
     pub(super) fn command_substitution(&mut self, w: &World, code: &str) -> (Str, Status) {
         let at = self.at;
+        // A program that prints where a package is installed (`python3 -c
+        // 'import X; print(X.__file__)'`, `pip show X | grep Location`): the
+        // place stands for what it prints.
+        if let Some(location) = crate::evidence::shell::actions::module_location(code) {
+            let mut child = w.clone();
+            child.out = None;
+            let _ = self.run_text_in(child, code, CallKind::Subshell);
+            return (Str::lit(location, at), Status::ok());
+        }
         let mut child = w.clone();
         child.out = Some(Str::new());
         let worlds = self.run_text_in(child, code, CallKind::Subshell);
@@ -209,7 +218,7 @@ impl Interp<'_> {
     pub(super) fn substitute_list(&mut self, w: &World, list: &ast::CompoundList, at: Place) -> Str {
         let mut child = w.clone();
         child.out = Some(Str::new());
-        self.chain.push(super::Call { kind: CallKind::Subshell, at });
+        self.chain.push(super::Call { kind: CallKind::Subshell, at, defined: None });
         let worlds = self.run_list(vec![child], list);
         self.chain.pop();
         Str::one_of(worlds.iter().map(|c| c.out.clone().unwrap_or_default()).collect(), at)
@@ -352,7 +361,10 @@ impl Interp<'_> {
             | ParameterExpr::AssignDefaultValues { parameter, indirect, test_type, default_value } => {
                 let v = self.param_value(w, parameter, *indirect, raw);
                 let assign = matches!(expr, ParameterExpr::AssignDefaultValues { .. });
-                match is_missing(&v, test_type) {
+                // A variable of the starting environment the job's inputs do not
+                // give is taken as unset where the script writes a default for it.
+                let missing = if matches!(v, PVal::Input(_)) { Some(true) } else { is_missing(&v, test_type) };
+                match missing {
                     Some(false) => v,
                     Some(true) => {
                         let text = default_value.clone().unwrap_or_default();

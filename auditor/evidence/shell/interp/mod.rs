@@ -29,6 +29,7 @@ pub mod state;
 pub mod value;
 
 use crate::evidence::shell::syntax::{self, SyntaxError};
+pub use builtins::line_places;
 use state::{Mark, Src, World};
 use std::collections::{BTreeMap, HashMap};
 use value::{Place, Str};
@@ -38,6 +39,12 @@ pub trait Files: Sync {
     /// The text of the file at absolute path `path` as the run sees it, if
     /// the input holds it.
     fn read(&self, path: &str) -> Option<String>;
+
+    /// The input's one file whose path ends with `/tail` (for a path whose
+    /// head only the run knows): its path as the run sees it, and its text.
+    fn find_tail(&self, _tail: &str) -> Option<(String, String)> {
+        None
+    }
 }
 
 /// No files beyond those the script writes.
@@ -96,6 +103,8 @@ pub struct Call {
     pub kind: CallKind,
     /// The statement that made the call.
     pub at: Place,
+    /// For a function: where it is defined.
+    pub defined: Option<Place>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,16 +118,31 @@ pub enum CallKind {
     Subshell,
     /// A trap's handler.
     Trap(String),
+    /// The body of a function the script defines and no path calls,
+    /// evaluated as if called with undetermined arguments: what it would
+    /// do is still judged.
+    Uncalled(String),
 }
 
 /// Where an event happened: its statement, the calls that led there, and
 /// the conditions its path assumed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Ctx {
     pub at: Place,
     pub chain: Vec<Call>,
     pub marks: Vec<Mark>,
+    /// When it happened, among all events of the evaluation.
+    pub order: usize,
 }
+
+/// The same event seen on two paths is one event, whenever each saw it.
+impl PartialEq for Ctx {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at && self.chain == other.chain && self.marks == other.marks
+    }
+}
+
+impl Eq for Ctx {}
 
 /// A program run (not a builtin, not a function): what it receives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -210,12 +234,20 @@ pub struct Evaluation {
     pub paths: usize,
     /// Simple commands evaluated, over all paths.
     pub steps: usize,
+    /// The text of each whole file read, by index.
+    pub texts: HashMap<u32, String>,
 }
 
 impl Evaluation {
     /// The path of the file a place is in.
     pub fn file_of(&self, at: Place) -> &str {
         self.files.get(at.file as usize).map_or("", String::as_str)
+    }
+
+    /// The text of a line of a file read, when the file is whole.
+    pub fn line_text(&self, at: Place) -> Option<&str> {
+        let text = self.texts.get(&at.file)?;
+        text.lines().nth((at.line as usize).checked_sub(1)?)
     }
 
     /// Whether a work bound tripped.
@@ -230,8 +262,8 @@ pub(crate) struct Interp<'a> {
     limits: Limits,
     out: Evaluation,
     file_ids: HashMap<String, u32>,
-    /// The texts of whole files read, by file index.
-    texts: HashMap<u32, String>,
+    /// Functions called on some path: (name, where defined).
+    called: std::collections::HashSet<(String, Place)>,
     /// The mapping of the text being run.
     src: Src,
     /// The calls that led to the statement being run.
@@ -244,6 +276,8 @@ pub(crate) struct Interp<'a> {
     nesting: usize,
     /// The place of the statement being run.
     at: Place,
+    /// Events so far (their order).
+    order: usize,
     /// Next `/dev/fd/N` a process substitution names.
     next_fd: u32,
     /// A bound tripped already on this evaluation (reported once per kind).
@@ -271,7 +305,7 @@ impl<'a> Interp<'a> {
             limits,
             out: Evaluation::default(),
             file_ids: HashMap::new(),
-            texts: HashMap::new(),
+            called: Default::default(),
             src: Src::whole(0),
             chain: Vec::new(),
             functions: Vec::new(),
@@ -279,6 +313,7 @@ impl<'a> Interp<'a> {
             steps: 0,
             nesting: 0,
             at: Place::default(),
+            order: 0,
             next_fd: 63,
             tripped: Default::default(),
         }
@@ -296,7 +331,7 @@ impl<'a> Interp<'a> {
 
     fn run_script(&mut self, text: &str, inputs: &Inputs) {
         let file = self.file_id(&inputs.script);
-        self.texts.insert(file, text.to_string());
+        self.out.texts.insert(file, text.to_string());
         self.src = Src::whole(file);
         let at = Place { file, line: 0 };
         let mut world = World::new(Str::lit(inputs.cwd.clone(), at), inputs.open);
@@ -316,6 +351,7 @@ impl<'a> Interp<'a> {
         let worlds = self.run_program(vec![world], &program);
         let worlds = self.run_exit_traps(worlds);
         self.out.paths = worlds.len();
+        self.run_uncalled(worlds);
         self.out.steps = self.steps;
         self.finish();
     }
@@ -345,6 +381,26 @@ impl<'a> Interp<'a> {
         out
     }
 
+    /// Functions defined and never called, each run once as if called with
+    /// undetermined arguments from where the script ends.
+    fn run_uncalled(&mut self, worlds: Vec<World>) {
+        if worlds.is_empty() {
+            return;
+        }
+        let end = self.join_all(worlds, self.at);
+        let uncalled: Vec<std::rc::Rc<state::Func>> = end.funcs.values().filter(|f| !self.called.contains(&(f.name.clone(), f.at))).cloned().collect();
+        for func in uncalled {
+            let mut w = end.clone();
+            w.flow = state::Flow::Normal;
+            w.out = None;
+            self.at = func.at;
+            let args = vec![Str::unknown(value::Why::Input("an argument of a call the script does not make".into()), func.at, "$@")];
+            self.chain.push(Call { kind: CallKind::Uncalled(func.name.clone()), at: func.at, defined: Some(func.at) });
+            let _ = self.call_function(w, &func, args);
+            self.chain.pop();
+        }
+    }
+
     /// Deduplicate what was found on several paths.
     fn finish(&mut self) {
         dedup(&mut self.out.execs, |e| e.ctx.at);
@@ -355,8 +411,9 @@ impl<'a> Interp<'a> {
     }
 
     /// The context of an event at the statement being run, on path `w`.
-    fn ctx(&self, w: &World) -> Ctx {
-        Ctx { at: self.at, chain: self.chain.clone(), marks: w.marks.clone() }
+    fn ctx(&mut self, w: &World) -> Ctx {
+        self.order += 1;
+        Ctx { at: self.at, chain: self.chain.clone(), marks: w.marks.clone(), order: self.order }
     }
 
     /// Report a bound that tripped (once per kind and place).

@@ -116,7 +116,7 @@ fn places_follow_the_text() {
     let a = e.assigns.iter().find(|a| a.name == FLAG).unwrap();
     assert_eq!(a.name_at.line, 4, "the call site wrote the name");
     assert_eq!(a.ctx.at.line, 2, "the export ran in the function");
-    assert!(matches!(&a.ctx.chain[..], [Call { kind: CallKind::Function(f), at }] if f == "setenv" && at.line == 4));
+    assert!(matches!(&a.ctx.chain[..], [Call { kind: CallKind::Function(f), at, defined: Some(d) }] if f == "setenv" && at.line == 4 && d.line == 1));
 }
 
 #[test]
