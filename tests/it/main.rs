@@ -26,6 +26,7 @@ mod image_forensics;
 mod image_sources;
 mod log_shapes;
 mod module_graph;
+mod oracle;
 mod policy_checks;
 mod python_imports;
 mod scan_cli;

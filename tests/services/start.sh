@@ -37,7 +37,9 @@ phase() { local ms=$(( ($(date +%s%N) - T0) / 1000000 )); log "$(printf '[%4d.%0
 
 # ---------------------------------------------------------------- packages
 # binary-or-file to check -> Debian package providing it (chromium and a font:
-# the browser test of the HTML report, tests/it/html.rs)
+# the browser test of the HTML report, tests/it/html.rs; bubblewrap, xxd and
+# bc: the sandbox in which tests/it/oracle.rs runs launch scripts with real
+# bash, xxd and bc being pure programs it keeps real there)
 ensure_packages() {
   local missing=()
   local pair bin pkg
@@ -56,6 +58,9 @@ ensure_packages() {
       /usr/bin/strace:strace \
       /usr/bin/openssl:openssl \
       /usr/bin/jq:jq \
+      /usr/bin/bwrap:bubblewrap \
+      /usr/bin/xxd:xxd \
+      /usr/bin/bc:bc \
       /usr/bin/shellcheck:shellcheck \
       /usr/bin/go:golang-go \
       /usr/bin/chromium:chromium \
