@@ -203,6 +203,15 @@ impl ActionScanner {
         }
     }
 
+    /// The function whose body the next commands run in (name and
+    /// definition line), as an evaluation of the script knows it.
+    pub fn set_function(&mut self, function: Option<(String, u64)>) {
+        self.functions.clear();
+        if let Some((name, line)) = function {
+            self.functions.push((name, line, 0));
+        }
+    }
+
     /// Before a statement's commands: a function definition it opens.
     /// `words` are the statement's words and operators in order.
     pub fn enter(&mut self, words: &[&str], line: u64) {

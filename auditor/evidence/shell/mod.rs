@@ -5,6 +5,7 @@
 pub mod actions;
 pub mod branches;
 pub mod command;
+pub mod evaluated;
 pub mod expand;
 pub mod interp;
 pub mod log_commands;

@@ -47,6 +47,34 @@ pub fn options() -> ParserOptions {
     ParserOptions::default()
 }
 
+/// Texts at least this long are kept parsed ([`parse_shared`]).
+const CACHED_TEXT: usize = 2048;
+/// Most parsed texts kept.
+const CACHED_PROGRAMS: usize = 64;
+
+type Cache = std::collections::HashMap<[u8; 32], std::sync::Arc<Result<Program, SyntaxError>>>;
+
+/// Parse a text, sharing the tree of a long text parsed before: a library
+/// sourced by every script of a tree is parsed once.
+pub fn parse_shared(text: &str) -> std::sync::Arc<Result<Program, SyntaxError>> {
+    static CACHE: std::sync::LazyLock<std::sync::Mutex<Cache>> = std::sync::LazyLock::new(Default::default);
+    if text.len() < CACHED_TEXT {
+        return std::sync::Arc::new(parse(text));
+    }
+    let key: [u8; 32] = blake3::hash(text.as_bytes()).into();
+    if let Some(hit) = CACHE.lock().ok().and_then(|c| c.get(&key).cloned()) {
+        return hit;
+    }
+    let parsed = std::sync::Arc::new(parse(text));
+    if let Ok(mut cache) = CACHE.lock() {
+        if cache.len() >= CACHED_PROGRAMS {
+            cache.clear();
+        }
+        cache.insert(key, parsed.clone());
+    }
+    parsed
+}
+
 /// Parse a whole script.
 pub fn parse(text: &str) -> Result<Program, SyntaxError> {
     if let Some(line) = too_deep(text) {

@@ -158,12 +158,10 @@ impl Interp<'_> {
         if !name.value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.')) {
             return false;
         }
-        let first = worlds[0].funcs.get(&name.value);
-        first.is_some()
-            && worlds.iter().all(|w| match (w.funcs.get(&name.value), first) {
-                (Some(f), Some(g)) => Rc::ptr_eq(f, g),
-                _ => false,
-            })
+        let Some(first) = worlds[0].funcs.get(&name.value) else { return false };
+        // Small functions run on each path, which keeps what distinguishes the
+        // paths; a large one called from several would multiply the work.
+        first.weight.saturating_mul(worlds.len()) > JOIN_CALLS_ABOVE && worlds.iter().all(|w| w.funcs.get(&name.value).is_some_and(|f| f == first))
     }
 
     fn run_pipeline(&mut self, w: World, pipeline: &Pipeline) -> Vec<World> {
@@ -245,7 +243,8 @@ impl Interp<'_> {
                 let at = self.place_of(def);
                 self.at = at;
                 let name = def.fname.value.clone();
-                w.funcs.insert(name.clone(), Rc::new(Func { name, body: def.body.clone(), src: self.src.clone(), at }));
+                let weight = def.body.to_string().len();
+                w.funcs.insert(name.clone(), Rc::new(Func { name, body: def.body.clone(), src: self.src.clone(), at, weight }));
                 w.status = Status::ok();
                 vec![w]
             }
@@ -743,16 +742,6 @@ impl Interp<'_> {
             w.status = Status::Unknown(format!("{} (not examined)", func.name));
             return vec![w];
         }
-        if std::env::var("AUDITOR_INTERP_TRACE").is_ok() {
-            eprintln!(
-                "call {} depth {} at {}:{} chain {:?}",
-                func.name,
-                self.functions.len(),
-                self.out.files[self.at.file as usize],
-                self.at.line,
-                self.chain.iter().map(|c| (c.kind.clone(), c.at.line)).collect::<Vec<_>>()
-            );
-        }
         self.called.insert((func.name.clone(), func.at));
         let mut w = w;
         w.frames.push(super::state::Frame { locals: imbl::OrdMap::new(), positional: args });
@@ -792,12 +781,13 @@ impl Interp<'_> {
             w.status = Status::Unknown("not examined".into());
             return vec![w];
         }
-        let program = match crate::evidence::shell::syntax::parse(text) {
+        let parsed = crate::evidence::shell::syntax::parse_shared(text);
+        let program = match parsed.as_ref() {
             Ok(p) => p,
             Err(e) => {
                 let file = src.file;
                 let saved = std::mem::replace(&mut self.src, src);
-                self.syntax_problem(&e, file);
+                self.syntax_problem(e, file);
                 self.src = saved;
                 let mut w = w;
                 w.status = Status::Unknown("a text that does not parse".into());
@@ -808,7 +798,7 @@ impl Interp<'_> {
         let saved_at = self.at;
         self.nesting += 1;
         self.chain.push(Call { kind, at: self.at, defined: None });
-        let worlds = self.run_program(vec![w], &program);
+        let worlds = self.run_program(vec![w], program);
         self.src = saved_src;
         self.chain.pop();
         self.nesting -= 1;
@@ -853,29 +843,22 @@ impl Interp<'_> {
             return first;
         }
         let all: Vec<&World> = std::iter::once(&first).chain(rest.iter()).collect();
-        let names: std::collections::BTreeSet<String> = all.iter().flat_map(|w| w.globals.keys().cloned()).collect();
-        let mut globals = imbl::OrdMap::new();
-        for name in names {
-            let vars: Vec<Option<&super::state::Var>> = all.iter().map(|w| w.globals.get(&name)).collect();
-            if vars.iter().all(|v| *v == vars[0]) {
-                if let Some(v) = vars[0] {
-                    globals.insert(name, v.clone());
+        let globals = join_vars(all.iter().map(|w| &w.globals).collect(), first.open, at);
+        // Paths at one statement are at one call depth: each frame's locals join too.
+        let mut frames = first.frames.clone();
+        if all.iter().all(|w| w.frames.len() == frames.len()) {
+            for (i, frame) in frames.iter_mut().enumerate() {
+                let locals: Vec<imbl::OrdMap<String, super::state::Var>> =
+                    all.iter().map(|w| w.frames[i].locals.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect()).collect();
+                let unset: std::collections::BTreeSet<&String> =
+                    all.iter().flat_map(|w| w.frames[i].locals.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| k)).collect();
+                let joined = join_vars(locals.iter().collect(), false, at);
+                let mut merged: imbl::OrdMap<String, Option<super::state::Var>> = joined.into_iter().map(|(k, v)| (k, Some(v))).collect();
+                for name in unset {
+                    merged.entry(name.clone()).or_insert(None);
                 }
-                continue;
+                frame.locals = merged;
             }
-            let exported = vars.iter().any(|v| v.is_some_and(|v| v.attrs.exported));
-            let values: Vec<Str> = vars
-                .iter()
-                .map(|v| match v.and_then(|v| v.value.as_ref()) {
-                    Some(value) => value.scalar().cloned().unwrap_or_default(),
-                    None => Str::new(),
-                })
-                .collect();
-            let base = vars.iter().flatten().next().map(|v| (*v).clone()).expect("a path has it");
-            let mut var = base;
-            var.attrs.exported = exported;
-            var.value = Some(super::state::Value::Scalar(Str::one_of(values, at)));
-            globals.insert(name, var);
         }
         let cwds: Vec<Str> = all.iter().map(|w| w.cwd.clone()).collect();
         let outs: Vec<Option<Str>> = all.iter().map(|w| w.out.clone()).collect();
@@ -887,6 +870,7 @@ impl Interp<'_> {
             }
         }
         first.globals = globals;
+        first.frames = frames;
         first.cwd = Str::one_of(cwds, at);
         first.status = join_status(&statuses);
         if outs.iter().all(Option::is_some) {
@@ -901,6 +885,79 @@ impl Interp<'_> {
         Str::unknown(why, self.at, text)
     }
 }
+
+/// Variables of several paths as one: where they differ, "one of" their
+/// values (an undetermined array where one of them is an array).
+fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, at: Place) -> imbl::OrdMap<String, super::state::Var> {
+    let first = maps[0];
+    if maps.iter().all(|m| *m == first) {
+        return first.clone();
+    }
+    let names: std::collections::BTreeSet<&String> = maps.iter().flat_map(|m| m.keys()).collect();
+    let mut out = imbl::OrdMap::new();
+    for name in names {
+        let vars: Vec<Option<&super::state::Var>> = maps.iter().map(|m| m.get(name)).collect();
+        if vars.iter().all(|v| *v == vars[0]) {
+            if let Some(v) = vars[0] {
+                out.insert(name.clone(), v.clone());
+            }
+            continue;
+        }
+        let mut var = vars.iter().flatten().next().map(|v| (*v).clone()).expect("a path has it");
+        var.attrs.exported = vars.iter().any(|v| v.is_some_and(|v| v.attrs.exported));
+        // Absent on a path: what the starting environment holds there (open), else unset.
+        let absent = open.then(|| super::state::Value::Scalar(Str::unknown(Why::Input(name.clone()), at, format!("${name}"))));
+        let values: Vec<Option<&super::state::Value>> = vars.iter().map(|v| v.map_or(absent.as_ref(), |v| v.value.as_ref())).collect();
+        var.value = Some(join_values(&values, name, at));
+        out.insert(name.clone(), var);
+    }
+    out
+}
+
+/// Values of several paths as one: arrays with the same indices element by
+/// element, scalars "one of", anything else an undetermined array.
+fn join_values(values: &[Option<&super::state::Value>], name: &str, at: Place) -> super::state::Value {
+    use super::state::Value;
+    let indexed: Option<Vec<&std::collections::BTreeMap<i64, Str>>> = values
+        .iter()
+        .map(|v| match v {
+            Some(Value::Indexed(m)) => Some(m),
+            _ => None,
+        })
+        .collect();
+    if let Some(maps) = indexed
+        && maps.iter().all(|m| m.keys().eq(maps[0].keys()))
+    {
+        return Value::Indexed(maps[0].keys().map(|k| (*k, Str::one_of(maps.iter().map(|m| m[k].clone()).collect(), at))).collect());
+    }
+    let assoc: Option<Vec<&std::collections::BTreeMap<String, Str>>> = values
+        .iter()
+        .map(|v| match v {
+            Some(Value::Assoc(m)) => Some(m),
+            _ => None,
+        })
+        .collect();
+    if let Some(maps) = assoc
+        && maps.iter().all(|m| m.keys().eq(maps[0].keys()))
+    {
+        return Value::Assoc(maps[0].keys().map(|k| (k.clone(), Str::one_of(maps.iter().map(|m| m[k].clone()).collect(), at))).collect());
+    }
+    let scalars: Option<Vec<Str>> = values
+        .iter()
+        .map(|v| match v {
+            Some(Value::Scalar(s)) => Some(s.clone()),
+            None => Some(Str::new()),
+            _ => None,
+        })
+        .collect();
+    match scalars {
+        Some(scalars) => Value::Scalar(Str::one_of(scalars, at)),
+        None => Value::Undetermined(Str::unknown(Why::Unsupported(format!("${{{name}[@]}}, an array paths disagree on")), at, format!("${{{name}[@]}}"))),
+    }
+}
+
+/// Bytes of function body times paths above which the paths calling it are joined first.
+const JOIN_CALLS_ABOVE: usize = 8192;
 
 /// Passes of a loop the inputs do not bound before its paths are widened.
 const WIDEN_AFTER: usize = 2;
@@ -923,7 +980,8 @@ fn widen(w: &mut World, previous: &World, at: Place) {
     let changed_names: Vec<String> = w.globals.iter().filter(|(name, var)| previous.globals.get(*name) != Some(var)).map(|(name, _)| name.clone()).collect();
     for name in changed_names {
         if let Some(var) = w.globals.get_mut(&name) {
-            var.value = Some(super::state::Value::Scalar(changed(&name)));
+            let array = matches!(var.value, Some(super::state::Value::Indexed(_) | super::state::Value::Assoc(_) | super::state::Value::Undetermined(_)));
+            var.value = Some(if array { super::state::Value::Undetermined(changed(&name)) } else { super::state::Value::Scalar(changed(&name)) });
             if let Some(p) = previous.globals.get(&name) {
                 var.attrs.exported |= p.attrs.exported;
             }
@@ -935,8 +993,13 @@ fn widen(w: &mut World, previous: &World, at: Place) {
         }
         let changed_names: Vec<String> = frame.locals.iter().filter(|(name, var)| prev.locals.get(*name) != Some(var)).map(|(name, _)| name.clone()).collect();
         for name in changed_names {
-            let attrs = frame.locals.get(&name).and_then(|v| v.as_ref()).map(|v| v.attrs).unwrap_or_default();
-            frame.locals.insert(name.clone(), Some(super::state::Var { value: Some(super::state::Value::Scalar(changed(&name))), attrs, at }));
+            let old = frame.locals.get(&name).and_then(|v| v.as_ref());
+            let attrs = old.map(|v| v.attrs).unwrap_or_default();
+            let array = old.is_some_and(|v| {
+                matches!(v.value, Some(super::state::Value::Indexed(_) | super::state::Value::Assoc(_) | super::state::Value::Undetermined(_)))
+            });
+            let value = if array { super::state::Value::Undetermined(changed(&name)) } else { super::state::Value::Scalar(changed(&name)) };
+            frame.locals.insert(name.clone(), Some(super::state::Var { value: Some(value), attrs, at }));
         }
     }
     if w.cwd != previous.cwd {

@@ -117,16 +117,16 @@ impl Interp<'_> {
 
     /// The parts of a word's text, in `quoted` context.
     pub(super) fn word_parts(&mut self, w: &mut World, text: &str, quoted: bool, at: Place) -> Vec<Part> {
-        let pieces = match word::parse(text, &crate::evidence::shell::syntax::options()) {
-            Ok(p) => p,
-            Err(_) => {
+        let pieces = match parse_word(text) {
+            Some(p) => p,
+            None => {
                 // What bash would refuse; kept as written, and said.
                 self.note(format!("a word bash would not expand: {}", crate::provenance::clip(text)));
                 return vec![Part::Seg { s: Str::lit(text, at), quoted: true, split: false }];
             }
         };
         let mut parts = Vec::new();
-        for piece in &pieces {
+        for piece in pieces.iter() {
             let piece_at = line_offset(at, &text[..piece.start_index.min(text.len())]);
             parts.extend(self.piece_parts(w, piece, text, quoted, piece_at));
         }
@@ -251,6 +251,7 @@ impl Interp<'_> {
                 Some(items) => PVal::Many(items, *concatenate),
                 None => match w.lookup(name) {
                     Lookup::Set(var) => match &var.value {
+                        Some(Value::Undetermined(s)) => PVal::Input(s.clone()),
                         Some(v) => PVal::Many(v.elements(), *concatenate),
                         None => PVal::Many(Vec::new(), *concatenate),
                     },
@@ -361,10 +362,7 @@ impl Interp<'_> {
             | ParameterExpr::AssignDefaultValues { parameter, indirect, test_type, default_value } => {
                 let v = self.param_value(w, parameter, *indirect, raw);
                 let assign = matches!(expr, ParameterExpr::AssignDefaultValues { .. });
-                // A variable of the starting environment the job's inputs do not
-                // give is taken as unset where the script writes a default for it.
-                let missing = if matches!(v, PVal::Input(_)) { Some(true) } else { is_missing(&v, test_type) };
-                match missing {
+                match is_missing(&v, test_type) {
                     Some(false) => v,
                     Some(true) => {
                         let text = default_value.clone().unwrap_or_default();
@@ -383,10 +381,10 @@ impl Interp<'_> {
                             PVal::Input(s) => s,
                             _ => whole_unknown(self),
                         };
-                        let mut value = Str::unknown(Why::OneOf(vec![input.clone(), default.clone()]), at, raw);
-                        if default.is_empty() {
-                            value = input;
-                        }
+                        // Undetermined, and read as its default (what the job gets
+                        // when its inputs leave the variable unset) where it is shown.
+                        let shown = if default.is_empty() { raw.to_string() } else { default.display() };
+                        let value = Str::unknown(Why::OneOf(vec![input.clone(), default.clone()]), at, shown);
                         if assign && let Parameter::Named(name) = parameter {
                             self.assign_computed(w, name, value.clone(), at);
                         }
@@ -544,6 +542,7 @@ impl Interp<'_> {
                         Some(Value::Indexed(map)) => map.keys().map(|k| Str::lit(k.to_string(), at)).collect(),
                         Some(Value::Assoc(map)) => map.keys().map(|k| Str::lit(k.clone(), at)).collect(),
                         Some(Value::Scalar(_)) => vec![Str::lit("0", at)],
+                        Some(Value::Undetermined(_)) => return pval_parts(PVal::Input(whole_unknown(self)), quoted, &ifs(w), at),
                         None => Vec::new(),
                     };
                     PVal::Many(keys, *concatenate)
@@ -592,6 +591,24 @@ impl Interp<'_> {
         let text = subject.known()?;
         pattern::matches(&pat, &text)
     }
+}
+
+/// A word's pieces, parsed once per text for the whole process (brush's
+/// own cache keeps 64 words; a tree's scripts have tens of thousands).
+fn parse_word(text: &str) -> Option<std::sync::Arc<Vec<WordPieceWithSource>>> {
+    type Words = std::collections::HashMap<String, Option<std::sync::Arc<Vec<WordPieceWithSource>>>>;
+    static WORDS: std::sync::LazyLock<std::sync::Mutex<Words>> = std::sync::LazyLock::new(Default::default);
+    if let Some(hit) = WORDS.lock().ok().and_then(|w| w.get(text).cloned()) {
+        return hit;
+    }
+    let parsed = word::parse(text, &crate::evidence::shell::syntax::options()).ok().map(std::sync::Arc::new);
+    if let Ok(mut words) = WORDS.lock() {
+        if words.len() >= 65_536 {
+            words.clear();
+        }
+        words.insert(text.to_string(), parsed.clone());
+    }
+    parsed
 }
 
 /// Whether a parameter is "missing" for `:-`-style tests: `None` when only the run knows.

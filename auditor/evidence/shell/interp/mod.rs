@@ -235,7 +235,28 @@ pub struct Evaluation {
     /// Simple commands evaluated, over all paths.
     pub steps: usize,
     /// The text of each whole file read, by index.
-    pub texts: HashMap<u32, String>,
+    pub texts: HashMap<u32, Text>,
+}
+
+/// A file's text with where each line starts.
+#[derive(Clone, Debug, Default)]
+pub struct Text {
+    pub text: String,
+    starts: Vec<usize>,
+}
+
+impl Text {
+    pub fn new(text: String) -> Text {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        Text { text, starts }
+    }
+
+    /// Line `n` (1-based), without its newline.
+    pub fn line(&self, n: usize) -> Option<&str> {
+        let start = *self.starts.get(n.checked_sub(1)?)?;
+        let end = self.starts.get(n).map_or(self.text.len(), |e| e - 1);
+        self.text.get(start..end.max(start)).map(|l| l.strip_suffix('\r').unwrap_or(l))
+    }
 }
 
 impl Evaluation {
@@ -246,8 +267,7 @@ impl Evaluation {
 
     /// The text of a line of a file read, when the file is whole.
     pub fn line_text(&self, at: Place) -> Option<&str> {
-        let text = self.texts.get(&at.file)?;
-        text.lines().nth((at.line as usize).checked_sub(1)?)
+        self.texts.get(&at.file)?.line(at.line as usize)
     }
 
     /// Whether a work bound tripped.
@@ -331,7 +351,7 @@ impl<'a> Interp<'a> {
 
     fn run_script(&mut self, text: &str, inputs: &Inputs) {
         let file = self.file_id(&inputs.script);
-        self.out.texts.insert(file, text.to_string());
+        self.out.texts.insert(file, Text::new(text.to_string()));
         self.src = Src::whole(file);
         let at = Place { file, line: 0 };
         let mut world = World::new(Str::lit(inputs.cwd.clone(), at), inputs.open);
@@ -388,7 +408,9 @@ impl<'a> Interp<'a> {
             return;
         }
         let end = self.join_all(worlds, self.at);
-        let uncalled: Vec<std::rc::Rc<state::Func>> = end.funcs.values().filter(|f| !self.called.contains(&(f.name.clone(), f.at))).cloned().collect();
+        // A library's own functions are judged where the library is evaluated, not in every script that sources it.
+        let uncalled: Vec<std::rc::Rc<state::Func>> =
+            end.funcs.values().filter(|f| f.at.file == 0 && !self.called.contains(&(f.name.clone(), f.at))).cloned().collect();
         for func in uncalled {
             let mut w = end.clone();
             w.flow = state::Flow::Normal;

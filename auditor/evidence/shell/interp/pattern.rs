@@ -19,13 +19,27 @@ const MAX_PATTERN: usize = 4096;
 /// The anchored regular expression of a pattern, or `None` when it uses a
 /// form this reader does not translate (`!(...)`).
 pub fn compile(pattern: &[PatChar]) -> Option<Regex> {
+    thread_local! {
+        static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Option<Regex>>> = Default::default();
+    }
     if pattern.len() > MAX_PATTERN {
         return None;
     }
     let mut re = String::from("(?s)^");
     translate(pattern, &mut re)?;
     re.push('$');
-    regex::RegexBuilder::new(&re).size_limit(1 << 20).build().ok()
+    if let Some(hit) = COMPILED.with(|c| c.borrow().get(&re).cloned()) {
+        return hit;
+    }
+    let compiled = regex::RegexBuilder::new(&re).size_limit(1 << 20).build().ok();
+    COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 4096 {
+            c.clear();
+        }
+        c.insert(re, compiled.clone());
+    });
+    compiled
 }
 
 fn translate(p: &[PatChar], re: &mut String) -> Option<()> {

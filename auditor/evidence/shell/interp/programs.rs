@@ -14,30 +14,79 @@ use std::collections::BTreeMap;
 /// Variables `sudo` keeps by default (`env_reset`): the rest are dropped.
 const SUDO_KEEPS: [&str; 8] = ["PATH", "HOME", "TERM", "SHELL", "USER", "LOGNAME", "LANG", "DISPLAY"];
 
-/// An environment being built for a program.
+/// An environment being built for a program: the shell's exported
+/// variables with changes on top, computed only where it is looked at (a
+/// launch, a child shell), since a script runs many programs.
 #[derive(Clone)]
 struct Env {
-    vars: BTreeMap<String, Str>,
+    /// Start from none of the shell's variables (`env -i`, `sudo` without `-E`: those it keeps).
+    base: Base,
+    /// Changes in order: set, or removed (`None`).
+    changes: Vec<(String, Option<Str>)>,
     prefix: Vec<String>,
     inherits: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Base {
+    Shell,
+    Empty,
+    Keep(&'static [&'static str]),
+}
+
+impl Env {
+    fn of(w: &World) -> Env {
+        Env { base: Base::Shell, changes: Vec::new(), prefix: Vec::new(), inherits: w.open }
+    }
+
+    fn set(&mut self, name: &str, value: Str) {
+        self.changes.push((name.to_string(), Some(value)));
+        self.prefix.push(name.to_string());
+    }
+
+    fn remove(&mut self, name: &str) {
+        self.changes.push((name.to_string(), None));
+    }
+
+    fn clear(&mut self, keep: Option<&'static [&'static str]>) {
+        self.base = keep.map_or(Base::Empty, Base::Keep);
+        self.changes.clear();
+        self.prefix.clear();
+        self.inherits = false;
+    }
+
+    fn vars(&self, w: &World) -> BTreeMap<String, Str> {
+        let mut vars = match self.base {
+            Base::Shell => w.exported(),
+            Base::Empty => BTreeMap::new(),
+            Base::Keep(names) => w.exported().into_iter().filter(|(k, _)| names.contains(&k.as_str())).collect(),
+        };
+        for (name, value) in &self.changes {
+            match value {
+                Some(v) => {
+                    vars.insert(name.clone(), v.clone());
+                }
+                None => {
+                    vars.remove(name);
+                }
+            }
+        }
+        vars
+    }
 }
 
 impl Interp<'_> {
     /// Run a program with `argv` and the command's prefix assignments.
     pub(super) fn external(&mut self, w: World, argv: Vec<Str>, assigns: Vec<Pending>) -> Vec<World> {
         let mut w = w;
-        let mut env = Env { vars: w.exported(), prefix: Vec::new(), inherits: w.open };
-        for name in w.shadowed_inputs() {
-            env.vars.remove(&name);
-        }
+        let mut env = Env::of(&w);
         for pending in assigns {
             let value = match pending.value {
                 PendingValue::Scalar(v) => v,
                 PendingValue::Array(items) => items.into_iter().next().map(|(_, v)| v).unwrap_or_default(),
             };
             self.prefix_assign(&w, &pending.name, value.clone(), pending.name_at);
-            env.vars.insert(pending.name.clone(), value);
-            env.prefix.push(pending.name);
+            env.set(&pending.name, value);
         }
         self.program(&mut w, argv, env, Vec::new())
     }
@@ -62,10 +111,7 @@ impl Interp<'_> {
                 while i < argv.len() {
                     let Some(a) = args[i].as_deref() else { break };
                     match a {
-                        "-i" | "--ignore-environment" | "-" => {
-                            env.vars.clear();
-                            env.inherits = false;
-                        }
+                        "-i" | "--ignore-environment" | "-" => env.clear(None),
                         "-u" | "--unset" => {
                             if let Some(Some(n)) = args.get(i + 1) {
                                 self.env_unset(w, n, &mut env);
@@ -75,7 +121,7 @@ impl Interp<'_> {
                         "-S" | "--split-string" => {
                             // The string's words take the place of the option.
                             let Some(s) = argv.get(i + 1) else { break };
-                            let split = split_env_string(s, &env.vars, at);
+                            let split = split_env_string(s, &env.vars(w), at);
                             let mut rest = vec![argv[0].clone()];
                             rest.extend(split);
                             rest.extend(argv[i + 2..].iter().cloned());
@@ -90,7 +136,7 @@ impl Interp<'_> {
                         a if a.starts_with("--unset=") => self.env_unset(w, &a["--unset=".len()..], &mut env),
                         a if a.starts_with("-S") && a.len() > 2 => {
                             let s = argv[i].slice_chars(2, usize::MAX);
-                            let split = split_env_string(&s, &env.vars, at);
+                            let split = split_env_string(&s, &env.vars(w), at);
                             let mut rest = vec![argv[0].clone()];
                             rest.extend(split);
                             rest.extend(argv[i + 1..].iter().cloned());
@@ -123,9 +169,7 @@ impl Interp<'_> {
                     i += 1;
                 }
                 if !keep {
-                    env.vars.retain(|k, _| SUDO_KEEPS.contains(&k.as_str()));
-                    env.prefix.clear();
-                    env.inherits = false;
+                    env.clear(Some(&SUDO_KEEPS));
                 }
                 wrappers.push(argv[..i.min(argv.len())].to_vec());
                 self.program_env_args(w, std::iter::once(argv[0].clone()).chain(argv[i.min(argv.len())..].iter().cloned()).collect(), env, wrappers)
@@ -172,8 +216,7 @@ impl Interp<'_> {
                         value.append(p);
                     }
                     self.prefix_assign(w, &n, value.clone(), parts[0].first_place().unwrap_or(self.at));
-                    env.vars.insert(n.clone(), value);
-                    env.prefix.push(n);
+                    env.set(&n, value);
                 }
                 _ => break,
             }
@@ -181,7 +224,7 @@ impl Interp<'_> {
         }
         if i >= argv.len() {
             // `env` alone prints the environment.
-            let text: String = env.vars.iter().map(|(k, v)| format!("{k}={}\n", v.display())).collect();
+            let text: String = env.vars(w).iter().map(|(k, v)| format!("{k}={}\n", v.display())).collect();
             w.print(&Str::lit(text, self.at));
             w.status = Status::ok();
             return vec![w.clone()];
@@ -190,7 +233,7 @@ impl Interp<'_> {
     }
 
     fn env_unset(&mut self, w: &World, name: &str, env: &mut Env) {
-        env.vars.remove(name);
+        env.remove(name);
         let ctx = self.ctx(w);
         self.out.assigns.push(Assign { name: name.to_string(), value: None, exported: false, how: How::Unset, name_at: self.at, ctx });
     }
@@ -249,8 +292,9 @@ impl Interp<'_> {
             }
         };
         // The child: exported variables only, its own positional parameters.
+        let vars = env.vars(w);
         let mut child = World::new(w.cwd.clone(), env.inherits);
-        for (k, v) in &env.vars {
+        for (k, v) in &vars {
             child.assign(k, Value::Scalar(v.clone()), at);
             child.set_attrs(k, false, at, |a| a.exported = true);
         }
@@ -262,7 +306,7 @@ impl Interp<'_> {
         let saved_sources = std::mem::replace(&mut self.sources, vec![name.display()]);
         // A non-interactive bash first sources `$BASH_ENV`.
         let mut worlds = vec![child];
-        if let Some(bash_env) = env.vars.get("BASH_ENV").cloned() {
+        if let Some(bash_env) = vars.get("BASH_ENV").cloned() {
             let mut next = Vec::new();
             for c in worlds {
                 let content = self.read_file(&c, &bash_env);
@@ -293,9 +337,12 @@ impl Interp<'_> {
     fn record(&mut self, w: &mut World, argv: Vec<Str>, env: Env, wrappers: Vec<Vec<Str>>) -> Vec<World> {
         let name = argv.first().map(Str::display).unwrap_or_default();
         let ctx = self.ctx(w);
+        // The environment is kept for engine launches, which the checks judge by it.
+        let names: Vec<String> = argv.iter().map(Str::display).collect();
+        let env_vars = if crate::evidence::shell::command::launch_of(&names).is_some() { env.vars(w) } else { BTreeMap::new() };
         let exec = Exec {
             argv: argv.clone(),
-            env: env.vars,
+            env: env_vars,
             prefix: env.prefix,
             inherits: env.inherits,
             cwd: w.cwd.clone(),
@@ -639,10 +686,7 @@ impl Interp<'_> {
         // xargs splits on blanks and newlines, honouring quotes.
         let words = split_env_string(&input, &BTreeMap::new(), self.at);
         command.extend(words);
-        let mut env = Env { vars: w.exported(), prefix: Vec::new(), inherits: w.open };
-        for name in w.shadowed_inputs() {
-            env.vars.remove(&name);
-        }
+        let env = Env::of(w);
         let mut child = w.clone();
         child.stdin = None;
         let worlds = self.program(&mut child, command, env, vec![argv[..i].to_vec()]);

@@ -71,15 +71,6 @@ impl Interp<'_> {
     pub(super) fn run_simple(&mut self, w: World, cmd: &ast::SimpleCommand) -> Vec<World> {
         self.at = self.place_of(cmd);
         self.steps += 1;
-        if std::env::var("AUDITOR_INTERP_TRACE").is_ok() && self.steps.is_multiple_of(5000) {
-            eprintln!(
-                "step {} at {}:{} chain {:?}",
-                self.steps,
-                self.out.files[self.at.file as usize],
-                self.at.line,
-                self.chain.iter().map(|c| (c.kind.clone(), c.at.line)).collect::<Vec<_>>()
-            );
-        }
         if self.steps > self.limits.steps {
             self.trip("steps", format!("more than {} commands evaluated: the rest of the script not examined", self.limits.steps));
             let mut w = w;
@@ -275,7 +266,7 @@ impl Interp<'_> {
 
     /// The text of the file being run, when it is a whole file.
     fn current_text(&self) -> Option<&str> {
-        self.out.texts.get(&self.src.file).map(String::as_str).filter(|_| self.src.first_line == 1)
+        self.out.texts.get(&self.src.file).map(|t| t.text.as_str()).filter(|_| self.src.first_line == 1)
     }
 
     /// Make an assignment on path `w` and record it.
@@ -461,7 +452,7 @@ impl Interp<'_> {
         for (i, line) in content.split_inclusive('\n').enumerate() {
             s.push_str(line, Place { file, line: i as u32 + 1 });
         }
-        self.out.texts.entry(file).or_insert(content);
+        self.out.texts.entry(file).or_insert_with(|| super::Text::new(content));
         s
     }
 

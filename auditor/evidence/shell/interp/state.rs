@@ -65,6 +65,9 @@ pub enum Value {
     Scalar(Str),
     Indexed(BTreeMap<i64, Str>),
     Assoc(BTreeMap<String, Str>),
+    /// Paths disagree on it, one of them at least an array: neither its
+    /// elements nor how many there are is known.
+    Undetermined(Str),
 }
 
 impl Value {
@@ -74,6 +77,7 @@ impl Value {
             Value::Scalar(s) => Some(s),
             Value::Indexed(map) => map.get(&0),
             Value::Assoc(map) => map.get("0"),
+            Value::Undetermined(s) => Some(s),
         }
     }
 
@@ -83,6 +87,7 @@ impl Value {
             Value::Scalar(s) => vec![s.clone()],
             Value::Indexed(map) => map.values().cloned().collect(),
             Value::Assoc(map) => map.values().cloned().collect(),
+            Value::Undetermined(s) => vec![s.clone()],
         }
     }
 }
@@ -105,6 +110,9 @@ pub struct Func {
     /// Where its text sits: lines of the body are mapped through it.
     pub src: Src,
     pub at: Place,
+    /// How large its body is (bytes of text): calls of a large function from
+    /// several paths are joined first ([`super::Interp`]'s `run_pipelines`).
+    pub weight: usize,
 }
 
 impl Eq for Func {}
@@ -450,17 +458,28 @@ impl World {
     /// The environment a program started now receives from the shell:
     /// every exported variable that has a value.
     pub fn exported(&self) -> BTreeMap<String, Str> {
-        self.visible()
-            .into_iter()
-            .filter(|(_, v)| v.attrs.exported)
-            .filter_map(|(name, v)| v.value.as_ref().and_then(|val| val.scalar().cloned()).map(|s| (name, s)))
-            .collect()
-    }
-
-    /// Names the starting environment may hold that the script unset or
-    /// assigned without exporting: a child does not inherit them as they were.
-    pub fn shadowed_inputs(&self) -> Vec<String> {
-        self.visible().into_iter().filter(|(_, v)| !v.attrs.exported || v.value.is_none()).map(|(n, _)| n).collect()
+        let mut out = BTreeMap::new();
+        let mut hidden: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let scalar = |v: &Var| v.value.as_ref().and_then(|val| val.scalar().cloned());
+        for frame in self.frames.iter().rev() {
+            for (name, var) in frame.locals.iter() {
+                if hidden.insert(name)
+                    && let Some(var) = var.as_ref().filter(|v| v.attrs.exported)
+                    && let Some(s) = scalar(var)
+                {
+                    out.insert(name.clone(), s);
+                }
+            }
+        }
+        for (name, var) in self.globals.iter() {
+            if var.attrs.exported
+                && !hidden.contains(name.as_str())
+                && let Some(s) = scalar(var)
+            {
+                out.insert(name.clone(), s);
+            }
+        }
+        out
     }
 
     /// Whether the path is still running statements.
@@ -491,6 +510,7 @@ fn cased(value: Value, attrs: Attrs) -> Value {
         Value::Scalar(s) => Value::Scalar(f(s)),
         Value::Indexed(m) => Value::Indexed(m.into_iter().map(|(k, v)| (k, f(v))).collect()),
         Value::Assoc(m) => Value::Assoc(m.into_iter().map(|(k, v)| (k, f(v))).collect()),
+        Value::Undetermined(s) => Value::Undetermined(s),
     }
 }
 

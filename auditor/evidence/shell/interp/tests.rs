@@ -151,6 +151,10 @@ fn survey_tree() {
             let rel = path.strip_prefix("/workspace/")?;
             std::fs::read_to_string(self.0.join(rel)).ok()
         }
+        fn find_tail(&self, tail: &str) -> Option<(String, String)> {
+            let text = std::fs::read_to_string(self.0.join(tail)).ok()?;
+            Some((format!("/workspace/{tail}"), text))
+        }
     }
     let root = std::path::PathBuf::from(std::env::var("AUDITOR_INTERP_TREE").expect("AUDITOR_INTERP_TREE"));
     let mut scripts = Vec::new();
@@ -196,6 +200,16 @@ fn survey_tree() {
                 e.problems.len(),
                 t.elapsed()
             );
+            if std::env::var("AUDITOR_INTERP_SHOW").as_deref() == Ok("all") {
+                for x in &e.execs {
+                    println!("    exec at {}:{} {:?}", e.file_of(x.ctx.at), x.ctx.at.line, x.argv.iter().map(Str::display).collect::<Vec<_>>());
+                }
+            }
+            if std::env::var("AUDITOR_INTERP_SHOW").is_ok() {
+                for x in &launches {
+                    println!("    launch at {}:{} {:?}", e.file_of(x.ctx.at), x.ctx.at.line, x.argv.iter().map(Str::display).collect::<Vec<_>>());
+                }
+            }
             for p in &e.problems {
                 println!("    problem {}:{} {}{}", e.file_of(p.at), p.at.line, p.what, if p.bound { " [bound]" } else { "" });
             }

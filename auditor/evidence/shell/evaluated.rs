@@ -1,0 +1,320 @@
+//! A script as the interpreter evaluates it ([`super::interp`]), in the
+//! evidence's terms: the environment assignments it makes, the engine
+//! launches it runs, what it does to files and packages, and the bodies of
+//! the files it writes. It is evaluated once for an eval-only job
+//! (`EVAL_ONLY=true`) and once for the others, and each item is gated by
+//! the runs it appears in.
+
+use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
+use crate::evidence::gate::Gate;
+use crate::evidence::provenance::{FileRef, Provenance};
+use crate::evidence::shell::actions::{ActionScanner, ScriptAction};
+use crate::evidence::shell::command::{self, Command};
+use crate::evidence::shell::interp::value::{Place, Str};
+use crate::evidence::shell::interp::{self, CallKind, Evaluation, Files, How, Inputs, Limits};
+use crate::evidence::shell::scan::WrittenBody;
+use crate::evidence::text::lines::Line;
+use std::collections::HashMap;
+
+/// Where the audited tree sits in the run: launch scripts name the
+/// repository's files from there (`/workspace/benchmarks/benchmark_lib.sh`)
+/// or relative to themselves.
+pub const MOUNT: &str = "/workspace";
+
+/// The benchmark library's eval runners (`benchmarks/benchmark_lib.sh`).
+const EVAL_RUNNERS: [&str; 3] = ["run_eval", "run_lm_eval", "run_swebench_eval"];
+
+/// Everything the evaluation gives, for [`crate::evidence::FileEvidence`].
+#[derive(Debug, Default)]
+pub struct Evaluated {
+    pub env: Vec<EnvAssignment>,
+    pub commands: Vec<Command>,
+    pub actions: Vec<ScriptAction>,
+    pub written: Vec<WrittenBody>,
+    /// The script behaves differently for eval-only jobs, or runs evals.
+    pub eval_path: bool,
+    /// Lines and what was not evaluated there.
+    pub notes: Vec<(Option<u64>, String)>,
+    /// A work bound tripped or the script did not parse: what was not examined.
+    pub unexamined: Option<String>,
+    /// Files of the input the script reached (sourced, run), by bundle path.
+    pub reached: Vec<String>,
+    /// It reached files `files` did not have: evaluated again with the whole tree, it may see more.
+    pub missing_files: bool,
+}
+
+/// The files of an audited tree by their paths inside it, as the run sees them under [`MOUNT`].
+pub struct TreeFiles<'t> {
+    texts: HashMap<&'t str, &'t str>,
+}
+
+impl<'t> TreeFiles<'t> {
+    pub fn new(files: impl IntoIterator<Item = (&'t str, &'t str)>) -> Self {
+        TreeFiles { texts: files.into_iter().collect() }
+    }
+}
+
+impl Files for TreeFiles<'_> {
+    fn read(&self, path: &str) -> Option<String> {
+        let rel = path.strip_prefix(MOUNT)?.trim_start_matches('/');
+        self.texts.get(rel).map(|t| t.to_string())
+    }
+
+    fn find_tail(&self, tail: &str) -> Option<(String, String)> {
+        let mut found = self.texts.iter().filter(|(p, _)| **p == tail || p.ends_with(&format!("/{tail}")));
+        let (path, text) = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        Some((format!("{MOUNT}/{path}"), text.to_string()))
+    }
+}
+
+/// Evaluate the script `file` holding `text`, its sourced files read from `files`.
+pub fn evaluate(file: &FileRef, text: &str, files: &dyn Files) -> Evaluated {
+    let run = |eval_only: &str| {
+        let inputs = Inputs {
+            script: format!("{MOUNT}/{}", file.path),
+            args: Vec::new(),
+            env: [("EVAL_ONLY".to_string(), eval_only.to_string())].into(),
+            open: true,
+            cwd: MOUNT.to_string(),
+        };
+        interp::evaluate(text, &inputs, files, Limits::default())
+    };
+    let eval = run("true");
+    let throughput = run("false");
+    let mut out = Evaluated::default();
+    let eval_items = items(file, &eval);
+    let throughput_items = items(file, &throughput);
+    out.eval_path = eval_items != throughput_items || mentions_eval(text) || calls_eval_runner(&eval) || calls_eval_runner(&throughput);
+    let mut actions = ActionScanner::default();
+    for line in text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with('#')) {
+        actions.comment(line.0 as u64 + 1, line.1);
+    }
+    for (item, gate) in gated(eval_items, throughput_items) {
+        match item {
+            Item::Env(mut a) => {
+                a.gate = gate;
+                out.env.push(a);
+            }
+            Item::Launch(mut c) => {
+                c.gate = gate;
+                out.commands.push(c);
+            }
+            Item::Action { argv, redirects, line, function, provenance } => {
+                actions.set_function(function);
+                actions.command(&argv, &redirects, line, gate, &provenance);
+            }
+            Item::Written(body) => out.written.push(body),
+        }
+    }
+    out.actions = actions.finish();
+    let mut unexamined = Vec::new();
+    for e in [&throughput, &eval] {
+        for p in &e.problems {
+            let in_script = e.file_of(p.at) == format!("{MOUNT}/{}", file.path);
+            let line = in_script.then_some(p.at.line as u64).filter(|l| *l > 0);
+            let note = (line, p.what.clone());
+            if !out.notes.contains(&note) {
+                out.notes.push(note);
+            }
+            if p.bound {
+                let why = match line {
+                    Some(l) => format!("line {l}: {}", p.what),
+                    None => p.what.clone(),
+                };
+                if !unexamined.contains(&why) {
+                    unexamined.push(why);
+                }
+            }
+        }
+        out.missing_files |= e.reached.iter().any(|(_, found, _)| !found);
+        for (path, found, _) in &e.reached {
+            if let Some(rel) = path.known().and_then(|p| p.strip_prefix(MOUNT).map(|r| r.trim_start_matches('/').to_string()))
+                && *found
+                && !out.reached.contains(&rel)
+            {
+                out.reached.push(rel);
+            }
+        }
+    }
+    out.unexamined = (!unexamined.is_empty()).then(|| unexamined.join("; "));
+    out
+}
+
+/// Whether the script names the eval switches at all (as the line reader did).
+fn mentions_eval(text: &str) -> bool {
+    text.contains("EVAL_ONLY") || text.contains("RUN_EVAL")
+}
+
+fn calls_eval_runner(e: &Evaluation) -> bool {
+    let in_runner = |chain: &[interp::Call]| chain.iter().any(|c| matches!(&c.kind, CallKind::Function(f) if EVAL_RUNNERS.contains(&f.as_str())));
+    e.execs.iter().any(|x| in_runner(&x.ctx.chain)) || e.assigns.iter().any(|a| in_runner(&a.ctx.chain))
+}
+
+/// One thing the evaluation found, ready for the evidence.
+#[derive(Debug, Clone, PartialEq)]
+enum Item {
+    Env(EnvAssignment),
+    Launch(Command),
+    Action { argv: Vec<String>, redirects: Vec<String>, line: u64, function: Option<(String, u64)>, provenance: Provenance },
+    Written(WrittenBody),
+}
+
+/// The bundle path of a file the evaluation read (`/workspace/x` is `x`).
+fn bundle_path<'e>(file: &'e FileRef, e: &'e Evaluation, at: Place) -> Option<&'e str> {
+    let path = e.file_of(at);
+    if path.is_empty() {
+        return Some(&file.path);
+    }
+    path.strip_prefix(MOUNT).map(|p| p.trim_start_matches('/'))
+}
+
+/// The provenance of a place: its file in the bundle and its line's text.
+fn provenance(file: &FileRef, e: &Evaluation, at: Place) -> Provenance {
+    let path = bundle_path(file, e, at).unwrap_or(&file.path);
+    let text = e.line_text(at).map(str::trim).unwrap_or("");
+    let mut p = Provenance::new(path, (at.line > 0).then_some(at.line as u64), crate::evidence::provenance::clip(&crate::evidence::provenance::redact(text)));
+    if path == file.path {
+        p = p.in_artifact(file.artifact.clone());
+    }
+    p
+}
+
+/// The items of one evaluation, in the order it ran them.
+fn items(file: &FileRef, e: &Evaluation) -> Vec<Item> {
+    let mut seq: Vec<(usize, Item)> = Vec::new();
+    for a in &e.assigns {
+        let (origin, scope) = match a.how {
+            How::Prefix => (EnvOrigin::CommandPrefix, Scope::Command(a.ctx.at.line as u64)),
+            How::Unset => (EnvOrigin::Unset, Scope::File),
+            _ if a.exported => (EnvOrigin::Export, Scope::File),
+            _ => (EnvOrigin::ShellVariable, Scope::File),
+        };
+        let value = a.value.as_ref().map(Str::display);
+        let expands = a.value.as_ref().is_some_and(|v| !v.is_known());
+        let at = if a.name_at.line > 0 { a.name_at } else { a.ctx.at };
+        let mut assignment = EnvAssignment::new(&a.name, value, origin, scope, provenance(file, e, at));
+        assignment.expands = expands;
+        seq.push((a.ctx.order, Item::Env(assignment)));
+    }
+    for x in &e.execs {
+        let argv: Vec<String> = x.argv.iter().map(Str::display).collect();
+        let at = provenance(file, e, x.ctx.at);
+        let function = x.ctx.chain.iter().rev().find_map(|c| match &c.kind {
+            CallKind::Function(name) | CallKind::Uncalled(name) => Some((name.clone(), c.defined.map_or(0, |d| d.line as u64))),
+            _ => None,
+        });
+        // The directory it runs in, for the paths it names (as the script
+        // names it where the run decides it); where the script starts is not known.
+        let cwd = x.cwd.display();
+        if cwd != MOUNT {
+            seq.push((
+                x.ctx.order,
+                Item::Action {
+                    argv: vec!["cd".into(), cwd],
+                    redirects: Vec::new(),
+                    line: x.ctx.at.line as u64,
+                    function: function.clone(),
+                    provenance: at.clone(),
+                },
+            ));
+        }
+        seq.push((x.ctx.order, Item::Action { argv: argv.clone(), redirects: Vec::new(), line: x.ctx.at.line as u64, function, provenance: at.clone() }));
+        if command::launch_of(&argv).is_some() {
+            let args_at = x.argv.iter().map(|a| provenance(file, e, a.first_place().filter(|p| p.line > 0).unwrap_or(x.ctx.at))).collect();
+            seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new() })));
+        }
+    }
+    for wr in &e.writes {
+        let at = provenance(file, e, wr.ctx.at);
+        let target = wr.path.display();
+        seq.push((
+            wr.ctx.order,
+            Item::Action { argv: Vec::new(), redirects: vec![target.clone()], line: wr.ctx.at.line as u64, function: None, provenance: at },
+        ));
+        if wr.content.is_empty() {
+            continue;
+        }
+        let places = crate::evidence::shell::interp::line_places(&wr.content, wr.ctx.at);
+        let expanded = wr.content.display();
+        let lines = expanded
+            .lines()
+            .zip(places.iter().chain(std::iter::repeat(&wr.ctx.at)))
+            .map(|(text, place)| {
+                let source = e.line_text(*place).unwrap_or(text).to_string();
+                (Line { number: place.line as u64, offset: 0, text: source, truncated: false }, text.to_string())
+            })
+            .collect();
+        seq.push((wr.ctx.order, Item::Written(WrittenBody { opened_at: wr.ctx.at.line as u64, lines, depends: Vec::new(), target: wr.path.known() })));
+    }
+    seq.sort_by_key(|(order, _)| *order);
+    seq.into_iter().map(|(_, item)| item).collect()
+}
+
+/// The items of both runs in one order, each gated by the runs it appears in.
+fn gated(eval: Vec<Item>, throughput: Vec<Item>) -> Vec<(Item, Gate)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    for item in eval {
+        match throughput[i..].iter().position(|t| *t == item) {
+            Some(k) => {
+                out.extend(throughput[i..i + k].iter().cloned().map(|t| (t, Gate::NotEval)));
+                out.push((item, Gate::Always));
+                i += k + 1;
+            }
+            None => out.push((item, Gate::EvalOnly)),
+        }
+    }
+    out.extend(throughput[i..].iter().cloned().map(|t| (t, Gate::NotEval)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::shell::interp::NoFiles;
+
+    fn file() -> FileRef {
+        FileRef { path: "benchmarks/single_node/x.sh".into(), artifact: None }
+    }
+
+    #[test]
+    fn items_are_gated_by_the_runs_they_appear_in() {
+        let script = "export A=1\nif [ \"$EVAL_ONLY\" != true ]; then export SGLANG_SIMULATE_ACC_LEN=2.49; fi\npython3 -m sglang.launch_server --tp 8\n";
+        let e = evaluate(&file(), script, &NoFiles);
+        let gate = |name: &str| e.env.iter().find(|a| a.name == name).map(|a| a.gate);
+        assert_eq!(gate("A"), Some(Gate::Always));
+        assert_eq!(gate("SGLANG_SIMULATE_ACC_LEN"), Some(Gate::NotEval));
+        assert_eq!(e.commands.len(), 1);
+        assert_eq!(e.commands[0].gate, Gate::Always);
+        assert!(e.eval_path);
+        let a = e.env.iter().find(|a| a.name == "SGLANG_SIMULATE_ACC_LEN").unwrap();
+        assert_eq!((a.provenance.file.as_str(), a.provenance.line), ("benchmarks/single_node/x.sh", Some(2)));
+    }
+
+    #[test]
+    fn sourced_files_come_from_the_tree_and_are_cited_there() {
+        let lib = "setenv() { export \"$1=$2\"; }\n";
+        let script = "source \"$(dirname \"$0\")/lib.sh\"\nsetenv SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE 1\npython3 -m sglang.launch_server\n";
+        let tree = TreeFiles::new([("benchmarks/single_node/lib.sh", lib), ("benchmarks/single_node/x.sh", script)]);
+        let e = evaluate(&file(), script, &tree);
+        let a = e.env.iter().find(|a| a.name == "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE").expect("exported through the library");
+        assert_eq!(a.value.as_deref(), Some("1"));
+        assert_eq!(a.provenance.line, Some(2), "the call site wrote the name");
+        assert_eq!(e.reached, vec!["benchmarks/single_node/lib.sh".to_string()]);
+        let alone = evaluate(&file(), script, &NoFiles);
+        assert!(alone.env.iter().all(|a| a.name != "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"));
+        assert!(alone.missing_files);
+    }
+
+    #[test]
+    fn actions_see_the_directory_and_the_function() {
+        let script = "patch_it() {\n  sed -i s/a/b/ /sgl-workspace/sglang/python/sglang/srt/x.py\n}\ncd /opt && patch_it\n";
+        let e = evaluate(&file(), script, &NoFiles);
+        let a = e.actions.iter().find(|a| a.tool.starts_with("sed")).expect("the edit");
+        assert_eq!(a.target.as_deref(), Some("/sgl-workspace/sglang/python/sglang/srt/x.py"));
+        assert_eq!(a.function.as_ref().map(|f| (f.0.as_str(), f.1)), Some(("patch_it", 1)));
+    }
+}
