@@ -27,6 +27,7 @@ mod image_sources;
 mod log_shapes;
 mod module_graph;
 mod oracle;
+mod oracle_interp;
 mod policy_checks;
 mod python_imports;
 mod scan_cli;

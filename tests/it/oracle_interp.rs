@@ -1,0 +1,104 @@
+//! Bash is the oracle of the interpreter (issue 35, item 5): every sampled
+//! job of the real snapshot, run by real bash in the sandbox of
+//! [`crate::oracle`] with stubs for every program, against the interpreter
+//! on the same script, inputs and tree. Where the two stub variants agree
+//! on a launch's argument or variable the interpreter must give that value;
+//! where they differ it must say undetermined ([`crate::oracle::compare`]).
+
+use crate::oracle::{InterpLaunch, OracleJob, StubVariant, compare, is_engine, run_bash, sample_jobs};
+use auditor::evidence::shell::interp::{self, Files, Inputs, Limits};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The tree as the job's container sees it: mounted at the job's workdir.
+struct Mounted {
+    root: PathBuf,
+    at: String,
+}
+
+impl Files for Mounted {
+    fn read(&self, path: &str) -> Option<String> {
+        let rel = path.strip_prefix(&self.at)?.trim_start_matches('/');
+        let full = self.root.join(rel);
+        full.starts_with(&self.root).then(|| std::fs::read_to_string(full).ok()).flatten()
+    }
+}
+
+/// The interpreter's launches for a job: each engine start, argv and environment.
+fn interpreted(tree: &Path, job: &OracleJob) -> Vec<InterpLaunch> {
+    let text = std::fs::read_to_string(tree.join(&job.script)).expect("the script");
+    let inputs = Inputs {
+        // As the runner names it: `bash benchmarks/...` from the workdir.
+        script: job.script.clone(),
+        args: Vec::new(),
+        env: job.env.clone(),
+        open: false,
+        cwd: job.workdir.clone(),
+    };
+    let files = Mounted { root: tree.to_path_buf(), at: job.workdir.trim_end_matches('/').to_string() };
+    let e = interp::evaluate(&text, &inputs, &files, Limits::default());
+    // One launch per statement: paths that differ only where a program's
+    // output or status decides are one launch, with what they disagree on undetermined.
+    let mut by_statement: Vec<(interp::value::Place, InterpLaunch)> = Vec::new();
+    for x in e.execs.iter().filter(|x| is_engine(&x.argv.iter().map(|a| a.display()).collect::<Vec<_>>())) {
+        let launch = InterpLaunch {
+            argv: x.argv.iter().map(|a| a.known()).collect(),
+            env: x.env.iter().map(|(k, v)| (k.clone(), v.known())).collect::<BTreeMap<_, _>>(),
+        };
+        match by_statement.iter_mut().find(|(at, _)| *at == x.ctx.at) {
+            Some((_, merged)) => {
+                let n = merged.argv.len().max(launch.argv.len());
+                merged.argv = (0..n)
+                    .map(|i| match (merged.argv.get(i), launch.argv.get(i)) {
+                        (Some(a), Some(b)) if a == b => a.clone(),
+                        _ => None,
+                    })
+                    .collect();
+                let keys: std::collections::BTreeSet<String> = merged.env.keys().chain(launch.env.keys()).cloned().collect();
+                merged.env = keys
+                    .into_iter()
+                    .map(|k| {
+                        let v = match (merged.env.get(&k), launch.env.get(&k)) {
+                            (Some(a), Some(b)) if a == b => a.clone(),
+                            _ => None,
+                        };
+                        (k, v)
+                    })
+                    .collect();
+            }
+            None => by_statement.push((x.ctx.at, launch)),
+        }
+    }
+    by_statement.into_iter().map(|(_, l)| l).collect()
+}
+
+/// The share of sampled jobs where the interpreter agrees with bash on every
+/// launch, and what the others disagree on. A floor holds what is reached.
+#[test]
+fn the_interpreter_agrees_with_bash_on_sampled_jobs() {
+    let unpacked = crate::common::unpack_shared("tree-843c6254.tar.gz");
+    let tree = unpacked.path().join("InferenceX");
+    let jobs = sample_jobs(&tree);
+    let mut agree = 0;
+    let mut mismatches: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for job in &jobs {
+        let bash = [run_bash(&tree, job, StubVariant::Quiet), run_bash(&tree, job, StubVariant::Chatty)];
+        let mine = interpreted(&tree, job);
+        let wrong = compare(&bash, &mine);
+        if wrong.is_empty() {
+            agree += 1;
+        } else {
+            mismatches.entry(job.script.clone()).or_default().push(format!("{}: {}", job.label, wrong[0]));
+        }
+    }
+    let share = agree as f64 / jobs.len().max(1) as f64;
+    println!("the interpreter agrees with bash on {agree} of {} sampled jobs ({:.0} %)", jobs.len(), share * 100.0);
+    for (script, lines) in &mismatches {
+        println!("  {script}: {} job(s), e.g. {}", lines.len(), lines[0]);
+    }
+    assert!(!jobs.is_empty());
+    assert!(share >= FLOOR, "agreement fell below {FLOOR}: {agree} of {}", jobs.len());
+}
+
+/// The agreement reached (a ratchet: raise it as the interpreter improves).
+const FLOOR: f64 = 0.40;
