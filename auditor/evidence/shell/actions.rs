@@ -455,6 +455,8 @@ impl ActionScanner {
                 }
             }
             "git" => self.git(args, line, gate, provenance),
+            // `patch --dry-run` changes nothing.
+            "patch" if args.iter().any(|a| a == "--dry-run" || a == "-C" || a == "--check") => {}
             "patch" => {
                 let dir = option_value(args, &["-d", "--directory"]).map(|d| join(self.cwd.as_deref(), &d)).or_else(|| self.cwd.clone());
                 self.push(ActionKind::ApplyPatch, "patch", dir, gate, provenance);
@@ -536,6 +538,8 @@ impl ActionScanner {
                     self.clones[k].rev_note = note;
                 }
             }
+            // `git apply --check` / `--stat` / `--numstat` / `--summary` only read the patch.
+            "apply" if rest.iter().any(|a| matches!(a.as_str(), "--check" | "--stat" | "--numstat" | "--summary")) && !rest.iter().any(|a| a == "--apply") => {}
             "apply" | "am" => {
                 let target = option_value(rest, &["--directory"]).map(|d| join(dir.as_deref(), &d)).or(dir);
                 self.push(ActionKind::ApplyPatch, &format!("git {sub}"), target, gate, provenance);

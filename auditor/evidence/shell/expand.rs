@@ -276,7 +276,7 @@ pub(crate) fn printf(format: &str, args: &[String]) -> Option<String> {
 }
 
 /// A number as awk prints it (`%.6g`).
-fn awk_number(n: f64) -> Option<String> {
+pub(crate) fn awk_number(n: f64) -> Option<String> {
     if !n.is_finite() {
         return None;
     }

@@ -111,7 +111,7 @@ struct Snapshot {
 type Names = Rc<Scope>;
 
 /// Names to values (the names shared, so copying a scope copies pointers).
-pub(super) type Scope = HashMap<Rc<str>, Val>;
+pub(super) use super::value::Scope;
 
 pub(super) struct Evaluator<'i> {
     pub(super) inputs: &'i PyInputs,
@@ -1772,7 +1772,7 @@ impl<'i> Evaluator<'i> {
             let recv = self.eval(&a.value);
             let args = self.eval_args(&c.args, &c.keywords);
             let method = a.attr.as_str();
-            let changes = super::library::MUTATING.contains(&method);
+            let changes = super::value::MUTATING.contains(&method);
             // A list or dict changed through its name is taken out of the
             // scope while it changes, so it is not copied (`xs.append(x)` in
             // a loop stays linear).

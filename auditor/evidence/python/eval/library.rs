@@ -9,9 +9,6 @@ use super::interp::{Args, Evaluator, dict_set, index};
 use super::value::{self, Base, Val, join, unknown, unknown_as};
 use super::{EnvBase, EnvWriteKind, LaunchCommand, LaunchEnv, PyLaunch, RunKind, WriteKind};
 
-/// List and dict methods that change their receiver.
-pub(super) const MUTATING: &[&str] = &["append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "__setitem__", "sort", "reverse"];
-
 /// `os.O_*` flags (Linux values).
 const OPEN_FLAGS: &[(&str, i64)] =
     &[("O_RDONLY", 0), ("O_WRONLY", 1), ("O_RDWR", 2), ("O_CREAT", 0o100), ("O_TRUNC", 0o1000), ("O_APPEND", 0o2000), ("O_EXCL", 0o200)];
@@ -812,7 +809,7 @@ impl Evaluator<'_> {
     }
 
     /// `recv.name(args)` on a value; a list or dict method returns the
-    /// receiver after the call too (changed by the methods in [`MUTATING`]).
+    /// receiver after the call too (changed by the methods in [`super::value::MUTATING`]).
     pub(super) fn call_method(&mut self, recv: Val, name: &str, args: Args, line: u64) -> (Val, Option<Val>) {
         let arg = |i: usize| args.pos.get(i).cloned();
         match recv {

@@ -8,6 +8,12 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// A scope's names and their values.
+pub(super) type Scope = std::collections::HashMap<std::rc::Rc<str>, Val>;
+
+/// List and dict methods that change their receiver.
+pub(super) const MUTATING: &[&str] = &["append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "__setitem__", "sort", "reverse"];
+
 /// Most alternatives a "one of" value holds before it becomes unknown.
 pub(super) const MAX_ALTERNATIVES: usize = 8;
 /// Longest string built (`"a" * 10**9` is unknown, not allocated).
@@ -303,7 +309,7 @@ pub(super) struct Function {
     /// Defaults of the positional and keyword-only parameters, by name.
     pub defaults: HashMap<String, Val>,
     /// The enclosing function's names when it was defined.
-    pub closure: Option<Rc<super::interp::Scope>>,
+    pub closure: Option<Rc<Scope>>,
     /// The frame it was defined in (see the evaluator's frames).
     pub parent_frame: Option<u64>,
     pub source: Rc<Source>,

@@ -2,7 +2,7 @@
 //! `read`/`mapfile`/`printf -v`, `source`/`eval`, `set`/`shopt`, `cd`,
 //! traps, aliases, and the control builtins (`return`, `exit`, `break`).
 
-use super::simple::{Arg, Pending, PendingValue};
+use super::args::{Arg, Pending, PendingValue};
 use super::state::{Flow, Lookup, Status, Value, World};
 use super::value::{Place, Str, Why};
 use super::{CallKind, How, Interp};

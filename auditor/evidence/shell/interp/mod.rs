@@ -17,6 +17,7 @@
 //! setting assembled through variables, function arguments, arrays or
 //! files is cited where it was written.
 
+mod args;
 mod arith;
 mod builtins;
 mod cond;

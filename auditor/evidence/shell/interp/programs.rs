@@ -5,7 +5,7 @@
 //! `base64 -d`, `xxd -r`, `tr`, `grep`, `sed`, `cut`, `xargs`, `dirname`,
 //! ...), and every other program recorded with what it receives.
 
-use super::simple::{Pending, PendingValue};
+use super::args::{Pending, PendingValue};
 use super::state::{FileState, Status, Value, World};
 use super::value::{Piece, Place, Str, Why};
 use super::{Assign, CallKind, Exec, How, Interp};
@@ -191,6 +191,13 @@ impl Interp<'_> {
                 self.program(w, wrapped(skip), env, wrappers)
             }
             "bash" | "sh" | "dash" | "zsh" | "ksh" => self.child_shell(w, &argv, &args, env, wrappers),
+            b if is_python(b) => {
+                let worlds = self.python(w, &argv, &args, &env);
+                match worlds {
+                    Some(worlds) => worlds,
+                    None => self.record(w, argv, env, wrappers),
+                }
+            }
             _ => {
                 if let Some(worlds) = self.known_program(w, &base, &argv, &args) {
                     return worlds;
@@ -330,6 +337,154 @@ impl Interp<'_> {
             w.files = files.into_iter().next().unwrap_or_default();
         }
         vec![w.clone()]
+    }
+
+    /// `python3 -c CODE`, `python3 - <<EOF`, `python3 FILE`: the program
+    /// evaluated abstractly ([`crate::evidence::python::eval`]). What it
+    /// sets in its environment reaches the engine it runs in-process
+    /// (`runpy.run_module`) and the programs it starts; those are recorded
+    /// as launches, a shell command it runs is read as bash. `None` when
+    /// the program is not one to evaluate (`-m MODULE`: a program like any).
+    fn python(&mut self, w: &mut World, argv: &[Str], args: &[Option<String>], env: &Env) -> Option<Vec<World>> {
+        use crate::evidence::python::eval::{self as py, EnvWriteKind, LaunchCommand, LaunchEnv, RunKind};
+        let at = self.at;
+        let mut i = 1;
+        let mut code: Option<Str> = None;
+        while let Some(a) = args.get(i) {
+            match a.as_deref() {
+                Some("-c") => {
+                    code = argv.get(i + 1).cloned();
+                    i += 2;
+                    break;
+                }
+                Some("-m") => return None,
+                Some("-") => {
+                    code = w.stdin.clone();
+                    i += 1;
+                    break;
+                }
+                Some(f) if f.starts_with('-') => i += 1,
+                Some(_) => {
+                    let file = argv[i].clone();
+                    let content = self.read_file(w, &file);
+                    let ctx = self.ctx(w);
+                    self.out.reached.push((file, content.is_known(), ctx));
+                    code = Some(content);
+                    i += 1;
+                    break;
+                }
+                None => return None,
+            }
+        }
+        let code = code?;
+        let text = code.known()?;
+        let first = code.first_place().unwrap_or(at);
+        let vars = env.vars(w);
+        let inputs = py::PyInputs {
+            env: vars.iter().filter_map(|(k, v)| v.known().map(|v| (k.clone(), v))).collect(),
+            argv: args[i.saturating_sub(1)..].iter().map(|a| a.clone().unwrap_or_default()).collect(),
+            file: None,
+        };
+        let effects = py::evaluate(&text, first.line as u64, &inputs);
+        let place = |line: u64| Place { file: first.file, line: line as u32 };
+        // The process's environment as its writes leave it, in order.
+        let mut proc_env = vars;
+        for write in &effects.env {
+            let Some(name) = write.name.as_str() else { continue };
+            match (write.kind, &write.value) {
+                (EnvWriteKind::Set, Some(v)) | (EnvWriteKind::Putenv, Some(v)) => {
+                    proc_env.insert(name.to_string(), py_str(v, place(write.line)));
+                }
+                (EnvWriteKind::SetDefault, Some(v)) => {
+                    proc_env.entry(name.to_string()).or_insert_with(|| py_str(v, place(write.line)));
+                }
+                _ => {
+                    proc_env.remove(name);
+                }
+            }
+        }
+        let saved = self.at;
+        for run in effects.run_modules.iter().filter(|r| r.kind == RunKind::Module) {
+            self.at = place(run.line);
+            let mut launch = vec![argv[0].clone(), Str::lit("-m", self.at), py_str(&run.target, self.at)];
+            if let Some(sys_argv) = &run.argv {
+                launch.extend(sys_argv.iter().skip(1).map(|a| py_str(a, self.at)));
+            }
+            let child = Env {
+                base: Base::Empty,
+                changes: proc_env.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect(),
+                prefix: Vec::new(),
+                inherits: env.inherits,
+            };
+            self.record(w, launch, child, Vec::new());
+        }
+        for launch in &effects.launches {
+            self.at = place(launch.line);
+            let child = match &launch.env {
+                LaunchEnv::Inherited => Env {
+                    base: Base::Empty,
+                    changes: proc_env.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect(),
+                    prefix: Vec::new(),
+                    inherits: env.inherits,
+                },
+                LaunchEnv::Given { base, vars } => {
+                    let mut changes: Vec<(String, Option<Str>)> = match base {
+                        py::EnvBase::Environ => proc_env.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect(),
+                        _ => Vec::new(),
+                    };
+                    changes.extend(vars.iter().filter_map(|(k, v)| k.as_str().map(|k| (k.to_string(), Some(py_str(v, self.at))))));
+                    Env { base: Base::Empty, changes, prefix: Vec::new(), inherits: matches!(base, py::EnvBase::Unknown(_)) }
+                }
+            };
+            match &launch.command {
+                LaunchCommand::Argv(values) => {
+                    let words: Vec<Str> = values.iter().map(|v| py_str(v, self.at)).collect();
+                    if !words.is_empty() {
+                        let mut child_world = w.clone();
+                        let _ = self.program(&mut child_world, words, child, Vec::new());
+                    }
+                }
+                LaunchCommand::Shell(command) => {
+                    let command = py_str(command, self.at);
+                    let mut shell = vec![Str::lit("bash", self.at), Str::lit("-c", self.at), command];
+                    shell.truncate(3);
+                    let mut child_world = w.clone();
+                    let _ = self.program(&mut child_world, shell, child, Vec::new());
+                }
+            }
+        }
+        for write in &effects.writes {
+            self.at = place(write.line);
+            let path = py_str(&write.path, self.at);
+            let content = write
+                .content
+                .as_ref()
+                .map(|c| py_str(c, self.at))
+                .unwrap_or_else(|| self.undetermined(Why::Output("what the Python program writes".into()), "…"));
+            self.write_file(w, &path, content, false);
+        }
+        for (line, problem) in &effects.problems {
+            self.at = place(*line);
+            self.note(format!("python: {problem}"));
+        }
+        self.at = saved;
+        // Its own record, for what reads the program's words.
+        let _ = self.record(w, argv.to_vec(), env.clone(), Vec::new());
+        if effects.prints.iter().all(|p| !p.conditional && p.text.as_str().is_some()) && w.out.is_some() {
+            // What it prints, when all of it is known, replaces the undetermined output record() gave.
+            let printed: String = effects.prints.iter().filter_map(|p| p.text.as_str()).map(|t| format!("{t}\n")).collect();
+            if let Some(out) = w.out.as_mut() {
+                let mut pieces = out.pieces().to_vec();
+                pieces.pop();
+                let mut rebuilt = Str::new();
+                for p in pieces {
+                    rebuilt.push(p);
+                }
+                rebuilt.push_str(&printed, at);
+                *out = rebuilt;
+            }
+        }
+        Some(vec![w.clone()])
     }
 
     /// A program not evaluated: recorded with what it receives; its output
@@ -619,6 +774,12 @@ impl Interp<'_> {
                 out
             }
             "xargs" => return self.xargs(w, argv),
+            // `awk "BEGIN{print (A-1)/K}"`: arithmetic on the script's values.
+            "awk" if texts.len() == 2 => {
+                let expr = texts[1].trim().strip_prefix("BEGIN")?.trim().strip_prefix('{')?.strip_suffix('}')?.trim().strip_prefix("print")?;
+                let n = crate::evidence::shell::expand::awk_number(crate::evidence::shell::expand::arith(expr)?)?;
+                Str::derived(format!("{n}\n"), &argv[1], at)
+            }
             "seq" => {
                 let nums: Vec<i64> = texts[1..].iter().map(|t| t.parse().ok()).collect::<Option<_>>()?;
                 let (first, step, last) = match nums.as_slice() {
@@ -691,6 +852,20 @@ impl Interp<'_> {
         child.stdin = None;
         let worlds = self.program(&mut child, command, env, vec![argv[..i].to_vec()]);
         Some(worlds)
+    }
+}
+
+/// A Python interpreter's name (`python`, `python3`, `python3.11`).
+fn is_python(base: &str) -> bool {
+    base == "python" || base.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// A Python value as the shell sees it.
+fn py_str(v: &crate::evidence::python::eval::PyValue, at: Place) -> Str {
+    use crate::evidence::python::eval::PyValue;
+    match v {
+        PyValue::Str(_) | PyValue::Int(_) | PyValue::Float(_) | PyValue::Bool(_) | PyValue::Installed(_) => Str::lit(v.to_string(), at),
+        other => Str::unknown(Why::Output("a value of the Python program".into()), at, other.to_string()),
     }
 }
 

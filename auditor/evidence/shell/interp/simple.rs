@@ -2,65 +2,12 @@
 //! (function, builtin, program) and run, its redirections applied; and the
 //! records of what a path assigned and wrote.
 
+use super::args::{Arg, Pending, PendingValue};
 use super::state::{FileState, Lookup, Status, Value, World};
 use super::value::{Place, Str, Why};
 use super::{Assign, How, Interp, Write};
 use brush_parser::ast::{self, AssignmentName, AssignmentValue, CommandPrefixOrSuffixItem, IoRedirect};
 use std::collections::BTreeMap;
-
-/// A command's argument as the command receives it.
-#[derive(Clone, Debug)]
-pub(super) enum Arg {
-    Word(Str),
-    /// `NAME=value` written as an assignment after a declaration builtin
-    /// (`export A=$X`: not split).
-    Assign(Pending),
-}
-
-impl Arg {
-    /// The text a program would see.
-    pub(super) fn text(&self) -> Str {
-        match self {
-            Arg::Word(s) => s.clone(),
-            Arg::Assign(p) => {
-                let mut s = Str::lit(p.name.clone(), p.name_at);
-                s.push_str(if p.append { "+=" } else { "=" }, p.name_at);
-                match &p.value {
-                    PendingValue::Scalar(v) => s.append(v),
-                    PendingValue::Array(items) => {
-                        s.push_str("(", p.name_at);
-                        for (i, (_, v)) in items.iter().enumerate() {
-                            if i > 0 {
-                                s.push_str(" ", p.name_at);
-                            }
-                            s.append(v);
-                        }
-                        s.push_str(")", p.name_at);
-                    }
-                }
-                s
-            }
-        }
-    }
-}
-
-/// An assignment expanded and not yet made.
-#[derive(Clone, Debug)]
-pub(super) struct Pending {
-    /// The name, with `[index]` for an element.
-    pub name: String,
-    pub index: Option<String>,
-    pub value: PendingValue,
-    pub append: bool,
-    pub name_at: Place,
-}
-
-#[derive(Clone, Debug)]
-pub(super) enum PendingValue {
-    Scalar(Str),
-    /// `(a b [k]=c)`: each element with its key.
-    Array(Vec<(Option<Str>, Str)>),
-}
 
 /// Builtins whose `NAME=value` arguments are assignments.
 fn is_declaration(name: &str) -> bool {

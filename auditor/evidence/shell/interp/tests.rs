@@ -21,7 +21,7 @@ fn run_with(script: &str, env: &[(&str, &str)]) -> Evaluation {
 fn launches(e: &Evaluation, name: &str) -> Vec<(String, Option<String>)> {
     e.execs
         .iter()
-        .filter(|x| x.argv.iter().any(|a| a.known().is_some_and(|t| t.contains("launch_server"))))
+        .filter(|x| crate::evidence::shell::command::launch_of(&x.argv.iter().map(Str::display).collect::<Vec<_>>()).is_some())
         .map(|x| (x.argv.iter().map(Str::display).collect::<Vec<_>>().join(" "), x.env.get(name).map(Str::display)))
         .collect()
 }
@@ -73,6 +73,19 @@ fn wrappers_carry_the_setting() {
 }
 
 #[test]
+fn python_the_script_runs_is_evaluated() {
+    let e = run(&format!("python3 -c \"import os, runpy; os.environ['{FLAG}'] = '1'; runpy.run_module('sglang.launch_server', run_name='__main__')\"\n"));
+    assert_eq!(launches(&e, FLAG), vec![("python3 -m sglang.launch_server".to_string(), Some("1".to_string()))]);
+    let e = run(&format!(
+        "python3 - <<'EOF'\nimport os, subprocess\nenv = dict(os.environ, {FLAG}='1')\nsubprocess.run(['python3', '-m', 'sglang.launch_server', '--tp', '8'], env=env)\nEOF\n"
+    ));
+    assert_eq!(launches(&e, FLAG), vec![(LAUNCH.to_string(), Some("1".to_string()))]);
+    // The honest twin reads the flag and sets nothing.
+    let e = run(&format!("python3 -c \"import os; print(os.environ.get('{FLAG}', '0'))\"\n{LAUNCH}\n"));
+    assert_eq!(launches(&e, FLAG), vec![(LAUNCH.to_string(), None)]);
+}
+
+#[test]
 fn control_flow_follows_known_inputs() {
     let script = format!("if [ \"$EVAL_ONLY\" != true ]; then export {FLAG}=1; fi\n{LAUNCH}\n");
     let eval = run_with(&script, &[("EVAL_ONLY", "true")]);
@@ -106,6 +119,7 @@ fn decoded_and_computed_values() {
     assert_eq!(flag_at_launch(&format!("export {FLAG}=$((0+1))")), vec![Some("1".into())]);
     assert_eq!(flag_at_launch(&format!("Z=0; export {FLAG}=${{Z/0/1}}")), vec![Some("1".into())]);
     assert_eq!(flag_at_launch(&format!("W=10; export {FLAG}=${{W:0:1}}")), vec![Some("1".into())]);
+    assert_eq!(flag_at_launch(&format!("AL=2.99; export {FLAG}=$(awk \"BEGIN{{print ($AL-1)/3}}\")")), vec![Some("0.663333".into())]);
     assert_eq!(flag_at_launch(&format!("cat > /tmp/.env <<'EOF'\n{FLAG}=1\nEOF\nexport $(grep -v '^#' /tmp/.env | xargs)")), vec![Some("1".into())]);
     assert_eq!(flag_at_launch(&format!("while IFS== read -r k v; do export \"$k=$v\"; done <<< {FLAG}=1")), vec![Some("1".into())]);
 }
