@@ -914,6 +914,13 @@ fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, at
     out
 }
 
+/// Arrays of several paths with the same keys, element by element "one of".
+fn join_elements<K: Ord + Clone>(maps: &[&std::collections::BTreeMap<K, Str>], at: Place) -> Option<std::collections::BTreeMap<K, Str>> {
+    maps.iter()
+        .all(|m| m.keys().eq(maps[0].keys()))
+        .then(|| maps[0].keys().map(|k| (k.clone(), Str::one_of(maps.iter().map(|m| m[k].clone()).collect(), at))).collect())
+}
+
 /// Values of several paths as one: arrays with the same indices element by
 /// element, scalars "one of", anything else an undetermined array.
 fn join_values(values: &[Option<&super::state::Value>], name: &str, at: Place) -> super::state::Value {
@@ -925,10 +932,8 @@ fn join_values(values: &[Option<&super::state::Value>], name: &str, at: Place) -
             _ => None,
         })
         .collect();
-    if let Some(maps) = indexed
-        && maps.iter().all(|m| m.keys().eq(maps[0].keys()))
-    {
-        return Value::Indexed(maps[0].keys().map(|k| (*k, Str::one_of(maps.iter().map(|m| m[k].clone()).collect(), at))).collect());
+    if let Some(joined) = indexed.and_then(|maps| join_elements(&maps, at)) {
+        return Value::Indexed(joined);
     }
     let assoc: Option<Vec<&std::collections::BTreeMap<String, Str>>> = values
         .iter()
@@ -937,10 +942,8 @@ fn join_values(values: &[Option<&super::state::Value>], name: &str, at: Place) -
             _ => None,
         })
         .collect();
-    if let Some(maps) = assoc
-        && maps.iter().all(|m| m.keys().eq(maps[0].keys()))
-    {
-        return Value::Assoc(maps[0].keys().map(|k| (k.clone(), Str::one_of(maps.iter().map(|m| m[k].clone()).collect(), at))).collect());
+    if let Some(joined) = assoc.and_then(|maps| join_elements(&maps, at)) {
+        return Value::Assoc(joined);
     }
     let scalars: Option<Vec<Str>> = values
         .iter()
