@@ -35,6 +35,8 @@ pub struct Options {
     pub changed_since: Option<String>,
     /// Audit retired configs too (see [`ReadOptions`]).
     pub include_deprecated: bool,
+    /// Judge scripts by the bash interpreter (see [`ReadOptions`]).
+    pub interpret_scripts: bool,
 }
 
 /// What of a bundle is audited beyond its defaults.
@@ -47,6 +49,11 @@ pub struct ReadOptions {
     /// Paths of a checkout that no submission runs (the policy's `outside`),
     /// with the reason they are skipped.
     pub outside: Vec<crate::policy::Outside>,
+    /// Judge scripts by the bash interpreter ([`crate::evidence::shell::interp`],
+    /// with the files they source) instead of the line reader: the model
+    /// the line reader is being replaced by, not yet the default (about
+    /// 20 times slower on a repository; BENCHMARKS.md).
+    pub interpret_scripts: bool,
 }
 
 impl ReadOptions {
@@ -108,7 +115,15 @@ fn read_from(
     options: &ReadOptions,
 ) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
+    if options.interpret_scripts {
+        extractor = extractor.deferring_scripts();
+    }
     let mut bundle = source(&mut extractor)?;
+    for (path, why) in crate::evidence::link_scripts(&mut extractor.files) {
+        if let Some(entry) = bundle.files.iter_mut().find(|f| f.path == path && f.status == FileStatus::Read) {
+            entry.status = FileStatus::Partial(why);
+        }
+    }
     let artifacts: BTreeSet<String> = bundle.files.iter().filter_map(|f| layout::artifact_of(&f.path).map(str::to_string)).collect();
     let (jobs, assignment) = jobs::group(&artifacts);
     let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = extractor.files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
@@ -254,7 +269,8 @@ pub(crate) fn audit_prepared(
         Some(reference) => paths.iter().map(|p| Changes::read(p, reference)).collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
-    let read_options = ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone() };
+    let read_options =
+        ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone(), interpret_scripts: options.interpret_scripts };
     // The base commits are audited from git objects while the checkout is
     // read and judged: two independent audits, one on each core.
     std::thread::scope(|scope| {

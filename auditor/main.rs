@@ -151,6 +151,10 @@ struct AuditInputs {
     /// recipes only they run); by default they are listed as skipped.
     #[arg(long)]
     include_deprecated: bool,
+    /// Judge scripts by the bash interpreter, with the files they source, instead of the line
+    /// reader: experimental, about 20 times slower on a repository (BENCHMARKS.md).
+    #[arg(long)]
+    interpret_scripts: bool,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -181,7 +185,11 @@ impl AuditInputs {
     /// Audit the inputs (only what changed since `changed_since`, when given).
     fn audit(&self, changed_since: Option<&str>) -> Result<Report> {
         let (policy, inputs) = self.load()?;
-        let options = audit::Options { changed_since: changed_since.map(str::to_string), include_deprecated: self.include_deprecated };
+        let options = audit::Options {
+            changed_since: changed_since.map(str::to_string),
+            include_deprecated: self.include_deprecated,
+            interpret_scripts: self.interpret_scripts,
+        };
         match audit::audit_with(&self.bundles, &policy, &self.limits.limits(), &inputs, &options) {
             Ok(report) => Ok(report),
             Err(AuditError::Bundle(e)) => bail!("{e}"),

@@ -93,6 +93,10 @@ pub struct FileEvidence {
     /// The entries of a master config.
     #[serde(skip)]
     pub master: Vec<yaml::master::MasterEntry>,
+    /// A script's text, kept to evaluate it again with the files it sources
+    /// once every file of the input is read.
+    #[serde(skip)]
+    pub script: Option<std::sync::Arc<str>>,
     /// An eval payload (`meta_env.json`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_payload: bool,
@@ -137,6 +141,7 @@ impl FileEvidence {
             metadata: None,
             recipe: None,
             master: Vec::new(),
+            script: None,
             eval_payload: false,
             eval_path: false,
             eval_scores: Vec::new(),
@@ -168,6 +173,7 @@ impl FileEvidence {
             metadata: self.metadata.clone(),
             recipe: None,
             master: Vec::new(),
+            script: None,
             eval_payload: self.eval_payload,
             eval_path: self.eval_path,
             eval_scores: self.eval_scores.clone(),
@@ -189,6 +195,10 @@ pub struct Extractor<'e> {
     /// Lines of program output that no parser can use are passed unread
     /// ([`prefilter`]); off only in tests that check the filter is exact.
     prefilter: bool,
+    /// Scripts are only read here and evaluated by the bash interpreter once
+    /// every file is ([`link_scripts`]), with the files they source; else
+    /// the line reader reads them here.
+    defer_scripts: bool,
     pub files: Vec<FileEvidence>,
 }
 
@@ -211,12 +221,18 @@ impl Read for Tee<'_, '_, '_> {
 
 impl<'e> Extractor<'e> {
     pub fn new(max_line: usize) -> Self {
-        Extractor { max_line, signatures: None, prefilter: true, files: Vec::new() }
+        Extractor { max_line, signatures: None, prefilter: true, defer_scripts: false, files: Vec::new() }
     }
 
     /// An extractor that also runs the signature rules of `engine`.
     pub fn with_signatures(max_line: usize, engine: &'e Engine) -> Self {
-        Extractor { max_line, signatures: Some(engine), prefilter: true, files: Vec::new() }
+        Extractor { max_line, signatures: Some(engine), prefilter: true, defer_scripts: false, files: Vec::new() }
+    }
+
+    /// Leave scripts to the interpreter ([`link_scripts`]), which evaluates
+    /// them with the files they source (`--interpret-scripts`).
+    pub fn deferring_scripts(self) -> Self {
+        Extractor { defer_scripts: true, ..self }
     }
 
     /// Parse one stream as a file at `path`; returns the evidence and what
@@ -292,8 +308,28 @@ impl<'e> Extractor<'e> {
             let incomplete = self.scan_lines(&file, &mut head.0.as_slice().chain(reader), &mut evidence);
             return (evidence, incomplete);
         }
+        if kind == FileKind::Script && self.defer_scripts {
+            let incomplete = self.keep_script(reader, &mut evidence);
+            return (evidence, incomplete);
+        }
         let incomplete = self.scan_lines(&file, reader, &mut evidence);
         (evidence, incomplete)
+    }
+
+    /// A script read whole and kept for [`link_scripts`], which evaluates it
+    /// as bash runs it with the files it sources.
+    fn keep_script(&self, reader: &mut dyn Read, evidence: &mut FileEvidence) -> Option<String> {
+        let mut bytes = Vec::new();
+        if let Err(e) = reader.take(MAX_SCRIPT + 1).read_to_end(&mut bytes) {
+            return Some(format!("read error: {e}"));
+        }
+        if bytes.len() as u64 > MAX_SCRIPT {
+            // Drained for the digest and the signature rules; not evaluated.
+            let _ = io::copy(reader, &mut io::sink());
+            return Some(format!("larger than {MAX_SCRIPT} bytes: not evaluated"));
+        }
+        evidence.script = Some(String::from_utf8_lossy(&bytes).into());
+        None
     }
 
     /// Run the line parsers the file's kind calls for over every line
@@ -374,6 +410,57 @@ impl<'e> Extractor<'e> {
         }
         (!incomplete.is_empty()).then(|| incomplete.join("; "))
     }
+}
+
+/// Largest script evaluated; a larger one is scanned by the signature rules only.
+pub const MAX_SCRIPT: u64 = 8 << 20;
+
+/// Put what an evaluation found into a script's evidence; what was not examined.
+fn apply_evaluated(file: &FileRef, evidence: &mut FileEvidence, evaluated: shell::evaluated::Evaluated) -> Option<String> {
+    evidence.env = evaluated.env;
+    evidence.commands = evaluated.commands;
+    for command in &mut evidence.commands {
+        yaml::shown::splice_sglang_config(file, command, &evaluated.written);
+    }
+    evidence.actions = evaluated.actions;
+    evidence.eval_path = evaluated.eval_path;
+    evidence.records = evaluated.written.iter().flat_map(|body| yaml::shown::written(file, body)).collect();
+    evidence.notes.retain(|n| !n.message.starts_with(EVALUATION_NOTE));
+    for (line, message) in evaluated.notes {
+        evidence.notes.push(Note { line, message: format!("{EVALUATION_NOTE}{message}") });
+    }
+    evaluated.unexamined
+}
+
+/// The prefix of the notes an evaluation leaves.
+const EVALUATION_NOTE: &str = "evaluation: ";
+
+/// Evaluate again every script that sources or runs files of the input,
+/// now that every file is read: what they define and export counts where
+/// the script runs it. Returns the scripts whose evaluation could not be
+/// completed, with why.
+pub fn link_scripts(files: &mut [FileEvidence]) -> Vec<(String, String)> {
+    use rayon::prelude::*;
+    let texts: Vec<(String, std::sync::Arc<str>)> = files.iter().filter_map(|f| f.script.clone().map(|t| (f.path.clone(), t))).collect();
+    let tree = shell::evaluated::TreeFiles::new(texts.iter().map(|(p, t)| (p.as_str(), &**t)));
+    let evaluated: Vec<(usize, shell::evaluated::Evaluated)> = files
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let text = f.script.clone()?;
+            let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+            Some((i, shell::evaluated::evaluate(&file, &text, &tree)))
+        })
+        .collect();
+    let mut unexamined = Vec::new();
+    for (i, e) in evaluated {
+        let f = &mut files[i];
+        let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+        if let Some(why) = apply_evaluated(&file, f, e) {
+            unexamined.push((f.path.clone(), why));
+        }
+    }
+    unexamined
 }
 
 /// Why a JSON or YAML file was not read as a document.
