@@ -64,18 +64,26 @@ fn has_error_at(report: &serde_json::Value, id: &str, file: &str, line: u64) -> 
 /// error in check `id`; the edited tree has one citing (`path`, `line`),
 /// in the full audit and with `--changed-since` the base, whose exit is 1.
 fn assert_caught(what: &str, files: &[(&str, &str)], path: &str, edit: &str, id: &str, line: u64) {
+    assert_caught_with(&[], what, files, path, edit, id, (path, line));
+}
+
+/// [`assert_caught`] with more audit arguments (`--interpret-scripts`).
+/// The error cites `at` (file, line), in the edited file or in one it reaches.
+fn assert_caught_with(flags: &[&str], what: &str, files: &[(&str, &str)], path: &str, edit: &str, id: &str, at: (&str, u64)) {
+    let (file, line) = at;
     let tmp = tempfile::tempdir().unwrap();
     write_tree(tmp.path(), files);
     let dir = tmp.path().to_str().unwrap();
-    let base = json(&audit(&[dir, "--format", "json"]));
+    let run = |extra: &[&str]| audit(&[&[dir, "--format", "json"], extra, flags].concat());
+    let base = json(&run(&[]));
     assert!(error_lines(&base, id).is_empty(), "{what}: the honest base: {:#}", check(&base, id));
     commit_base(tmp.path());
     write_tree(tmp.path(), &[(path, edit)]);
-    let full = json(&audit(&[dir, "--format", "json"]));
-    assert!(has_error_at(&full, id, path, line), "{what}: full audit: {:#}", check(&full, id));
-    let out = audit(&[dir, "--changed-since", "HEAD", "--format", "json"]);
+    let full = json(&run(&[]));
+    assert!(has_error_at(&full, id, file, line), "{what}: full audit: {:#}", check(&full, id));
+    let out = run(&["--changed-since", "HEAD"]);
     assert_eq!(code(&out), 1, "{what}: --changed-since: {}", stdout(&out));
-    assert!(has_error_at(&json(&out), id, path, line), "{what}: --changed-since: {:#}", check(&json(&out), id));
+    assert!(has_error_at(&json(&out), id, file, line), "{what}: --changed-since: {:#}", check(&json(&out), id));
 }
 
 /// Every way below sets SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE to true in the
@@ -544,4 +552,135 @@ fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
     let patch = check(&report, "engine-patch");
     let found = patch["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "engine-patch/found-anywhere").unwrap_or_else(|| panic!("{patch:#}"));
     assert_eq!((found["severity"].as_str(), found["evidence"][0]["line"].as_u64()), (Some("warning"), Some(2)));
+}
+
+/// Issue 35's breaches, which the line reader let pass: each sets the
+/// forbidden draft flag in the engine's environment as bash runs it (each
+/// checked with bash). Judged by the bash interpreter (`--interpret-scripts`).
+const INTERPRETED_FORMS: &[(&str, &str, u64)] = &[
+    ("a function called with arguments", "setenv() { export \"$1=$2\"; }; setenv SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE 1", 3),
+    ("a nameref", "declare -n R=SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE; export R=1", 3),
+    ("export of an array", "A=(NCCL_NVLS_ENABLE=1 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1); export \"${A[@]}\"", 3),
+    ("readarray, then export", "readarray -t A <<< \"SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\"; export \"${A[@]}\"", 3),
+    ("a loop over an associative array", "declare -A M=([SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE]=1); for k in \"${!M[@]}\"; do export \"$k=${M[$k]}\"; done", 3),
+    ("brace expansion building the name", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_{MOE,DUMMY}=1", 3),
+    ("export of what echo prints", "export $(echo SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1)", 3),
+    ("env -S", "env -S 'SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 python3 -m sglang.launch_server --model-path /m'", 3),
+    ("bash -s of a here-string", "bash -s <<< \"export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1; python3 -m sglang.launch_server --model-path /m\"", 3),
+    ("sudo -E NAME=1", "sudo -E SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 python3 -m sglang.launch_server --model-path /m", 3),
+    (
+        "python3 -c setting os.environ before runpy runs the server",
+        "python3 -c \"import os, runpy, sys; os.environ['SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE']='1'; sys.argv=['s', '--model-path', '/m']; runpy.run_module('sglang.launch_server', run_name='__main__')\"",
+        3,
+    ),
+];
+
+/// The honest twin of an [`INTERPRETED_FORMS`] edit: the flag set to 0.
+fn disabled(edit: &str) -> String {
+    edit.replace("MOE=1", "MOE=0").replace("R=1", "R=0").replace("MOE 1", "MOE 0").replace("]=1", "]=0").replace("}=1", "}=0").replace("'1'", "'0'")
+}
+
+#[test]
+fn issue_35_breaches_are_errors_at_their_line_when_the_interpreter_judges() {
+    let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n");
+    for (what, edit, line) in INTERPRETED_FORMS {
+        let base = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
+        assert_caught_with(&["--interpret-scripts"], what, &[lib, (SCRIPT, &base)], SCRIPT, &script(edit), "forbidden-env", (SCRIPT, *line));
+    }
+    // A committed .env the script exports with grep | xargs: the error is at the .env's line.
+    let dotenv = ("benchmarks/.env", "# the job's settings\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n");
+    let load = script("export $(grep -v '^#' benchmarks/.env | xargs)");
+    assert_caught_with(&["--interpret-scripts"], "a committed .env", &[lib, dotenv, (SCRIPT, &script(":"))], SCRIPT, &load, "forbidden-env", (dotenv.0, 2));
+}
+
+#[test]
+fn issue_35_breaches_disabling_the_flag_pass_when_the_interpreter_judges() {
+    for (what, edit, _) in INTERPRETED_FORMS {
+        let honest = disabled(edit);
+        assert_ne!(&honest, edit, "{what}: no honest twin");
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(&honest))]);
+        let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json", "--interpret-scripts"]);
+        let report = json(&out);
+        assert!(forbidden(&report).is_empty(), "{what}: {honest}: {:?}", forbidden(&report));
+    }
+}
+
+/// An agentic launch script (the kind that must simulate acceptance on its
+/// throughput jobs) with `body` between the library and the launch, then the eval.
+fn agentic(body: &str, launch_args: &str) -> String {
+    format!(
+        "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n{body}\npython3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 {launch_args}\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi\n"
+    )
+}
+
+const AGENTIC: &str = "benchmarks/single_node/agentic/dsv4_fp4_b200_sglang_mtp.sh";
+const SPEC: &str = "--speculative-algorithm EAGLE --speculative-num-steps 3";
+const SIMULATE: &str = "export SGLANG_SIMULATE_ACC_LEN=2.49 SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token";
+
+/// Issue 35: `EVAL_ONLY` saved, flipped and restored around the block that
+/// decides simulation: the eval-only job simulates, an error at the export.
+#[test]
+fn eval_only_flipped_around_the_simulation_gate_is_an_error_at_the_export() {
+    let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n");
+    let honest = agentic(&format!("if [ \"$EVAL_ONLY\" != true ]; then {SIMULATE}; fi"), SPEC);
+    let flipped = agentic(&format!("SAVED=$EVAL_ONLY; EVAL_ONLY=false\nif [ \"$EVAL_ONLY\" != true ]; then {SIMULATE}; fi\nEVAL_ONLY=$SAVED"), SPEC);
+    assert_caught_with(&["--interpret-scripts"], "EVAL_ONLY flipped", &[lib, (AGENTIC, &honest)], AGENTIC, &flipped, "sim-acc-eval", (AGENTIC, 4));
+}
+
+/// Issue 35's honest refactors: each passes with no error and nothing left
+/// unexamined when the interpreter judges.
+#[test]
+fn honest_refactors_pass_when_the_interpreter_judges() {
+    let lib = "run_eval() { :; }\nset_simulation() { export SGLANG_SIMULATE_ACC_LEN=\"$1\" SGLANG_SIMULATE_ACC_TOKEN_MODE=real-draft-token; }\n";
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "a three-arm if with a SPEC_DECODING=none arm",
+            agentic(
+                &format!(
+                    "SPEC_ARGS=\"\"\nif [ \"$EVAL_ONLY\" = true ]; then\n  SPEC_ARGS=\"{SPEC}\"\nelif [ \"$SPEC_DECODING\" = none ]; then\n  SPEC_ARGS=\"\"\nelse\n  {SIMULATE}\n  SPEC_ARGS=\"{SPEC}\"\nfi"
+                ),
+                "$SPEC_ARGS",
+            ),
+        ),
+        (
+            "a nested case",
+            agentic(
+                &format!(
+                    "case \"$EVAL_ONLY\" in\n  true) ;;\n  *) case \"$MODEL\" in\n       *dsv4*) {SIMULATE} ;;\n       *) {SIMULATE} ;;\n     esac ;;\nesac"
+                ),
+                SPEC,
+            ),
+        ),
+        (
+            "git apply --check",
+            agentic(&format!("git apply --check /workspace/patches/fix.patch || true\nif [ \"$EVAL_ONLY\" != true ]; then {SIMULATE}; fi"), SPEC),
+        ),
+        (
+            "a comment ending in a backslash",
+            agentic(&format!("# the simulation is for throughput jobs only \\\nif [ \"$EVAL_ONLY\" != true ]; then {SIMULATE}; fi"), SPEC),
+        ),
+        (
+            "simulation in a function called under a correct gate",
+            agentic(&format!("enable_simulation() {{ {SIMULATE}; }}\nif [ \"$EVAL_ONLY\" != true ]; then enable_simulation; fi"), SPEC),
+        ),
+        ("a library helper called with arguments", agentic("if [ \"$EVAL_ONLY\" != true ]; then set_simulation 2.49; fi", SPEC)),
+        (
+            "legal exports from an array",
+            agentic(
+                &format!("ENVS=(NCCL_NVLS_ENABLE=1 SGLANG_ENABLE_JIT_DEEPGEMM=1)\nexport \"${{ENVS[@]}}\"\nif [ \"$EVAL_ONLY\" != true ]; then {SIMULATE}; fi"),
+                SPEC,
+            ),
+        ),
+        ("[[ … ]] || { export …; }", agentic(&format!("[[ \"$EVAL_ONLY\" == true ]] || {{ {SIMULATE}; }}"), SPEC)),
+    ];
+    for (what, text) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", lib), (AGENTIC, &text)]);
+        let out = audit(&[tmp.path().to_str().unwrap(), "--format", "json", "--interpret-scripts"]);
+        let report = json(&out);
+        let errors: Vec<_> = findings(&report).filter(|f| f["severity"] == "error").collect();
+        assert!(errors.is_empty(), "{what}:\n{text}\n{errors:#?}");
+        assert_eq!(report["verdict"], "pass", "{what}:\n{text}\n{:#}", report["not_examined"]);
+    }
 }

@@ -76,7 +76,7 @@ pub fn evaluate(file: &FileRef, text: &str, files: &dyn Files) -> Evaluated {
         let inputs = Inputs {
             script: format!("{MOUNT}/{}", file.path),
             args: Vec::new(),
-            env: [("EVAL_ONLY".to_string(), eval_only.to_string())].into(),
+            env: runner_inputs(&file.path).chain([("EVAL_ONLY".to_string(), eval_only.to_string())]).collect(),
             open: true,
             cwd: MOUNT.to_string(),
         };
@@ -85,8 +85,10 @@ pub fn evaluate(file: &FileRef, text: &str, files: &dyn Files) -> Evaluated {
     let eval = run("true");
     let throughput = run("false");
     let mut out = Evaluated::default();
-    let eval_items = items(file, &eval);
-    let throughput_items = items(file, &throughput);
+    // A function one run calls and the other does not is that run's only:
+    // the other's evaluation of it as uncalled is not what it runs.
+    let eval_items = items(file, &eval, &throughput.called);
+    let throughput_items = items(file, &throughput, &eval.called);
     out.eval_path = eval_items != throughput_items || mentions_eval(text) || calls_eval_runner(&eval) || calls_eval_runner(&throughput);
     let mut actions = ActionScanner::default();
     for line in text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with('#')) {
@@ -143,6 +145,16 @@ pub fn evaluate(file: &FileRef, text: &str, files: &dyn Files) -> Evaluated {
     out
 }
 
+/// What the runner's choice of a script tells of its environment: the
+/// runners (`runners/launch_*.sh`) run `benchmarks/single_node/<...>_mtp.sh`
+/// exactly when `SPEC_DECODING` is `mtp`, so a test of it in such a script
+/// is decided.
+fn runner_inputs(path: &str) -> impl Iterator<Item = (String, String)> {
+    let single_node = path.starts_with("benchmarks/single_node/") || path.contains("/benchmarks/single_node/");
+    let mtp = single_node && path.ends_with("_mtp.sh");
+    mtp.then(|| ("SPEC_DECODING".to_string(), "mtp".to_string())).into_iter()
+}
+
 /// Whether the script names the eval switches at all (as the line reader did).
 fn mentions_eval(text: &str) -> bool {
     text.contains("EVAL_ONLY") || text.contains("RUN_EVAL")
@@ -182,10 +194,12 @@ fn provenance(file: &FileRef, e: &Evaluation, at: Place) -> Provenance {
     p
 }
 
-/// The items of one evaluation, in the order it ran them.
-fn items(file: &FileRef, e: &Evaluation) -> Vec<Item> {
+/// The items of one evaluation, in the order it ran them, but for those of
+/// its uncalled functions that `called_elsewhere` names.
+fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BTreeSet<String>) -> Vec<Item> {
     let mut seq: Vec<(usize, Item)> = Vec::new();
-    for a in &e.assigns {
+    let elsewhere = |ctx: &interp::Ctx| ctx.chain.iter().any(|c| matches!(&c.kind, CallKind::Uncalled(f) if called_elsewhere.contains(f)));
+    for a in e.assigns.iter().filter(|a| !elsewhere(&a.ctx)) {
         let (origin, scope) = match a.how {
             How::Prefix => (EnvOrigin::CommandPrefix, Scope::Command(a.ctx.at.line as u64)),
             How::Unset => (EnvOrigin::Unset, Scope::File),
@@ -199,7 +213,7 @@ fn items(file: &FileRef, e: &Evaluation) -> Vec<Item> {
         assignment.expands = expands;
         seq.push((a.ctx.order, Item::Env(assignment)));
     }
-    for x in &e.execs {
+    for x in e.execs.iter().filter(|x| !elsewhere(&x.ctx)) {
         let argv: Vec<String> = x.argv.iter().map(Str::display).collect();
         let at = provenance(file, e, x.ctx.at);
         let function = x.ctx.chain.iter().rev().find_map(|c| match &c.kind {
@@ -227,7 +241,7 @@ fn items(file: &FileRef, e: &Evaluation) -> Vec<Item> {
             seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new() })));
         }
     }
-    for wr in &e.writes {
+    for wr in e.writes.iter().filter(|w| !elsewhere(&w.ctx)) {
         let at = provenance(file, e, wr.ctx.at);
         let target = wr.path.display();
         seq.push((

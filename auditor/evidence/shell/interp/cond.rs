@@ -2,8 +2,8 @@
 //! undetermined when they test a value or a file only the run knows.
 
 use super::Interp;
-use super::state::{Lookup, Status, World};
-use super::value::Str;
+use super::state::{Fact, Lookup, Status, World};
+use super::value::{Piece, Str, Why};
 use brush_parser::ast::{BinaryPredicate, ExtendedTestExpr, TestExpr, UnaryPredicate};
 
 /// Three-valued truth.
@@ -40,7 +40,9 @@ fn or(a: Tri, b: impl FnOnce() -> Tri) -> Tri {
 
 impl Interp<'_> {
     pub(super) fn extended_test(&mut self, w: &mut World, expr: &ExtendedTestExpr) -> Status {
+        w.assumed = None;
         let t = self.ext(w, expr);
+        keep_assumption_of_one_comparison(w, ext_comparison(expr));
         status(t, "a [[ ]] test of what the run decides")
     }
 
@@ -72,8 +74,15 @@ impl Interp<'_> {
                 let l = self.expand_single(w, left);
                 match pred {
                     BinaryPredicate::StringExactlyMatchesPattern | BinaryPredicate::StringDoesNotExactlyMatchPattern => {
-                        let m = self.pattern_matches(w, &l, right);
-                        if matches!(pred, BinaryPredicate::StringDoesNotExactlyMatchPattern) { m.map(|b| !b) } else { m }
+                        let mut m = self.pattern_matches(w, &l, right);
+                        if m.is_none() {
+                            // A pattern without glob characters is a string comparison.
+                            let r = self.expand_single(w, right);
+                            if r.known().is_some_and(|t| !t.contains(['*', '?', '[', ']', '(', ')', '|', '+', '@', '!', '\\'])) {
+                                m = equal(w, &l, &r);
+                            }
+                        }
+                        if matches!(pred, BinaryPredicate::StringDoesNotExactlyMatchPattern) { negate(w, m) } else { m }
                     }
                     BinaryPredicate::StringMatchesRegex => {
                         let r = self.expand_single(w, right);
@@ -102,63 +111,54 @@ impl Interp<'_> {
 
     /// `test ARGS` / `[ ARGS ]`, the arguments expanded.
     pub(super) fn test_command(&mut self, w: &mut World, args: &[Str]) -> Status {
-        let mut texts = Vec::new();
-        for a in args {
-            match a.known() {
-                Some(t) => texts.push(t),
-                // An operand the run decides: keep a stand-in so the form parses, and decide nothing.
-                None => texts.push("\u{1}unknown\u{1}".to_string()),
-            }
-        }
-        let unknown = texts.iter().any(|t| t == "\u{1}unknown\u{1}");
+        w.assumed = None;
+        // An operand the run decides stands in as a text of its own, so the
+        // form parses; the comparisons take the operand itself.
+        let texts: Vec<String> = args.iter().enumerate().map(|(i, a)| a.known().unwrap_or_else(|| stand_in(i))).collect();
         let expr = match brush_parser::test_command::parse(&texts) {
             Ok(e) => e,
             Err(_) => return Status::Known(2),
         };
-        let t = self.test_expr(w, &expr, args);
-        match t {
-            Some(b) if !unknown || self.decided_without_unknowns(&expr) => Status::from_bool(b),
-            Some(_) | None => status(None, "a test of what the run decides"),
-        }
+        let t = self.test_expr(w, &expr, args, &texts);
+        keep_assumption_of_one_comparison(w, test_comparison(&expr));
+        status(t, "a test of what the run decides")
     }
 
-    /// A `test` whose stand-ins were never compared (an `||` decided first) is decided.
-    fn decided_without_unknowns(&self, _expr: &TestExpr) -> bool {
-        false
-    }
-
-    fn test_expr(&mut self, w: &mut World, expr: &TestExpr, args: &[Str]) -> Tri {
-        let value = |s: &str| -> Option<Str> {
-            if s == "\u{1}unknown\u{1}" {
-                return None;
+    fn test_expr(&mut self, w: &mut World, expr: &TestExpr, args: &[Str], texts: &[String]) -> Tri {
+        let value = |s: &str| -> Str {
+            match texts.iter().position(|t| t == s) {
+                Some(i) => args[i].clone(),
+                None => Str::lit(s, self.at),
             }
-            Some(args.iter().find(|a| a.known().as_deref() == Some(s)).cloned().unwrap_or_else(|| Str::lit(s, self.at)))
         };
         match expr {
             TestExpr::False => Some(false),
-            TestExpr::Literal(s) => Some(value(s)?.known().is_some_and(|t| !t.is_empty())),
+            TestExpr::Literal(s) => known_len(&value(s)).map(|n| n > 0),
             TestExpr::And(a, b) => {
-                let a = self.test_expr(w, a, args);
-                let b = self.test_expr(w, b, args);
+                let a = self.test_expr(w, a, args, texts);
+                let b = self.test_expr(w, b, args, texts);
                 and(a, || b)
             }
             TestExpr::Or(a, b) => {
-                let a = self.test_expr(w, a, args);
-                let b = self.test_expr(w, b, args);
+                let a = self.test_expr(w, a, args, texts);
+                let b = self.test_expr(w, b, args, texts);
                 or(a, || b)
             }
-            TestExpr::Not(a) => self.test_expr(w, a, args).map(|b| !b),
-            TestExpr::Parenthesized(a) => self.test_expr(w, a, args),
+            TestExpr::Not(a) => self.test_expr(w, a, args, texts).map(|b| !b),
+            TestExpr::Parenthesized(a) => self.test_expr(w, a, args, texts),
             TestExpr::UnaryTest(pred, s) => {
-                let v = value(s)?;
+                let v = value(s);
                 self.unary(w, pred, &v)
             }
             TestExpr::BinaryTest(pred, l, r) => {
-                let (l, r) = (value(l)?, value(r)?);
+                let (l, r) = (value(l), value(r));
                 match pred {
                     // `test` compares strings, not patterns.
-                    BinaryPredicate::StringExactlyMatchesPattern => Some(l.known()? == r.known()?),
-                    BinaryPredicate::StringDoesNotExactlyMatchPattern => Some(l.known()? != r.known()?),
+                    BinaryPredicate::StringExactlyMatchesPattern => equal(w, &l, &r),
+                    BinaryPredicate::StringDoesNotExactlyMatchPattern => {
+                        let t = equal(w, &l, &r);
+                        negate(w, t)
+                    }
                     _ => self.binary(w, pred, &l, &r),
                 }
             }
@@ -201,8 +201,11 @@ impl Interp<'_> {
             me.arith_text(w, &t).ok()
         };
         match pred {
-            BinaryPredicate::StringExactlyMatchesString | BinaryPredicate::StringExactlyMatchesPattern => Some(l.known()? == r.known()?),
-            BinaryPredicate::StringDoesNotExactlyMatchString | BinaryPredicate::StringDoesNotExactlyMatchPattern => Some(l.known()? != r.known()?),
+            BinaryPredicate::StringExactlyMatchesString | BinaryPredicate::StringExactlyMatchesPattern => equal(w, l, r),
+            BinaryPredicate::StringDoesNotExactlyMatchString | BinaryPredicate::StringDoesNotExactlyMatchPattern => {
+                let t = equal(w, l, r);
+                negate(w, t)
+            }
             BinaryPredicate::StringContainsSubstring => Some(l.known()?.contains(&r.known()?)),
             BinaryPredicate::LeftSortsBeforeRight => Some(l.known()? < r.known()?),
             BinaryPredicate::LeftSortsAfterRight => Some(l.known()? > r.known()?),
@@ -226,4 +229,94 @@ fn known_len(value: &Str) -> Option<usize> {
     // Known text around an unknown part: not empty, whatever the part is.
     let has_text = value.pieces().iter().any(|p| matches!(p, super::value::Piece::Lit { text, .. } if !text.is_empty()));
     has_text.then_some(1)
+}
+
+/// The text an undetermined operand of `test` stands in as: one of its own
+/// per argument (control characters no script's literal holds).
+fn stand_in(i: usize) -> String {
+    format!("\u{1}unknown {i}\u{1}")
+}
+
+/// Whether two values are equal. An input variable compared with known
+/// text is decided by what this path learnt of it; else what each outcome
+/// tells of it is noted for the fork that follows (`World::learn`).
+fn equal(w: &mut World, l: &Str, r: &Str) -> Tri {
+    if let (Some(l), Some(r)) = (l.known(), r.known()) {
+        return Some(l == r);
+    }
+    let (name, text) = match (input_name(l), r.known(), input_name(r), l.known()) {
+        (Some(name), Some(text), _, _) | (_, _, Some(name), Some(text)) => (name, text),
+        _ => return None,
+    };
+    if w.excluded.get(&name).is_some_and(|texts| texts.contains(&text)) {
+        return Some(false);
+    }
+    w.assumed = Some(Box::new((Fact::Is(name.clone(), text.clone()), Fact::IsNot(name, text))));
+    None
+}
+
+/// The opposite outcome, and the facts of its arms swapped.
+fn negate(w: &mut World, t: Tri) -> Tri {
+    if let Some(facts) = w.assumed.as_mut() {
+        let (held, failed) = &mut **facts;
+        std::mem::swap(held, failed);
+    }
+    t.map(|b| !b)
+}
+
+/// The input variable a value is, whole: `$X` of a variable the inputs do not give.
+fn input_name(s: &Str) -> Option<String> {
+    match s.pieces() {
+        [Piece::Unknown(u)] => match &u.why {
+            Why::Input(name) => Some(name.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a test is one comparison (maybe negated): only then does what
+/// its outcome tells hold for the arm taken.
+enum Comparison {
+    One,
+    Negated,
+    Other,
+}
+
+fn test_comparison(expr: &TestExpr) -> Comparison {
+    match expr {
+        TestExpr::BinaryTest(..) => Comparison::One,
+        TestExpr::Parenthesized(e) => test_comparison(e),
+        TestExpr::Not(e) => match test_comparison(e) {
+            Comparison::One => Comparison::Negated,
+            Comparison::Negated => Comparison::One,
+            Comparison::Other => Comparison::Other,
+        },
+        _ => Comparison::Other,
+    }
+}
+
+fn ext_comparison(expr: &ExtendedTestExpr) -> Comparison {
+    match expr {
+        ExtendedTestExpr::BinaryTest(..) => Comparison::One,
+        ExtendedTestExpr::Parenthesized(e) => ext_comparison(e),
+        ExtendedTestExpr::Not(e) => match ext_comparison(e) {
+            Comparison::One => Comparison::Negated,
+            Comparison::Negated => Comparison::One,
+            Comparison::Other => Comparison::Other,
+        },
+        _ => Comparison::Other,
+    }
+}
+
+/// Keep the facts of a test's outcomes only when it is one comparison;
+/// negated, its arms swap.
+fn keep_assumption_of_one_comparison(w: &mut World, c: Comparison) {
+    match c {
+        Comparison::One => {}
+        Comparison::Negated => {
+            let _ = negate(w, None);
+        }
+        Comparison::Other => w.assumed = None,
+    }
 }

@@ -110,6 +110,7 @@ impl Interp<'_> {
                             let mut arm = w.clone();
                             arm.status = Status::from_bool(held);
                             arm.marks.push(Mark { at, text: text.clone(), held });
+                            arm.learn(held, at);
                             if runs(held) {
                                 out.extend(self.run_pipeline(arm, pipeline));
                             } else {
@@ -144,7 +145,8 @@ impl Interp<'_> {
             && worlds.len() > 1
             && !matches!(compound, CompoundCommand::Subshell(_) | CompoundCommand::Arithmetic(_) | CompoundCommand::Coprocess(_))
         {
-            let (running, mut out): (Vec<World>, Vec<World>) = worlds.into_iter().partition(World::running);
+            let (mut running, mut out): (Vec<World>, Vec<World>) = worlds.into_iter().partition(World::running);
+            running.iter_mut().for_each(|w| w.assumed = None);
             out.extend(self.run_compound_set(running, compound));
             return out;
         }
@@ -168,13 +170,26 @@ impl Interp<'_> {
         if !w.running() {
             return vec![w];
         }
-        let worlds = if pipeline.seq.len() == 1 { self.run_command(w, &pipeline.seq[0]) } else { vec![self.run_stages(w, pipeline)] };
+        // What a test's outcome tells holds only for the status it set.
+        let mut w = w;
+        w.assumed = None;
+        let worlds = if pipeline.seq.len() == 1 {
+            self.run_command(w, &pipeline.seq[0])
+        } else {
+            let mut last = self.run_stages(w, pipeline);
+            last.assumed = None;
+            vec![last]
+        };
         if !pipeline.bang {
             return worlds;
         }
         worlds
             .into_iter()
             .map(|mut w| {
+                if let Some(facts) = w.assumed.as_mut() {
+                    let (held, failed) = &mut **facts;
+                    std::mem::swap(held, failed);
+                }
                 w.status = match w.status {
                     Status::Known(0) => Status::Known(1),
                     Status::Known(_) => Status::Known(0),
@@ -411,6 +426,8 @@ impl Interp<'_> {
                     let mut other = w.clone();
                     w.marks.push(Mark { at, text: text.clone(), held: true });
                     other.marks.push(Mark { at, text: text.clone(), held: false });
+                    w.learn(true, at);
+                    other.learn(false, at);
                     held.push(w);
                     failed.push(other);
                 }
@@ -877,6 +894,15 @@ impl Interp<'_> {
             first.out = Some(Str::one_of(outs.into_iter().flatten().collect(), at));
         }
         first.marks.truncate(common);
+        first.excluded = first
+            .excluded
+            .iter()
+            .filter_map(|(name, texts)| {
+                let kept: Vec<String> = texts.iter().filter(|t| rest.iter().all(|w| w.excluded.get(name).is_some_and(|o| o.contains(t)))).cloned().collect();
+                (!kept.is_empty()).then(|| (name.clone(), kept))
+            })
+            .collect();
+        first.assumed = None;
         first
     }
 

@@ -237,6 +237,9 @@ pub struct Evaluation {
     pub steps: usize,
     /// The text of each whole file read, by index.
     pub texts: HashMap<u32, Text>,
+    /// The script's own functions it called on some path (the others ran
+    /// as [`CallKind::Uncalled`]).
+    pub called: std::collections::BTreeSet<String>,
 }
 
 /// A file's text with where each line starts.
@@ -372,6 +375,7 @@ impl<'a> Interp<'a> {
         let worlds = self.run_program(vec![world], &program);
         let worlds = self.run_exit_traps(worlds);
         self.out.paths = worlds.len();
+        self.out.called = self.called.iter().filter(|(_, at)| at.file == 0).map(|(name, _)| name.clone()).collect();
         self.run_uncalled(worlds);
         self.out.steps = self.steps;
         self.finish();

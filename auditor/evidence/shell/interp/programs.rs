@@ -389,8 +389,18 @@ impl Interp<'_> {
         let place = |line: u64| Place { file: first.file, line: line as u32 };
         // The process's environment as its writes leave it, in order.
         let mut proc_env = vars;
+        let saved = self.at;
         for write in &effects.env {
             let Some(name) = write.name.as_str() else { continue };
+            // The program's own environment, and its children's: as a prefix is the command's.
+            self.at = place(write.line);
+            let ctx = self.ctx(w);
+            let value = match (write.kind, &write.value) {
+                (EnvWriteKind::Set | EnvWriteKind::Putenv | EnvWriteKind::SetDefault, Some(v)) => Some(py_str(v, self.at)),
+                _ => None,
+            };
+            let (exported, how) = if value.is_some() { (true, How::Prefix) } else { (false, How::Unset) };
+            self.out.assigns.push(Assign { name: name.to_string(), value, exported, how, name_at: self.at, ctx });
             match (write.kind, &write.value) {
                 (EnvWriteKind::Set, Some(v)) | (EnvWriteKind::Putenv, Some(v)) => {
                     proc_env.insert(name.to_string(), py_str(v, place(write.line)));
@@ -403,7 +413,6 @@ impl Interp<'_> {
                 }
             }
         }
-        let saved = self.at;
         for run in effects.run_modules.iter().filter(|r| r.kind == RunKind::Module) {
             self.at = place(run.line);
             let mut launch = vec![argv[0].clone(), Str::lit("-m", self.at), py_str(&run.target, self.at)];

@@ -240,6 +240,21 @@ pub struct World {
     pub open: bool,
     /// The conditions assumed so far, outermost first.
     pub marks: Vec<Mark>,
+    /// Texts an input variable is known not to hold on this path (an arm
+    /// of `[ "$X" = text ]` taken): a later test of the same is decided.
+    pub excluded: OrdMap<String, Vec<String>>,
+    /// What each outcome of the last test tells of an input variable,
+    /// for the fork that follows it: (held, failed).
+    pub assumed: Option<Box<(Fact, Fact)>>,
+}
+
+/// What taking one arm of a test tells of an input variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fact {
+    /// It holds this text.
+    Is(String, String),
+    /// It does not hold this text.
+    IsNot(String, String),
 }
 
 /// What a name refers to, after namerefs.
@@ -270,6 +285,30 @@ impl World {
             traps: Shared::default(),
             open,
             marks: Vec::new(),
+            excluded: OrdMap::new(),
+            assumed: None,
+        }
+    }
+
+    /// Take one arm of the last test: what it tells of an input variable
+    /// holds on this path from here on (the variable set as the run's
+    /// environment had it, or the text excluded).
+    pub fn learn(&mut self, held: bool, at: Place) {
+        let Some(facts) = self.assumed.take() else { return };
+        let (is, is_not) = *facts;
+        match if held { is } else { is_not } {
+            Fact::Is(name, text) => {
+                if matches!(self.lookup(&name), Lookup::Input) {
+                    let attrs = Attrs { exported: true, ..Attrs::default() };
+                    self.globals.insert(name, Var { value: Some(Value::Scalar(Str::lit(text, at))), attrs, at });
+                }
+            }
+            Fact::IsNot(name, text) => {
+                let texts = self.excluded.entry(name).or_default();
+                if !texts.contains(&text) {
+                    texts.push(text);
+                }
+            }
         }
     }
 
@@ -287,6 +326,7 @@ impl World {
             && self.out == other.out
             && self.stdin == other.stdin
             && self.traps == other.traps
+            && self.excluded == other.excluded
     }
 
     /// The name a nameref chain ends at.

@@ -224,10 +224,76 @@ fn survey_tree() {
                     println!("    launch at {}:{} {:?}", e.file_of(x.ctx.at), x.ctx.at.line, x.argv.iter().map(Str::display).collect::<Vec<_>>());
                 }
             }
+            if std::env::var("AUDITOR_INTERP_HOT").is_ok() {
+                let mut counts: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+                for a in &e.assigns {
+                    let k = a
+                        .ctx
+                        .chain
+                        .iter()
+                        .map(|c| match &c.kind {
+                            CallKind::Function(f) => f.clone(),
+                            k => format!("{k:?}").chars().take(20).collect(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(">");
+                    counts.entry(k).or_default().0 += 1;
+                }
+                for x in &e.execs {
+                    let k = x
+                        .ctx
+                        .chain
+                        .iter()
+                        .map(|c| match &c.kind {
+                            CallKind::Function(f) => f.clone(),
+                            k => format!("{k:?}").chars().take(20).collect(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(">");
+                    counts.entry(k).or_default().1 += 1;
+                }
+                let mut v: Vec<_> = counts.into_iter().collect();
+                v.sort_by_key(|(_, (a, x))| std::cmp::Reverse(a + x));
+                for (k, (a, x)) in v.iter().take(15) {
+                    println!("    hot {a} assigns {x} execs in {k}");
+                }
+            }
             for p in &e.problems {
                 println!("    problem {}:{} {}{}", e.file_of(p.at), p.at.line, p.what, if p.bound { " [bound]" } else { "" });
             }
         }
     }
     println!("{} scripts in {:?}", scripts.len(), started.elapsed());
+}
+
+/// A path that took an arm of `[ "$X" = text ]` over an input knows X
+/// there: later tests of the same are decided, so a script testing one
+/// input in three places has two paths, not eight, and the launch of each
+/// carries the arguments its arm built, as bash would.
+#[test]
+fn a_tested_input_is_known_on_the_arm_taken() {
+    let script = "A=(--tp 8)\nif [ \"$DP\" = true ]; then A+=(--dp 8); fi\nif [[ \"$DP\" == true ]]; then A+=(--enable-dp-attention); fi\nif [ \"$DP\" != \"true\" ]; then A+=(--kv fp8); fi\ncase x in x) [ \"$DP\" = true ] && A+=(--router) ;; esac\npython3 -m sglang.launch_server \"${A[@]}\"\n";
+    let inputs = Inputs { script: "/w/s.sh".into(), args: Vec::new(), env: Default::default(), open: true, cwd: "/w".into() };
+    let e = evaluate(script, &inputs, &NoFiles, Limits::default());
+    let mut got: Vec<String> = launches(&e, "DP").into_iter().map(|(argv, dp)| format!("{argv} [DP={}]", dp.unwrap_or_default())).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            "python3 -m sglang.launch_server --tp 8 --dp 8 --enable-dp-attention --router [DP=true]".to_string(),
+            "python3 -m sglang.launch_server --tp 8 --kv fp8 [DP=]".to_string(),
+        ]
+    );
+    // A test combining two comparisons tells nothing of either alone; an assignment forgets what was learnt.
+    let e = evaluate("if [ \"$DP\" = true -o \"$X\" = 1 ]; then python3 -m sglang.launch_server --a; fi\n", &inputs, &NoFiles, Limits::default());
+    assert_eq!(launches(&e, "DP"), vec![("python3 -m sglang.launch_server --a".to_string(), None)]);
+    let e = evaluate("if ! [ \"$DP\" != true ]; then python3 -m sglang.launch_server --a; fi\n", &inputs, &NoFiles, Limits::default());
+    assert_eq!(launches(&e, "DP"), vec![("python3 -m sglang.launch_server --a".to_string(), Some("true".to_string()))]);
+    let e = evaluate(
+        "if [ \"$DP\" = true ]; then :; else DP=maybe; fi\nif [ \"$DP\" = true ]; then python3 -m sglang.launch_server --dp; fi\n",
+        &inputs,
+        &NoFiles,
+        Limits::default(),
+    );
+    assert_eq!(launches(&e, "DP").len(), 1);
 }
