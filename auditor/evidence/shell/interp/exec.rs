@@ -692,6 +692,7 @@ impl Interp<'_> {
         let mut active = vec![w];
         let mut done = Vec::new();
         let mut iterations = 0;
+        let mut head: Option<World> = None;
         let at = self.place_of(clause);
         while !active.is_empty() {
             if iterations >= self.limits.iterations {
@@ -700,6 +701,30 @@ impl Interp<'_> {
                 break;
             }
             iterations += 1;
+            // Past its first passes a counted loop is widened as a while
+            // loop is: the counter and what the body keeps changing become
+            // "changed by the loop", the bound undetermined, and the body
+            // runs once more for the passes left (a retry loop of ten
+            // attempts is not run ten times).
+            if iterations > WIDEN_ARITH_AFTER {
+                // Paths whose bound is reached leave as they are.
+                let (stopped, continuing): (Vec<World>, Vec<World>) = active.into_iter().partition(|w| {
+                    let mut probe = w.clone();
+                    clause.condition.as_ref().is_some_and(|c| self.arith_text(&mut probe, &c.value) == Ok(0))
+                });
+                done.extend(stopped);
+                if continuing.is_empty() {
+                    break;
+                }
+                let mut joined = self.join_all(continuing, at);
+                if let Some(previous) = &head {
+                    widen(&mut joined, previous, at);
+                }
+                head = Some(joined.clone());
+                active = vec![joined];
+            } else if iterations == WIDEN_ARITH_AFTER {
+                head = Some(self.join_all(active.clone(), at));
+            }
             let mut body = Vec::new();
             for mut w in active {
                 let go = match &clause.condition {
@@ -990,6 +1015,8 @@ const JOIN_CALLS_ABOVE: usize = 8192;
 
 /// Passes of a loop the inputs do not bound before its paths are widened.
 const WIDEN_AFTER: usize = 2;
+/// Passes of an arithmetic `for` loop run exactly before it is widened.
+const WIDEN_ARITH_AFTER: usize = 4;
 /// Words of a `for` loop taken one by one before its paths are widened.
 const WIDEN_FOR_AFTER: usize = 16;
 

@@ -144,8 +144,9 @@ fn bounds_trip_as_problems_and_keep_what_was_found() {
     let e = run(&format!("export {FLAG}=1\nwhile [ $i -lt $N ]; do i=$((i+1)); done\n{LAUNCH}\n"));
     assert!(!e.bounded(), "{:?}", e.problems);
     assert_eq!(launches(&e, FLAG).len(), 1);
-    // A loop with a known bound past the iteration limit trips it and keeps what came before.
-    let e = run(&format!("export {FLAG}=1\n{LAUNCH}\nfor ((i=0; i<100000; i++)); do :; done\n"));
+    // A loop past the iteration limit trips it and keeps what came before.
+    let inputs = Inputs { script: "/w/s.sh".into(), args: Vec::new(), env: Default::default(), open: false, cwd: "/w".into() };
+    let e = evaluate(&format!("export {FLAG}=1\n{LAUNCH}\nfor ((i=0; i<100000; i++)); do :; done\n"), &inputs, &NoFiles, Limits { iterations: 3, ..Limits::default() });
     assert!(e.bounded());
     assert_eq!(launches(&e, FLAG).len(), 1);
     let e = run(&format!("f() {{ f; }}\nf\nexport {FLAG}=1\n{LAUNCH}\n"));
@@ -296,4 +297,18 @@ fn a_tested_input_is_known_on_the_arm_taken() {
         Limits::default(),
     );
     assert_eq!(launches(&e, "DP").len(), 1);
+}
+
+/// A counted loop of a few passes runs exactly; a longer one (a retry loop)
+/// is widened after its first passes instead of run pass by pass.
+#[test]
+fn counted_loops_run_exactly_then_widen() {
+    let e = run("A=()\nfor ((i=0; i<4; i++)); do A+=(--x$i); done\npython3 -m sglang.launch_server \"${A[@]}\"\n");
+    assert_eq!(launches(&e, "X").into_iter().map(|(a, _)| a).collect::<Vec<_>>(), vec!["python3 -m sglang.launch_server --x0 --x1 --x2 --x3".to_string()]);
+    let e = run("for ((i=1; i<=1000; i++)); do t=$(echo try); [ -n \"$t\" ] && break; sleep 1; done\npython3 -m sglang.launch_server --tries \"$i\"\n");
+    assert!(e.steps < 40, "{} steps", e.steps);
+    assert!(e.problems.iter().all(|p| !p.bound), "{:?}", e.problems);
+    let e = run("for ((i=1; i<=1000; i++)); do sleep 1; done\npython3 -m sglang.launch_server --tries \"$i\"\n");
+    assert!(e.steps < 40, "{} steps", e.steps);
+    assert_eq!(launches(&e, "X").len(), 1);
 }
