@@ -146,7 +146,12 @@ fn bounds_trip_as_problems_and_keep_what_was_found() {
     assert_eq!(launches(&e, FLAG).len(), 1);
     // A loop past the iteration limit trips it and keeps what came before.
     let inputs = Inputs { script: "/w/s.sh".into(), args: Vec::new(), env: Default::default(), open: false, cwd: "/w".into() };
-    let e = evaluate(&format!("export {FLAG}=1\n{LAUNCH}\nfor ((i=0; i<100000; i++)); do :; done\n"), &inputs, &NoFiles, Limits { iterations: 3, ..Limits::default() });
+    let e = evaluate(
+        &format!("export {FLAG}=1\n{LAUNCH}\nfor ((i=0; i<100000; i++)); do :; done\n"),
+        &inputs,
+        &NoFiles,
+        Limits { iterations: 3, ..Limits::default() },
+    );
     assert!(e.bounded());
     assert_eq!(launches(&e, FLAG).len(), 1);
     let e = run(&format!("f() {{ f; }}\nf\nexport {FLAG}=1\n{LAUNCH}\n"));
