@@ -361,8 +361,10 @@ impl ActionScanner {
                 self.cwd = match args.iter().find(|a| !a.starts_with('-')) {
                     // Already there (the same `cd` in several branches of an `if`).
                     Some(dir) if self.cwd.as_deref().is_some_and(|c| c == dir || c.ends_with(&format!("/{dir}"))) => self.cwd.clone(),
-                    Some(dir) if !dir.contains("$(") => Some(join(self.cwd.as_deref(), dir)),
-                    _ => None,
+                    // A directory the run decides (`$(...)` in it) is kept as written: the
+                    // clone made into the same words is still the one installed from there.
+                    Some(dir) => Some(join(self.cwd.as_deref(), dir)),
+                    None => None,
                 };
             }
             "sed" => {
@@ -839,6 +841,22 @@ mod tests {
         assert_eq!(module_location(r#"python3 -c "import rixl._api; print(rixl._api.__file__)""#).as_deref(), Some("site-packages/rixl/_api"));
         assert_eq!(module_location("python3 -c 'import importlib.util as u; print(u.find_spec(\"vllm\").origin)'").as_deref(), Some("site-packages/vllm"));
         assert_eq!(module_location("echo hi"), None);
+    }
+
+    /// A clone into a directory the run names (`$(...)` in it) is the tree
+    /// an editable install run there installs (a runner's srtctl checkout).
+    #[test]
+    fn a_clone_into_a_computed_directory_is_the_tree_installed_there() {
+        let mut scanner = ActionScanner::default();
+        let at = Provenance::new("runners/r.sh", Some(3), "x");
+        let dir = "$GITHUB_WORKSPACE/srt-slurm-$(printf %s \"$R\" | sha1sum | cut -c1-12)";
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        scanner.command(&words(&["git", "clone", "https://github.com/NVIDIA/srt-slurm.git", dir]), &[], 3, Gate::Always, &at);
+        scanner.command(&words(&["cd", dir]), &[], 4, Gate::Always, &at);
+        scanner.command(&words(&["uv", "pip", "install", "-e", "."]), &[], 5, Gate::Always, &at);
+        let actions = scanner.finish();
+        let install = actions.iter().find(|a| a.kind == ActionKind::Install).expect("an install");
+        assert_eq!(install.clone.as_ref().map(|c| c.repo()), Some("srt-slurm"), "{install:?}");
     }
 
     #[test]

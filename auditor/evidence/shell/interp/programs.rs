@@ -174,6 +174,46 @@ impl Interp<'_> {
                 wrappers.push(argv[..i.min(argv.len())].to_vec());
                 self.program_env_args(w, std::iter::once(argv[0].clone()).chain(argv[i.min(argv.len())..].iter().cloned()).collect(), env, wrappers)
             }
+            "mpirun" | "mpiexec" | "orterun" | "prterun" => {
+                // Open MPI's launcher: the program is its first operand;
+                // `-x NAME=VALUE` sets NAME in the program's environment
+                // (`-x NAME` passes the value it has).
+                let mut i = 1;
+                while let Some(a) = args.get(i) {
+                    let Some(a) = a.as_deref() else { break };
+                    if a == "--" {
+                        i += 1;
+                        break;
+                    }
+                    if !a.starts_with('-') {
+                        break;
+                    }
+                    if a == "-x" {
+                        if let Some(Some((name, _))) = args.get(i + 1).map(|v| v.as_deref().and_then(|v| v.split_once('=')))
+                            && crate::evidence::shell::words::is_var_name(name)
+                        {
+                            let value = argv[i + 1].slice_chars(name.chars().count() + 1, usize::MAX);
+                            let name_at = argv[i + 1].first_place().unwrap_or(at);
+                            self.prefix_assign(w, name, value.clone(), name_at);
+                            env.set(name, value);
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    i += if MPIRUN_TWO_VALUES.contains(&a) {
+                        3
+                    } else if MPIRUN_VALUE.contains(&a) {
+                        2
+                    } else {
+                        1
+                    };
+                }
+                wrappers.push(argv[..i.min(argv.len())].to_vec());
+                if i >= argv.len() {
+                    return self.record(w, argv, env, Vec::new());
+                }
+                self.program(w, wrapped(i), env, wrappers)
+            }
             "nohup" | "setsid" | "unbuffer" | "time" | "caffeinate" => {
                 wrappers.push(vec![argv[0].clone()]);
                 let mut skip = 1;
@@ -879,6 +919,44 @@ fn py_str(v: &crate::evidence::python::eval::PyValue, at: Place) -> Str {
 }
 
 /// Options of a wrapper and where its program starts.
+/// Options of `mpirun` that take one value (those with none are flags).
+const MPIRUN_VALUE: &[&str] = &[
+    "-n",
+    "-np",
+    "-c",
+    "-N",
+    "-H",
+    "--host",
+    "-host",
+    "--hostfile",
+    "-hostfile",
+    "--machinefile",
+    "-machinefile",
+    "--map-by",
+    "-map-by",
+    "--bind-to",
+    "-bind-to",
+    "--rank-by",
+    "-rank-by",
+    "--prefix",
+    "-wdir",
+    "--wdir",
+    "-wd",
+    "--npernode",
+    "-npernode",
+    "--npersocket",
+    "--output-filename",
+    "-output-filename",
+    "--app",
+    "--path",
+    "-path",
+    "--preload-files",
+    "--cpus-per-proc",
+    "--cpu-set",
+];
+/// Options of `mpirun` that take two values (`--mca KEY VALUE`).
+const MPIRUN_TWO_VALUES: &[&str] = &["--mca", "-mca", "--gmca", "-gmca"];
+
 fn wrapper_args(base: &str, args: &[Option<String>]) -> usize {
     let takes_value: &[&str] = match base {
         "nice" => &["-n", "--adjustment"],

@@ -317,3 +317,14 @@ fn counted_loops_run_exactly_then_widen() {
     assert!(e.steps < 40, "{} steps", e.steps);
     assert_eq!(launches(&e, "X").len(), 1);
 }
+
+/// `mpirun` is taken off as bash's stub of it execs the program: the
+/// engine is the launch, and `-x NAME=VALUE` is in its environment.
+#[test]
+fn mpirun_is_a_wrapper_and_its_x_options_are_environment() {
+    let e = run(&format!("mpirun -n 1 --oversubscribe --allow-run-as-root --mca btl tcp -x {FLAG}=1 -x PATH trtllm-serve /m --tp_size 8\n"));
+    let execs: Vec<Vec<String>> = e.execs.iter().map(|x| x.argv.iter().map(Str::display).collect()).collect();
+    assert_eq!(execs, vec![vec!["trtllm-serve".to_string(), "/m".into(), "--tp_size".into(), "8".into()]]);
+    assert_eq!(e.execs[0].env.get(FLAG).map(Str::display).as_deref(), Some("1"));
+    assert!(e.assigns.iter().any(|a| a.name == FLAG && a.how == How::Prefix), "{:?}", e.assigns);
+}
