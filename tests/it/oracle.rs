@@ -23,7 +23,7 @@
 //! before its launch leave them (a virtualenv, a downloaded checkpoint's
 //! metadata: tests/oracle/stub.rs).
 //! Loud is a broken one: every stub prints a marker line and fails at once.
-//! Chatty is Quiet's machine printing the marker: it varies what stubs
+//! Chatty is Quiet's machine printing a number: it varies what stubs
 //! print but not whether they succeed. Loud and Chatty also keep programs
 //! in /usr/bin only, where Quiet has them in every PATH directory, so
 //! `command -v` answers differently. What two runs launch alike did not
@@ -105,8 +105,9 @@ pub enum StubVariant {
     /// A broken machine: every stub prints `oracle-stub-output` and exits 1
     /// at once; programs are in /usr/bin only.
     Loud,
-    /// Quiet's healthy machine, but every stub prints `oracle-stub-output`
-    /// (process tools, `ps`, `pgrep`..., print nothing: the processes they
+    /// Quiet's healthy machine, but every stub prints a line, `7` (a number,
+    /// so output a script reads as one varies too; process tools, `ps`,
+    /// `pgrep`..., print nothing: the processes they
     /// would list are stubs) and programs are in /usr/bin only: it varies
     /// what stubs print and not whether they succeed, so a `set -e` script
     /// still reaches its launch, which Loud's first failing stub stops.

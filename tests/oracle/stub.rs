@@ -14,7 +14,7 @@
 //! - otherwise it behaves as the run's variant says (`/.oracle/run/mode`):
 //!   `quiet` succeeds and prints nothing, as on a healthy machine (see
 //!   [`healthy`]: a background job runs until killed, setup tools leave
-//!   their files), `chatty` is the same machine printing one marker line,
+//!   their files), `chatty` is the same machine printing one line, a number,
 //!   `loud` prints the marker and exits 1 at once, `runner` answers as the
 //!   Slurm tools a runner script waits on.
 //!
@@ -37,6 +37,9 @@ const SELF: &str = "/.oracle/stub";
 const TREE: &str = "/.oracle/tree";
 /// The marker a loud stub prints.
 const MARKER: &str = "oracle-stub-output";
+/// What a chatty stub prints: a number, so what a script reads as one (a
+/// context length, a count, a port) varies with the stub too.
+const CHATTY_LINE: &str = "7";
 /// The job id the runner-stage Slurm stubs hand out.
 const JOB_ID: &str = "4242";
 
@@ -62,7 +65,7 @@ fn main() {
             // stubs, and a pid list of markers sends scripts that walk
             // process trees (`pgrep -P`) round forever.
             if !["ps", "pgrep", "pkill", "pidof", "killall"].contains(&name.as_str()) {
-                println!("{MARKER}");
+                println!("{CHATTY_LINE}");
             }
             healthy(&name, &argv[1..], false)
         }
@@ -87,7 +90,7 @@ fn in_background() -> bool {
 const BACKGROUND_LIFE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// A healthy machine's program: it succeeds (a quiet one prints nothing, a
-/// chatty one the marker, already printed), runs on in the background until
+/// chatty one its line, already printed), runs on in the background until
 /// killed (for [`BACKGROUND_LIFE`] at most), and leaves what a launch script
 /// checks for before it starts its engine (kept as few as the snapshot
 /// needs):

@@ -650,7 +650,11 @@ impl Interp<'_> {
             // paths are joined at its head and what the body keeps changing
             // is widened to "changed by the loop", so the loop reaches a
             // state it has seen.
-            if iterations > WIDEN_AFTER {
+            // A loop reading input the script gave in full (`while read`
+            // over a heredoc, a file it wrote, `<(env)`) runs pass by pass:
+            // the input bounds it.
+            let reading_known_input = iterations <= KNOWN_INPUT_PASSES && active.iter().all(|w| w.stdin.as_ref().is_some_and(Str::is_known));
+            if iterations > WIDEN_AFTER && !reading_known_input {
                 let mut joined = self.join_all(active, at);
                 if let Some(previous) = &head {
                     widen(&mut joined, previous, at);
@@ -1015,6 +1019,8 @@ const JOIN_CALLS_ABOVE: usize = 8192;
 
 /// Passes of a loop the inputs do not bound before its paths are widened.
 const WIDEN_AFTER: usize = 2;
+/// Passes of a loop reading known input run exactly before it is widened.
+const KNOWN_INPUT_PASSES: usize = 1024;
 /// Passes of an arithmetic `for` loop run exactly before it is widened.
 const WIDEN_ARITH_AFTER: usize = 4;
 /// Words of a `for` loop taken one by one before its paths are widened.

@@ -328,3 +328,17 @@ fn mpirun_is_a_wrapper_and_its_x_options_are_environment() {
     assert_eq!(e.execs[0].env.get(FLAG).map(Str::display).as_deref(), Some("1"));
     assert!(e.assigns.iter().any(|a| a.name == FLAG && a.how == How::Prefix), "{:?}", e.assigns);
 }
+
+/// A `while read` loop over input the script has in full runs pass by pass
+/// (not widened after two): a runner's sanitising loop over `env` unsets
+/// exactly the variables it matches.
+#[test]
+fn a_loop_over_known_input_runs_every_pass() {
+    let script = "while IFS='=' read -r name _; do\n  case \"$name\" in\n    SLURM_*|PMI*) unset \"$name\" ;;\n  esac\ndone < <(env)\npython3 -m sglang.launch_server --tp 8\n";
+    let env = [("A", "1"), ("B", "2"), ("C", "3"), ("SLURM_JOB_ID", "4242"), ("D", "4"), ("PMI_RANK", "0"), ("E", "5")];
+    let e = run_with(script, &env);
+    assert!(e.problems.iter().all(|p| !p.bound), "{:?}", e.problems);
+    let x = &e.execs[0];
+    let names: Vec<&String> = x.env.keys().collect();
+    assert_eq!(names, ["A", "B", "C", "D", "E"], "{:?}", x.env);
+}
