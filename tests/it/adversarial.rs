@@ -684,3 +684,15 @@ fn honest_refactors_pass_when_the_interpreter_judges() {
         assert_eq!(report["verdict"], "pass", "{what}:\n{text}\n{:#}", report["not_examined"]);
     }
 }
+
+/// A library helper that installs what it is given (`pip install "$@"`)
+/// is harmless; the script that hands it an engine wheel commits the
+/// install, and the error is at the script's call (`--interpret-scripts`).
+#[test]
+fn an_engine_install_through_a_library_helper_is_an_error_at_the_call() {
+    let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\ninstall_deps() {\n    python3 -m pip install --quiet \"$@\"\n}\n");
+    let source = "source \"$(dirname \"$0\")/../benchmark_lib.sh\"";
+    let edit = launcher(&format!("{source}; install_deps --no-deps git+https://github.com/sgl-project/sglang@deadbeef"));
+    let base = launcher(&format!("{source}; install_deps --no-deps aiperf==0.3.0"));
+    assert_caught_with(&["--interpret-scripts"], "a wheel through a helper", &[lib, (LAUNCHER, &base)], LAUNCHER, &edit, "engine-patch", (LAUNCHER, 2));
+}

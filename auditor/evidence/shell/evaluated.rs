@@ -235,7 +235,10 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
                 },
             ));
         }
-        seq.push((x.ctx.order, Item::Action { argv: argv.clone(), redirects: Vec::new(), line: x.ctx.at.line as u64, function, provenance: at.clone() }));
+        let committed = committed_at(x);
+        let action =
+            Item::Action { argv: argv.clone(), redirects: Vec::new(), line: committed.line as u64, function, provenance: provenance(file, e, committed) };
+        seq.push((x.ctx.order, action));
         if command::launch_of(&argv).is_some() {
             let args_at = x.argv.iter().map(|a| provenance(file, e, a.first_place().filter(|p| p.line > 0).unwrap_or(x.ctx.at))).collect();
             seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new() })));
@@ -265,6 +268,18 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
     }
     seq.sort_by_key(|(order, _)| *order);
     seq.into_iter().map(|(_, item)| item).collect()
+}
+
+/// Where a program run is committed: its statement, or, when that sits in
+/// a file the script sources (a library helper) and words of it were
+/// written in the script (the arguments of the call), the first of those:
+/// the script that passes a package to a helper's `pip install "$@"` is
+/// where the install is decided.
+fn committed_at(x: &interp::Exec) -> Place {
+    if x.ctx.at.file == 0 {
+        return x.ctx.at;
+    }
+    x.argv.iter().filter_map(Str::first_place).find(|p| p.file == 0 && p.line > 0).unwrap_or(x.ctx.at)
 }
 
 /// The items of both runs in one order, each gated by the runs it appears in.
