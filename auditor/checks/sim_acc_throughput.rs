@@ -125,6 +125,14 @@ fn judge(settings: &Section<SimAccThroughput>, job: &AuditedJob, findings: &mut 
                 None => "the input shows no server arguments or launch command to tell what runs".to_string(),
             };
             push(findings, "sim-acc-throughput/undetermined", open_severity, format!("labelled spec-decoding {label}, but {why}"), vec![]);
+        } else if let Some(stop) = facts.server_args_sources.iter().find(|s| s.kind == "command" && !s.complete).and_then(|s| s.stop.clone()) {
+            push(
+                findings,
+                "sim-acc-throughput/undetermined",
+                open_severity,
+                format!("labelled spec-decoding {label}; no speculative flag is shown, but {stop}"),
+                vec![],
+            );
         } else if let Some((field, value)) = unresolved {
             push(
                 findings,

@@ -402,8 +402,11 @@ pub fn derive(files: &[FileEvidence], catalog: &Catalog) -> Facts {
             kind: "command".to_string(),
             file: provenance.file.clone(),
             line: provenance.line,
-            complete: true,
-            stop: None,
+            complete: launch.open.is_none(),
+            stop: launch
+                .open
+                .as_ref()
+                .map(|(at, word)| format!("{word} (line {}) is decided by the run and may hold more arguments", at.line.unwrap_or_default())),
         });
         for (key, value) in &launch.args {
             if !facts.server_args.contains_key(key) {

@@ -696,3 +696,25 @@ fn an_engine_install_through_a_library_helper_is_an_error_at_the_call() {
     let base = launcher(&format!("{source}; install_deps --no-deps aiperf==0.3.0"));
     assert_caught_with(&["--interpret-scripts"], "a wheel through a helper", &[lib, (LAUNCHER, &base)], LAUNCHER, &edit, "engine-patch", (LAUNCHER, 2));
 }
+
+/// Past the path bound, arrays the arms build differently are joined into
+/// a value the run decides: a launch passing one shows no speculative flag,
+/// yet may hold them. That is undetermined at the launch's line, never a
+/// no-drafting error (`--interpret-scripts`).
+#[test]
+fn a_joined_argument_array_is_undetermined_not_no_drafting() {
+    let forks: String = ["A", "B", "C", "D"].iter().map(|v| format!("if [ -n \"${v}\" ]; then V{v}=1; fi\n")).collect();
+    let body = format!(
+        "SPEC_ARGS=({SPEC})\nif [ \"$DP_ATTENTION\" = true ]; then SPEC_ARGS+=(--speculative-moe-a2a-backend none); fi\n{forks}if [ \"$EVAL_ONLY\" != true ]; then {SIMULATE}; fi"
+    );
+    let text = agentic(&body, "\"${SPEC_ARGS[@]}\"");
+    let line = text.lines().position(|l| l.starts_with("python3 -m sglang.launch_server")).unwrap() as u64 + 1;
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (AGENTIC, &text)]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json", "--interpret-scripts"]));
+    let throughput = check(&report, "sim-acc-throughput");
+    let findings = throughput["findings"].as_array().unwrap();
+    assert!(findings.iter().all(|f| f["severity"] != "error"), "{throughput:#}");
+    let undetermined = findings.iter().find(|f| f["rule"] == "sim-acc-throughput/undetermined").unwrap_or_else(|| panic!("{throughput:#}"));
+    assert!(undetermined["evidence"].as_array().unwrap().iter().any(|e| e["line"].as_u64() == Some(line)), "{undetermined:#}");
+}

@@ -81,6 +81,9 @@ pub struct LaunchArgs {
     /// the engine expands, an ambiguous prefix it refuses (that argument is
     /// not read). Each with the word's place.
     pub notes: Vec<(Provenance, String)>,
+    /// A word the run decides where an option is read (see
+    /// [`Command::open`]): the arguments may hold more than `args` shows.
+    pub open: Option<(Provenance, String)>,
 }
 
 /// Map a command's argv onto engine fields; `None` if it launches no engine.
@@ -92,6 +95,7 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
     let mut at = BTreeMap::new();
     let mut depends = BTreeMap::new();
     let mut notes = Vec::new();
+    let mut open = None;
     let mut dotted: BTreeMap<String, Value> = BTreeMap::new();
     let mut dotted_at: BTreeMap<String, Provenance> = BTreeMap::new();
     let branch = |i: usize| command.branches.get(i).cloned().flatten();
@@ -107,6 +111,8 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
             if let Some(name) = positional.next() {
                 args.insert(name.clone(), Value::String(word.clone()));
                 at.insert(name.clone(), command.arg_at(flag_at).clone());
+            } else if open.is_none() && command.open.contains(&flag_at) {
+                open = Some((command.arg_at(flag_at).clone(), word.clone()));
             }
             continue;
         };
@@ -171,7 +177,7 @@ pub fn parse(command: &Command) -> Option<LaunchArgs> {
         at.extend(dotted_at.remove(&field).map(|given| (field, given)));
     }
     let rewritten = apply_rewrites(table, &mut args);
-    Some(LaunchArgs { engine, args, rewritten, at, depends, notes })
+    Some(LaunchArgs { engine, args, rewritten, at, depends, notes, open })
 }
 
 /// `key.sub` and its value as the nested object vLLM makes of them: the
@@ -317,6 +323,7 @@ mod tests {
             provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""),
             args_at: Vec::new(),
             branches: Vec::new(),
+            open: Vec::new(),
         };
         parse(&command).unwrap()
     }

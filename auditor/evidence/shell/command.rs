@@ -25,6 +25,11 @@ pub struct Command {
     /// (see [`crate::evidence::shell::branches`]); empty when none is known.
     #[serde(skip)]
     pub branches: Vec<Option<crate::evidence::shell::branches::Branch>>,
+    /// Indices of `argv` words the run decides whole (an array that paths
+    /// build differently, a program's output): where an option is read,
+    /// such a word may hold any number of them.
+    #[serde(skip)]
+    pub open: Vec<usize>,
 }
 
 impl Command {
@@ -84,6 +89,7 @@ mod tests {
             provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""),
             args_at: Vec::new(),
             branches: Vec::new(),
+            open: Vec::new(),
         };
         assert_eq!(cmd(&["python3", "-m", "sglang.launch_server"]).engine(), Some(Engine::Sglang));
         assert_eq!(cmd(&["vllm", "serve", "/m"]).engine(), Some(Engine::Vllm));

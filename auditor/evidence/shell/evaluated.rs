@@ -241,7 +241,8 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
         seq.push((x.ctx.order, action));
         if command::launch_of(&argv).is_some() {
             let args_at = x.argv.iter().map(|a| provenance(file, e, a.first_place().filter(|p| p.line > 0).unwrap_or(x.ctx.at))).collect();
-            seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new() })));
+            let open = x.argv.iter().enumerate().filter(|(_, a)| a.first_place().is_none() && !a.is_empty()).map(|(i, _)| i).collect();
+            seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new(), open })));
         }
     }
     for wr in e.writes.iter().filter(|w| !elsewhere(&w.ctx)) {
