@@ -796,12 +796,18 @@ fn atom_speculative(facts: &mut Facts) {
     facts.spec_from(|s| &mut s.draft_length, length);
     let draft = facts.arg("draft_model");
     facts.spec_from(|s| &mut s.draft_model, draft);
-    let al = facts.arg("spec_decode_acceptance_length").and_then(|(v, f, p)| number(&v).map(|n| (n, f, p, Derivation::AsWritten)));
+    let given_al = facts.arg("spec_decode_acceptance_length");
+    let al = given_al.clone().and_then(|(v, f, p)| number(&v).map(|n| (n, f, p, Derivation::AsWritten)));
     let rate = facts.arg("spec_decode_acceptance_rate");
+    let given_rate = rate.clone();
     facts.spec_from(|s| &mut s.acceptance_rate, rate.clone());
     let implied = rate.and_then(|(v, f, p)| Some((1.0 + number(&v)? * k?, format!("1 + {f} x num_speculative_tokens"), p, Derivation::RateTimesLengthPlusOne)));
     if let Some((n, from, provenance, derivation)) = al.or(implied) {
         facts.spec_derived(|s| &mut s.simulated_al, Some((derived(n), from.clone(), provenance.clone())), derivation);
+        facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from, provenance)));
+    } else if let Some((_, from, provenance)) = given_al.or(given_rate) {
+        // Given with a value the input does not show as a number (one of
+        // several the paths set): the run simulates, at a target not known here.
         facts.spec_from(|s| &mut s.simulated, Some((Value::Bool(true), from, provenance)));
     }
 }
@@ -959,6 +965,10 @@ mod tests {
         assert_eq!(derivation(&[("x/server_command.txt", FileKind::Command, atom)]), Some(Derivation::RateTimesLengthPlusOne));
         let atom = atom.replace("--spec-decode-acceptance-rate 0.66", "--spec-decode-acceptance-length 2.98");
         assert_eq!(derivation(&[("x/server_command.txt", FileKind::Command, &atom)]), Some(Derivation::AsWritten));
+        // A target the input does not show: the run simulates, at an AL not known here.
+        let unknown = atom.replace("2.98", "$AL");
+        let f = facts_of(&[("x/server_command.txt", FileKind::Command, &unknown)]);
+        assert_eq!((spec(&f, "simulated"), spec(&f, "simulated_al")), (Value::Bool(true), Value::Null));
         let rates = r#"vllm serve /m --speculative-config '{"method": "mtp", "num_speculative_tokens": 3, "rejection_sample_method": "synthetic", "synthetic_acceptance_rates": [1.0, 0.49, 0.0]}'"#;
         assert_eq!(derivation(&[("x/run.sh", FileKind::Script, rates)]), Some(Derivation::SumOfRatesPlusOne));
         let sglang = "=== SGLANG_* env vars at launch ===\nSGLANG_SIMULATE_ACC_LEN=3.51\n===\n[2026-10-14 03:12:55] server_args={'model_path': '/m', 'speculative_algorithm': 'EAGLE', 'speculative_num_steps': 3}\n";
