@@ -308,6 +308,22 @@ fn the_real_tree_reports_exactly_the_triaged_error_places() {
     }
 }
 
+/// Issue 35: with scripts judged by the bash interpreter, the snapshot
+/// reports exactly the places `tests/real_tree/errors-interpreted.txt`
+/// triages (the line reader's list and what only the interpreter finds),
+/// none from a retired config, nothing left unexamined.
+#[test]
+fn the_real_tree_judged_by_the_interpreter_reports_exactly_its_triaged_places() {
+    let (_dir, tree) = real_tree();
+    let out = audit(&[s(&tree), "--interpret-scripts", "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let report = json(&out);
+    let got = error_places(&report);
+    assert!(got.iter().all(|(_, file, _)| !file.split('/').any(|d| d == "deprecated")), "an error from a retired config: {got:#?}");
+    assert_triaged(&got, &root().join("tests/real_tree/errors-interpreted.txt"));
+    assert_eq!(report["not_examined"].as_array().map_or(0, Vec::len), 0, "{:#}", report["not_examined"]);
+}
+
 /// A checkout given as a `.tar.gz` is judged against its own golden tables
 /// and model list, read from the archive under the reader's limits, as the
 /// same checkout unpacked is: the golden-AL findings cite the tree's table,
