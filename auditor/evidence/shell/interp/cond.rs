@@ -283,15 +283,21 @@ enum Comparison {
     Other,
 }
 
+impl Comparison {
+    fn negated(self) -> Comparison {
+        match self {
+            Comparison::One => Comparison::Negated,
+            Comparison::Negated => Comparison::One,
+            Comparison::Other => Comparison::Other,
+        }
+    }
+}
+
 fn test_comparison(expr: &TestExpr) -> Comparison {
     match expr {
         TestExpr::BinaryTest(..) => Comparison::One,
         TestExpr::Parenthesized(e) => test_comparison(e),
-        TestExpr::Not(e) => match test_comparison(e) {
-            Comparison::One => Comparison::Negated,
-            Comparison::Negated => Comparison::One,
-            Comparison::Other => Comparison::Other,
-        },
+        TestExpr::Not(e) => test_comparison(e).negated(),
         _ => Comparison::Other,
     }
 }
@@ -300,11 +306,7 @@ fn ext_comparison(expr: &ExtendedTestExpr) -> Comparison {
     match expr {
         ExtendedTestExpr::BinaryTest(..) => Comparison::One,
         ExtendedTestExpr::Parenthesized(e) => ext_comparison(e),
-        ExtendedTestExpr::Not(e) => match ext_comparison(e) {
-            Comparison::One => Comparison::Negated,
-            Comparison::Negated => Comparison::One,
-            Comparison::Other => Comparison::Other,
-        },
+        ExtendedTestExpr::Not(e) => ext_comparison(e).negated(),
         _ => Comparison::Other,
     }
 }

@@ -231,32 +231,24 @@ fn survey_tree() {
                 }
             }
             if std::env::var("AUDITOR_INTERP_HOT").is_ok() {
+                // Events by the chain of calls they happened in: where the work goes.
+                let chain_of = |ctx: &Ctx| {
+                    let names: Vec<String> = ctx
+                        .chain
+                        .iter()
+                        .map(|c| match &c.kind {
+                            CallKind::Function(f) => f.clone(),
+                            k => format!("{k:?}").chars().take(20).collect(),
+                        })
+                        .collect();
+                    names.join(">")
+                };
                 let mut counts: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
                 for a in &e.assigns {
-                    let k = a
-                        .ctx
-                        .chain
-                        .iter()
-                        .map(|c| match &c.kind {
-                            CallKind::Function(f) => f.clone(),
-                            k => format!("{k:?}").chars().take(20).collect(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(">");
-                    counts.entry(k).or_default().0 += 1;
+                    counts.entry(chain_of(&a.ctx)).or_default().0 += 1;
                 }
                 for x in &e.execs {
-                    let k = x
-                        .ctx
-                        .chain
-                        .iter()
-                        .map(|c| match &c.kind {
-                            CallKind::Function(f) => f.clone(),
-                            k => format!("{k:?}").chars().take(20).collect(),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(">");
-                    counts.entry(k).or_default().1 += 1;
+                    counts.entry(chain_of(&x.ctx)).or_default().1 += 1;
                 }
                 let mut v: Vec<_> = counts.into_iter().collect();
                 v.sort_by_key(|(_, (a, x))| std::cmp::Reverse(a + x));
