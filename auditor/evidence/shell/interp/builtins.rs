@@ -368,8 +368,20 @@ impl Interp<'_> {
                 }
                 _ => {
                     if print {
-                        let mut out =
-                            self.undetermined(Why::Output(format!("where {} is installed", name.display())), &format!("$(command -v {})", name.display()));
+                        // A program found on PATH prints as DIR/NAME: the directory
+                        // is the run's, the name the script's (so `"$(command -v
+                        // python3)" -m sglang.launch_server` is a python3 launch).
+                        let mut out = match name.known().filter(|n| !n.contains('/') && !n.is_empty()) {
+                            Some(n) => {
+                                let mut dir =
+                                    self.undetermined(Why::Output(format!("the directory {n} is installed in")), &format!("$(dirname $(command -v {n}))"));
+                                dir.push_str(&format!("/{n}"), at);
+                                dir
+                            }
+                            None => {
+                                self.undetermined(Why::Output(format!("where {} is installed", name.display())), &format!("$(command -v {})", name.display()))
+                            }
+                        };
                         out.push_str("\n", at);
                         w.print(&out);
                     }

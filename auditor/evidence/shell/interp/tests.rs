@@ -334,3 +334,13 @@ fn a_loop_over_known_input_runs_every_pass() {
     let names: Vec<&String> = x.env.keys().collect();
     assert_eq!(names, ["A", "B", "C", "D", "E"], "{:?}", x.env);
 }
+
+/// `command -v NAME` prints where the run has NAME: a directory only the
+/// run knows, then the name, so a launch through it is still recognised.
+#[test]
+fn command_v_prints_a_path_ending_in_the_name() {
+    let e = run("PY=\"$(command -v python3)\"\n\"$PY\" -m sglang.launch_server --tp 8\n");
+    let got: Vec<String> = launches(&e, "X").into_iter().map(|(argv, _)| argv).collect();
+    assert_eq!(got.len(), 1, "{:?}", e.execs);
+    assert!(got[0].ends_with("/python3 -m sglang.launch_server --tp 8"), "{got:?}");
+}
