@@ -257,10 +257,7 @@ fn equal(w: &mut World, l: &Str, r: &Str) -> Tri {
 
 /// The opposite outcome, and the facts of its arms swapped.
 fn negate(w: &mut World, t: Tri) -> Tri {
-    if let Some(facts) = w.assumed.as_mut() {
-        let (held, failed) = &mut **facts;
-        std::mem::swap(held, failed);
-    }
+    w.negate_assumed();
     t.map(|b| !b)
 }
 
@@ -316,9 +313,7 @@ fn ext_comparison(expr: &ExtendedTestExpr) -> Comparison {
 fn keep_assumption_of_one_comparison(w: &mut World, c: Comparison) {
     match c {
         Comparison::One => {}
-        Comparison::Negated => {
-            let _ = negate(w, None);
-        }
+        Comparison::Negated => w.negate_assumed(),
         Comparison::Other => w.assumed = None,
     }
 }

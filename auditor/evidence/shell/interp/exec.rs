@@ -186,10 +186,7 @@ impl Interp<'_> {
         worlds
             .into_iter()
             .map(|mut w| {
-                if let Some(facts) = w.assumed.as_mut() {
-                    let (held, failed) = &mut **facts;
-                    std::mem::swap(held, failed);
-                }
+                w.negate_assumed();
                 w.status = match w.status {
                     Status::Known(0) => Status::Known(1),
                     Status::Known(_) => Status::Known(0),

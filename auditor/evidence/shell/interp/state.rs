@@ -290,6 +290,14 @@ impl World {
         }
     }
 
+    /// The last test's outcome negated (`!`): what each arm tells swaps.
+    pub fn negate_assumed(&mut self) {
+        if let Some(facts) = self.assumed.as_mut() {
+            let (held, failed) = &mut **facts;
+            std::mem::swap(held, failed);
+        }
+    }
+
     /// Take one arm of the last test: what it tells of an input variable
     /// holds on this path from here on (the variable set as the run's
     /// environment had it, or the text excluded).
