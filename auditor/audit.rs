@@ -103,8 +103,24 @@ impl ReadBundle {
 /// and master-config entry for a repository checkout (other files form the
 /// pseudo-job `repository`), else one job `bundle`.
 pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOptions) -> Result<ReadBundle, AuditError> {
-    read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, signatures, options)
+    read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, signatures, options, &Scope::Judged)
 }
+
+/// Which scripts a read evaluates under `--interpret-scripts`: the
+/// interpreter is the costly part of a read, so a gate that judges a few
+/// jobs evaluates only what they hold.
+pub(crate) enum Scope<'a> {
+    /// Every script a judged job can hold (not the retired or outside ones).
+    Judged,
+    /// The scripts of the jobs this picks (script paths, from the jobs and
+    /// sources as read), asked again once those are evaluated until it
+    /// asks for nothing new; with every script whose being a launch script
+    /// only its evaluation tells, since that decides how jobs are grouped.
+    Selected(&'a SelectScripts<'a>),
+}
+
+/// Picks the scripts to evaluate from the jobs and sources as read (see [`Scope::Selected`]).
+pub(crate) type SelectScripts<'a> = dyn Fn(&[AuditedJob], &[FileEvidence]) -> Result<BTreeSet<String>, AuditError> + 'a;
 
 /// [`read`], the files coming from `source` (a directory or archive, or a
 /// commit's tree read from git objects).
@@ -113,20 +129,55 @@ fn read_from(
     limits: &Limits,
     signatures: &Engine,
     options: &ReadOptions,
+    scope: &Scope,
 ) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
     if options.interpret_scripts {
         extractor = extractor.deferring_scripts();
     }
     let mut bundle = source(&mut extractor)?;
-    for (path, why) in crate::evidence::link_scripts(&mut extractor.files) {
-        if let Some(entry) = bundle.files.iter_mut().find(|f| f.path == path && f.status == FileStatus::Read) {
-            entry.status = FileStatus::Partial(why);
+    let mut files = extractor.files;
+    if options.interpret_scripts {
+        let mut done: BTreeSet<String> = BTreeSet::new();
+        let (jobs, sources) = assemble(&mut bundle.clone(), files.clone(), options);
+        let mut wanted = match scope {
+            Scope::Judged => scripts_of(&jobs),
+            Scope::Selected(select) => {
+                let mut wanted = select(&jobs, &sources)?;
+                wanted.extend(sources.iter().filter(|f| repository::launch_by_evidence(f)).map(|f| f.path.clone()));
+                wanted
+            }
+        };
+        loop {
+            for (path, why) in crate::evidence::link_scripts(&mut files, &|path| wanted.contains(path)) {
+                if let Some(entry) = bundle.files.iter_mut().find(|f| f.path == path && f.status == FileStatus::Read) {
+                    entry.status = FileStatus::Partial(why);
+                }
+            }
+            done.extend(wanted);
+            let Scope::Selected(select) = scope else { break };
+            let (jobs, sources) = assemble(&mut bundle.clone(), files.clone(), options);
+            wanted = select(&jobs, &sources)?.into_iter().filter(|p| !done.contains(p)).collect();
+            if wanted.is_empty() {
+                break;
+            }
         }
     }
+    let (jobs, sources) = assemble(&mut bundle, files, options);
+    Ok(ReadBundle { bundle, jobs, sources })
+}
+
+/// The script files the jobs hold.
+fn scripts_of<'j>(jobs: impl IntoIterator<Item = &'j AuditedJob>) -> BTreeSet<String> {
+    jobs.into_iter().flat_map(|j| &j.files).filter(|f| f.kind == crate::evidence::FileKind::Script).map(|f| f.path.clone()).collect()
+}
+
+/// Group the files of a bundle into jobs (see [`read`]), listing in
+/// `bundle` the files no job judges (retired, outside the submissions).
+fn assemble(bundle: &mut Bundle, files: Vec<FileEvidence>, options: &ReadOptions) -> (Vec<AuditedJob>, Vec<FileEvidence>) {
     let artifacts: BTreeSet<String> = bundle.files.iter().filter_map(|f| layout::artifact_of(&f.path).map(str::to_string)).collect();
     let (jobs, assignment) = jobs::group(&artifacts);
-    let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = extractor.files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
+    let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
     let (mut retired, mut active): (Vec<FileEvidence>, Vec<FileEvidence>) = files.into_iter().partition(|f| !options.include_deprecated && is_retired(&f.path));
     if !retired.is_empty() {
         let only_retired = repository::run_only_by_retired(&active, &retired);
@@ -136,18 +187,18 @@ fn read_from(
     }
     let (mut jobs, sources) = match repository::group(&active) {
         Some(repo) if jobs.is_empty() => {
-            skip(&mut bundle, &retired, |path| {
+            skip(bundle, &retired, |path| {
                 let why = if is_retired(path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };
                 format!("retired ({why}): no sweep runs it; --include-deprecated audits it")
             });
-            skip(&mut bundle, &outside, |path| format!("outside the submissions (policy): {}", options.outside_reason(path).unwrap_or_default()));
-            (from_repository(&bundle, repo, &active), active)
+            skip(bundle, &outside, |path| format!("outside the submissions (policy): {}", options.outside_reason(path).unwrap_or_default()));
+            (from_repository(bundle, repo, &active), active)
         }
         _ => {
             let mut files = active;
             files.extend(retired);
             files.extend(outside);
-            (by_artifact(&bundle, jobs, &assignment, files), Vec::new())
+            (by_artifact(bundle, jobs, &assignment, files), Vec::new())
         }
     };
     for job in &mut jobs {
@@ -155,7 +206,7 @@ fn read_from(
         jobs::apply_hints(&mut job.job, &hints);
         job.derive(Catalog::embedded());
     }
-    Ok(ReadBundle { bundle, jobs, sources })
+    (jobs, sources)
 }
 
 /// Marks these files of a checkout (retired, or outside the submissions)
@@ -271,18 +322,11 @@ pub(crate) fn audit_prepared(
     };
     let read_options =
         ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone(), interpret_scripts: options.interpret_scripts };
-    // The base commits are audited from git objects while the checkout is
-    // read and judged: two independent audits, one on each core.
+    // Each base commit is audited from git objects while the checkout is
+    // judged: two independent audits, one on each core. The base evaluates
+    // only the scripts of the jobs the change selects in the checkout.
     std::thread::scope(|scope| {
-        let base_audits: Vec<_> = changes
-            .iter()
-            .zip(paths)
-            .filter_map(|(changes, path)| changes.base().map(|(commit, prefix)| (path, commit, prefix)))
-            .map(|(path, commit, prefix)| {
-                let (signatures, read_options) = (&signatures, &read_options);
-                scope.spawn(move || base_audit(path, commit, prefix, limits, signatures, read_options, references, policy))
-            })
-            .collect();
+        let mut base_audits = Vec::new();
         let mut bundles = Vec::new();
         let mut jobs = Vec::new();
         let mut skipped = Vec::new();
@@ -291,19 +335,38 @@ pub(crate) fn audit_prepared(
         let mut blank = Vec::new();
         let mut tree = Vec::new();
         for (n, path) in paths.iter().enumerate() {
-            let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
+            let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
+                let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
+                tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
+                if !read_jobs.iter().any(judgeable) {
+                    blank.push(nothing_judged(&bundle, paths.len() > 1));
+                }
+                bundles.push(bundle);
+                jobs.extend(read_jobs);
+                continue;
+            };
+            let selected_scripts = |jobs: &[AuditedJob], sources: &[FileEvidence]| -> Result<BTreeSet<String>, AuditError> {
+                let changes = changes.with_lines(path, reference, sources)?;
+                let selection = changes::select(path, jobs, sources, &changes);
+                Ok(scripts_of(jobs.iter().enumerate().filter(|(i, _)| selection.selected.contains_key(i)).map(|(_, j)| j)))
+            };
+            let read =
+                read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, &signatures, &read_options, &Scope::Selected(&selected_scripts))?;
+            let ReadBundle { mut bundle, jobs: read_jobs, sources } = read;
             tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
             if !read_jobs.iter().any(judgeable) {
                 blank.push(nothing_judged(&bundle, paths.len() > 1));
             }
             bundles.push(bundle);
-            let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
-                jobs.extend(read_jobs);
-                continue;
-            };
             let changes = changes.with_lines(path, reference, &sources)?;
             changed_files += changes.files.len();
             let selection = changes::select(path, &read_jobs, &sources, &changes);
+            if let Some((commit, prefix)) = changes.base() {
+                let wanted = scripts_of(read_jobs.iter().enumerate().filter(|(i, _)| selection.selected.contains_key(i)).map(|(_, j)| j));
+                let (signatures, read_options) = (&signatures, &read_options);
+                let (commit, prefix) = (commit.to_string(), prefix.to_string());
+                base_audits.push(scope.spawn(move || base_audit(path, &commit, &prefix, limits, signatures, read_options, references, policy, &wanted)));
+            }
             for (i, job) in read_jobs.into_iter().enumerate() {
                 if selection.selected.contains_key(&i) {
                     jobs.push(job);
@@ -448,9 +511,12 @@ fn base_audit(
     read_options: &ReadOptions,
     references: &References,
     policy: &Policy,
+    scripts: &BTreeSet<String>,
 ) -> Result<(Vec<Finding>, Vec<String>), AuditError> {
     let label = path.display().to_string();
-    let read = read_from(&|extractor| bundle::read_git_tree(path, commit, prefix, &label, limits, extractor), limits, signatures, read_options);
+    let wanted = |_: &[AuditedJob], _: &[FileEvidence]| Ok(scripts.clone());
+    let source = |extractor: &mut Extractor| bundle::read_git_tree(path, commit, prefix, &label, limits, extractor);
+    let read = read_from(&source, limits, signatures, read_options, &Scope::Selected(&wanted));
     let ReadBundle { mut bundle, jobs, sources } = match read {
         Ok(read) => read,
         // The folder did not exist at the base (or held nothing): everything is new.

@@ -13,6 +13,7 @@ pub use crate::provenance;
 pub mod python;
 pub mod records;
 pub mod shell;
+pub mod stack;
 pub mod text;
 pub mod waiver;
 pub mod yaml;
@@ -435,23 +436,33 @@ fn apply_evaluated(file: &FileRef, evidence: &mut FileEvidence, evaluated: shell
 /// The prefix of the notes an evaluation leaves.
 const EVALUATION_NOTE: &str = "evaluation: ";
 
-/// Evaluate again every script that sources or runs files of the input,
-/// now that every file is read: what they define and export counts where
+/// Evaluate the scripts `wanted` names, now that every file is read, with
+/// the files they source or run: what those define and export counts where
 /// the script runs it. Returns the scripts whose evaluation could not be
 /// completed, with why.
-pub fn link_scripts(files: &mut [FileEvidence]) -> Vec<(String, String)> {
+pub fn link_scripts(files: &mut [FileEvidence], wanted: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(String, String)> {
     use rayon::prelude::*;
     let texts: Vec<(String, std::sync::Arc<str>)> = files.iter().filter_map(|f| f.script.clone().map(|t| (f.path.clone(), t))).collect();
     let tree = shell::evaluated::TreeFiles::new(texts.iter().map(|(p, t)| (p.as_str(), &**t)));
-    let evaluated: Vec<(usize, shell::evaluated::Evaluated)> = files
-        .par_iter()
-        .enumerate()
-        .filter_map(|(i, f)| {
-            let text = f.script.clone()?;
-            let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
-            Some((i, shell::evaluated::evaluate(&file, &text, &tree)))
-        })
-        .collect();
+    let chosen: Vec<(usize, &FileEvidence)> = files.iter().enumerate().filter(|(_, f)| f.script.is_some() && wanted(&f.path)).collect();
+    let evaluate = || -> Vec<(usize, shell::evaluated::Evaluated)> {
+        // One script a task: evaluations differ a hundredfold in cost, so
+        // halves split once would leave one core idle.
+        chosen
+            .par_iter()
+            .with_max_len(1)
+            .filter_map(|(i, f)| {
+                let text = f.script.clone()?;
+                let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+                Some((*i, shell::evaluated::evaluate(&file, &text, &tree)))
+            })
+            .collect()
+    };
+    // On threads with the interpreter's room, each evaluation runs in place.
+    let evaluated = match stack::pool(shell::syntax::STACK + POOL_MARGIN) {
+        Some(pool) => pool.install(evaluate),
+        None => evaluate(),
+    };
     let mut unexamined = Vec::new();
     for (i, e) in evaluated {
         let f = &mut files[i];
@@ -462,6 +473,10 @@ pub fn link_scripts(files: &mut [FileEvidence]) -> Vec<(String, String)> {
     }
     unexamined
 }
+
+/// Stack a pool thread keeps beyond an evaluation's room, for the frames
+/// of the pool and the reader below it.
+const POOL_MARGIN: usize = 16 << 20;
 
 /// Why a JSON or YAML file was not read as a document.
 enum Unstructured {

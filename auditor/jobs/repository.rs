@@ -160,6 +160,14 @@ fn is_launch_script(file: &FileEvidence) -> bool {
     file.kind == FileKind::Script && !dirs.contains(&"speedbench") && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
 }
 
+/// A script whose place does not say whether it is a launch script (see
+/// [`is_launch_script`]): only what it runs does, so it is evaluated before
+/// jobs are grouped.
+pub fn launch_by_evidence(file: &FileEvidence) -> bool {
+    let dirs: Vec<&str> = file.path.split('/').collect();
+    file.kind == FileKind::Script && !dirs.contains(&"speedbench") && !dirs.contains(&"single_node")
+}
+
 fn is_base(variant: Option<&str>) -> bool {
     variant.is_none_or(|v| v == "base")
 }

@@ -146,7 +146,7 @@ fn is_word_byte(b: u8) -> bool {
 /// committed: only what the recursion touches is used). `None` if the
 /// thread could not be started or `f` panicked.
 pub fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
-    std::thread::scope(|scope| std::thread::Builder::new().name("bash".into()).stack_size(STACK).spawn_scoped(scope, f).ok()?.join().ok())
+    crate::evidence::stack::with_room("bash", STACK, f)
 }
 
 #[cfg(test)]

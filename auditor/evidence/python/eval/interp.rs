@@ -163,12 +163,9 @@ pub(super) fn run(source: &str, first_line: u64, inputs: &PyInputs) -> PyEffects
         ev.run_module();
         ev.out
     };
-    std::thread::scope(|scope| match std::thread::Builder::new().name("python-eval".into()).stack_size(STACK).spawn_scoped(scope, work) {
-        Ok(handle) => handle.join().unwrap_or_else(|_| PyEffects {
-            problems: vec![(first_line, "the Python evaluator failed on this source; nothing was evaluated".into())],
-            ..PyEffects::default()
-        }),
-        Err(_) => PyEffects { problems: vec![(first_line, "no thread for the Python evaluator; nothing was evaluated".into())], ..PyEffects::default() },
+    crate::evidence::stack::with_room("python-eval", STACK, work).unwrap_or_else(|| PyEffects {
+        problems: vec![(first_line, "the Python evaluator failed on this source (or had no thread to run on); nothing was evaluated".into())],
+        ..PyEffects::default()
     })
 }
 
