@@ -112,10 +112,9 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
 pub(crate) enum Scope<'a> {
     /// Every script a judged job can hold (not the retired or outside ones).
     Judged,
-    /// The scripts of the jobs this picks (script paths, from the jobs and
-    /// sources as read), asked again once those are evaluated until it
-    /// asks for nothing new; with every script whose being a launch script
-    /// only its evaluation tells, since that decides how jobs are grouped.
+    /// The scripts this picks (script paths, from the jobs and sources as
+    /// read), asked again once those are evaluated until it asks for
+    /// nothing new.
     Selected(&'a SelectScripts<'a>),
 }
 
@@ -142,11 +141,7 @@ fn read_from(
         let (jobs, sources) = assemble(&mut bundle.clone(), files.clone(), options);
         let mut wanted = match scope {
             Scope::Judged => scripts_of(&jobs),
-            Scope::Selected(select) => {
-                let mut wanted = select(&jobs, &sources)?;
-                wanted.extend(sources.iter().filter(|f| repository::launch_by_evidence(f)).map(|f| f.path.clone()));
-                wanted
-            }
+            Scope::Selected(select) => select(&jobs, &sources)?,
         };
         loop {
             for (path, why) in crate::evidence::link_scripts(&mut files, &|path| wanted.contains(path)) {
@@ -345,10 +340,13 @@ pub(crate) fn audit_prepared(
                 jobs.extend(read_jobs);
                 continue;
             };
+            // The scripts of the jobs the change selects, and the scripts
+            // whose evaluation decides how the checkout's jobs are grouped.
             let selected_scripts = |jobs: &[AuditedJob], sources: &[FileEvidence]| -> Result<BTreeSet<String>, AuditError> {
                 let changes = changes.with_lines(path, reference, sources)?;
-                let selection = changes::select(path, jobs, sources, &changes);
-                Ok(scripts_of(jobs.iter().enumerate().filter(|(i, _)| selection.selected.contains_key(i)).map(|(_, j)| j)))
+                let mut scripts = changes::select(path, jobs, sources, &changes).scripts(path, jobs, &changes);
+                scripts.extend(repository::grouped_by_evaluation(sources));
+                Ok(scripts)
             };
             let read =
                 read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, &signatures, &read_options, &Scope::Selected(&selected_scripts))?;
@@ -361,14 +359,28 @@ pub(crate) fn audit_prepared(
             let changes = changes.with_lines(path, reference, &sources)?;
             changed_files += changes.files.len();
             let selection = changes::select(path, &read_jobs, &sources, &changes);
+            let evaluated = selection.scripts(path, &read_jobs, &changes);
             if let Some((commit, prefix)) = changes.base() {
-                let wanted = scripts_of(read_jobs.iter().enumerate().filter(|(i, _)| selection.selected.contains_key(i)).map(|(_, j)| j));
-                let (signatures, read_options) = (&signatures, &read_options);
+                // The base evaluates only what the checkout judges: its findings elsewhere match none.
+                let (signatures, read_options, wanted) = (&signatures, &read_options, evaluated.clone());
                 let (commit, prefix) = (commit.to_string(), prefix.to_string());
                 base_audits.push(scope.spawn(move || base_audit(path, &commit, &prefix, limits, signatures, read_options, references, policy, &wanted)));
             }
-            for (i, job) in read_jobs.into_iter().enumerate() {
+            for (i, mut job) in read_jobs.into_iter().enumerate() {
                 if selection.selected.contains_key(&i) {
+                    // The leftover scripts a change to another leftover file
+                    // (a changelog) left unevaluated are unchanged: skipped as such.
+                    if options.interpret_scripts && job.job.id == repository::LEFTOVER {
+                        let (unchanged, kept) =
+                            job.files.into_iter().partition(|f| f.kind == crate::evidence::FileKind::Script && !evaluated.contains(&f.path));
+                        job.files = kept;
+                        let unchanged: Vec<FileEvidence> = unchanged;
+                        if !unchanged.is_empty() {
+                            let mut rest = AuditedJob { files: unchanged, unexamined: Vec::new(), ..job.clone() };
+                            rest.job.id = format!("{} (unchanged scripts)", repository::LEFTOVER);
+                            skipped.push((rest, format!("unchanged since {reference}: not evaluated; neither they nor a file they source changed")));
+                        }
+                    }
                     jobs.push(job);
                     continue;
                 }

@@ -280,6 +280,27 @@ pub struct Selection {
     pub selected: BTreeMap<usize, String>,
 }
 
+impl Selection {
+    /// The scripts to evaluate to judge the selected jobs of `jobs` (in a
+    /// checkout at `root`): every script of a selected job, except in the
+    /// pseudo-job of the repository's leftover files, which any changed
+    /// leftover (a changelog) selects: there only the scripts that changed
+    /// or source a changed file, since the others judge as in the base.
+    pub fn scripts(&self, root: &Path, jobs: &[AuditedJob], changes: &Changes) -> BTreeSet<String> {
+        let mut graph = SourceGraph::new(root);
+        let mut out = BTreeSet::new();
+        for job in self.selected.keys().filter_map(|i| jobs.get(*i)) {
+            let leftover = job.job.id == crate::jobs::repository::LEFTOVER;
+            for file in job.files.iter().filter(|f| f.kind == crate::evidence::FileKind::Script) {
+                if !leftover || changes.files.contains(&file.path) || graph.closure(&file.path).iter().any(|s| changes.files.contains(s)) {
+                    out.insert(file.path.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Select the jobs of one checkout (at `root`) that `changes` touches.
 /// `sources` are the whole files as extracted (master configs among them).
 pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], changes: &Changes) -> Selection {

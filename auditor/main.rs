@@ -2,6 +2,10 @@
 //! outcomes to exit codes (0 pass, 1 fail, 2 usage or unreadable input,
 //! 3 incomplete).
 
+/// See Cargo.toml: the interpreter allocates many small values.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use anyhow::{Context as _, Result, bail};
 use auditor::audit::{self, AuditError};
 use auditor::baseline::{Baseline, BaselineFile};

@@ -137,10 +137,13 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     Some(jobs)
 }
 
+/// The id of [`leftover_job`].
+pub const LEFTOVER: &str = "repository";
+
 /// The pseudo-job of a repository's files that no job runs.
 pub fn leftover_job() -> Job {
     Job {
-        id: "repository".to_string(),
+        id: LEFTOVER.to_string(),
         kind: JobKind::RunLevel,
         scenario: None,
         runs_eval: false,
@@ -160,12 +163,22 @@ fn is_launch_script(file: &FileEvidence) -> bool {
     file.kind == FileKind::Script && !dirs.contains(&"speedbench") && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
 }
 
-/// A script whose place does not say whether it is a launch script (see
-/// [`is_launch_script`]): only what it runs does, so it is evaluated before
-/// jobs are grouped.
-pub fn launch_by_evidence(file: &FileEvidence) -> bool {
-    let dirs: Vec<&str> = file.path.split('/').collect();
-    file.kind == FileKind::Script && !dirs.contains(&"speedbench") && !dirs.contains(&"single_node")
+/// The scripts whose evaluation decides how jobs are grouped: those whose
+/// place does not say whether they are launch scripts (see
+/// [`is_launch_script`]: only what they run does) and that a master-config
+/// entry would run by name. Another script that launches an engine forms a
+/// job of its own, which only its own change (or a changed file it
+/// sources) selects, and judging it then evaluates it.
+pub fn grouped_by_evaluation(files: &[FileEvidence]) -> BTreeSet<String> {
+    let names: BTreeSet<String> = entry_groups(files).iter().filter_map(script_names).flat_map(|(names, _)| names).collect();
+    files
+        .iter()
+        .filter(|f| {
+            let dirs: Vec<&str> = f.path.split('/').collect();
+            f.kind == FileKind::Script && !dirs.contains(&"speedbench") && !dirs.contains(&"single_node") && dirs.last().is_some_and(|n| names.contains(*n))
+        })
+        .map(|f| f.path.clone())
+        .collect()
 }
 
 fn is_base(variant: Option<&str>) -> bool {
@@ -559,11 +572,9 @@ fn find_by_path<'f>(recipes: &[&'f FileEvidence], path: &str) -> Option<&'f File
     recipes.iter().find(|r| r.path == rest || r.path.ends_with(&format!("/{rest}"))).copied()
 }
 
-/// The single-node script an entry runs:
-/// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (framework-tagged
-/// name first; legacy names use `_trt` for TRT-LLM and nothing otherwise),
-/// in the scenario's own directory.
-fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'f FileEvidence> {
+/// The file names a group's launch script may have, and the scenario
+/// directory it sits in (empty: any).
+fn script_names(group: &EntryGroup) -> Option<([String; 2], &'static str)> {
     let meta = &group.entry.meta;
     let (Some(prefix), Some(precision), Some(sku), Some(framework)) = (&meta.model_prefix, &meta.precision, &meta.hw, &meta.framework) else { return None };
     let spec = if group.spec_decoding == "mtp" { "_mtp" } else { "" };
@@ -574,6 +585,15 @@ fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'
         Some(Scenario::FixedSeqLen) => "fixed_seq_len",
         None => "",
     };
+    Some((names, dir))
+}
+
+/// The single-node script an entry runs:
+/// `<prefix>_<precision>_<sku>[_<framework>][_mtp].sh` (framework-tagged
+/// name first; legacy names use `_trt` for TRT-LLM and nothing otherwise),
+/// in the scenario's own directory.
+fn script_for<'f>(group: &EntryGroup, scripts: &[&'f FileEvidence]) -> Option<&'f FileEvidence> {
+    let (names, dir) = script_names(group)?;
     // The runner runs `benchmarks/single_node/${SCENARIO_SUBDIR}<name>`: a
     // script of the same name in another scenario's directory is not it.
     names.iter().find_map(|name| {

@@ -203,6 +203,61 @@ fn changed_since_a_master_config_entry_judges_that_entry_only() {
     );
 }
 
+/// Under `--interpret-scripts`, `--changed-since` evaluates only what the
+/// change selects, yet groups jobs as a whole evaluation would: a script
+/// outside `single_node` that an entry runs by name is evaluated to link
+/// it, and an unchanged helper beside a changed changelog is listed as
+/// skipped, not judged without evaluation.
+#[test]
+fn changed_since_interpreted_evaluates_what_the_change_selects_and_groups_as_a_whole_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let master = |image: &str| {
+        format!(
+            "dsr1-fp8-h100-sglang:\n  image: {image}\n  model: deepseek-ai/DeepSeek-R1\n  model-prefix: dsr1\n  runner: h100\n  precision: fp8\n  framework: sglang\n  multinode: false\n"
+        )
+    };
+    let launcher = "benchmarks/other/dsr1_fp8_h100_sglang.sh";
+    let helper = "utils/patch_engine.sh";
+    write_tree(
+        dir.path(),
+        &[
+            ("configs/nvidia-master.yaml", &master("lmsysorg/sglang:v0.5.0")),
+            (launcher, "#!/usr/bin/env bash\nlaunch() { python3 -m sglang.launch_server --model-path \"$1\" --tp 8; }\nlaunch /models/m\n"),
+            (helper, "#!/usr/bin/env bash\nsed -i 's/a/b/' /usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py\n"),
+            ("perf-changelog.yaml", "- one\n"),
+        ],
+    );
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "base"]);
+    std::fs::write(dir.path().join("configs/nvidia-master.yaml"), master("lmsysorg/sglang:v0.5.1")).unwrap();
+    std::fs::write(dir.path().join("perf-changelog.yaml"), "- one\n- two\n").unwrap();
+    let whole = json(&auditor(&["audit", s(dir.path()), "--interpret-scripts", "--format", "json"]));
+    let out = auditor(&["audit", s(dir.path()), "--interpret-scripts", "--changed-since", "HEAD", "--format", "json"]);
+    let report = json(&out);
+    let job = |report: &serde_json::Value, prefix: &str| {
+        report["jobs"].as_array().unwrap().iter().find(|j| j["id"].as_str().unwrap().starts_with(prefix)).cloned().unwrap_or_else(|| panic!("no job {prefix}"))
+    };
+    let entry = "configs/nvidia-master.yaml#dsr1-fp8-h100-sglang";
+    assert!(job(&report, entry).get("skipped").is_none(), "the changed entry is judged");
+    let runs = job(&report, entry)["kind_reason"].as_str().unwrap().to_string();
+    assert_eq!(runs, job(&whole, entry)["kind_reason"].as_str().unwrap(), "linked as in a whole read");
+    assert!(runs.contains(&format!("runs {launcher}")), "{runs}");
+    let unchanged = job(&report, "repository (unchanged scripts)");
+    assert!(unchanged["skipped"].as_str().unwrap().contains("not evaluated"), "{unchanged}");
+    let files = report["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f["path"] == helper && f["job"] == "repository (unchanged scripts)"), "{files:?}");
+    assert!(judged(&report).iter().any(|j| j == "repository"), "the changelog's job is judged");
+    assert_eq!(code(&out), 0, "the helper's patch is not the change's: {}", stdout(&out));
+
+    // The helper changed: evaluated and judged, its patch the change's.
+    std::fs::write(dir.path().join(helper), "#!/usr/bin/env bash\nsed -i 's/a/c/' /usr/local/lib/python3.12/dist-packages/sglang/srt/server_args.py\n")
+        .unwrap();
+    let out = auditor(&["audit", s(dir.path()), "--interpret-scripts", "--changed-since", "HEAD", "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(counted_errors(&json(&out)).iter().any(|f| f.to_string().contains(helper)));
+}
+
 #[test]
 fn changed_since_outside_git_or_with_an_unknown_ref_is_a_usage_error() {
     let plain = tempfile::tempdir().unwrap();
