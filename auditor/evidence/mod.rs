@@ -454,12 +454,7 @@ pub fn link_scripts(files: &mut [FileEvidence], wanted: &(dyn Fn(&str) -> bool +
             .filter_map(|(i, f)| {
                 let text = f.script.clone()?;
                 let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
-                let t0 = std::time::Instant::now();
-                let e = shell::evaluated::evaluate(&file, &text, &tree);
-                if std::env::var("AUDITOR_T").is_ok() {
-                    eprintln!("T {:?} {}", t0.elapsed(), file.path);
-                }
-                Some((*i, e))
+                Some((*i, shell::evaluated::evaluate(&file, &text, &tree)))
             })
             .collect()
     };
