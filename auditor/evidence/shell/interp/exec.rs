@@ -30,12 +30,12 @@ fn decide(status: &Status) -> Decision {
     }
 }
 
-fn cut(text: &str) -> String {
+fn cut(text: &str) -> std::sync::Arc<str> {
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if one_line.chars().count() <= MARK_TEXT {
-        return one_line;
+        return one_line.into();
     }
-    format!("{}…", one_line.chars().take(MARK_TEXT).collect::<String>())
+    format!("{}…", one_line.chars().take(MARK_TEXT).collect::<String>()).into()
 }
 
 impl Interp<'_> {
@@ -255,7 +255,7 @@ impl Interp<'_> {
                 let at = self.place_of(def);
                 self.at = at;
                 let name = def.fname.value.clone();
-                let weight = def.body.to_string().len();
+                let weight = def.body.location().map_or(0, |span| span.end.index.saturating_sub(span.start.index));
                 w.funcs.insert(name.clone(), Rc::new(Func { name, body: def.body.clone(), src: self.src.clone(), at, weight }));
                 w.status = Status::ok();
                 vec![w]
@@ -408,7 +408,8 @@ impl Interp<'_> {
     /// failed), each undecided path in both, marked.
     fn condition(&mut self, worlds: Vec<World>, list: &CompoundList) -> (Vec<World>, Vec<World>, Vec<World>) {
         let at = self.place_of(list);
-        let text = cut(&list.to_string());
+        // Written out only if a path cannot decide it.
+        let mut text: Option<std::sync::Arc<str>> = None;
         let worlds = self.run_list(worlds, list);
         let (mut held, mut failed, mut stopped) = (Vec::new(), Vec::new(), Vec::new());
         for mut w in worlds {
@@ -420,6 +421,7 @@ impl Interp<'_> {
                 Decision::Held => held.push(w),
                 Decision::Failed => failed.push(w),
                 Decision::Unknown => {
+                    let text = text.get_or_insert_with(|| cut(&list.to_string()));
                     let mut other = w.clone();
                     w.marks.push(Mark { at, text: text.clone(), held: true });
                     other.marks.push(Mark { at, text: text.clone(), held: false });
@@ -473,7 +475,7 @@ impl Interp<'_> {
         for item in &clause.cases {
             let mut entering = std::mem::take(&mut falling);
             let mut next_pending = Vec::new();
-            let text = cut(&format!("case {} in {}", clause.value, item.patterns.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("|")));
+            let mut text: Option<std::sync::Arc<str>> = None;
             for (mut w, subject) in pending {
                 let mut decided = Some(false);
                 for pattern in &item.patterns {
@@ -490,6 +492,9 @@ impl Interp<'_> {
                     Some(true) => entering.push(w),
                     Some(false) => next_pending.push((w, subject)),
                     None => {
+                        let text = text.get_or_insert_with(|| {
+                            cut(&format!("case {} in {}", clause.value, item.patterns.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join("|")))
+                        });
                         let mut other = w.clone();
                         w.marks.push(Mark { at, text: text.clone(), held: true });
                         other.marks.push(Mark { at, text: text.clone(), held: false });

@@ -12,6 +12,7 @@ use brush_parser::ast;
 use brush_parser::word::{
     self, BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr, ParameterTestType, SpecialParameter, WordPiece, WordPieceWithSource,
 };
+use std::rc::Rc;
 
 /// A part of an expansion before word splitting.
 #[derive(Clone, Debug)]
@@ -595,19 +596,23 @@ impl Interp<'_> {
 
 /// A word's pieces, parsed once per text for the whole process (brush's
 /// own cache keeps 64 words; a tree's scripts have tens of thousands).
-fn parse_word(text: &str) -> Option<std::sync::Arc<Vec<WordPieceWithSource>>> {
-    type Words = std::collections::HashMap<String, Option<std::sync::Arc<Vec<WordPieceWithSource>>>>;
-    static WORDS: std::sync::LazyLock<std::sync::Mutex<Words>> = std::sync::LazyLock::new(Default::default);
-    if let Some(hit) = WORDS.lock().ok().and_then(|w| w.get(text).cloned()) {
+fn parse_word(text: &str) -> Option<Rc<Vec<WordPieceWithSource>>> {
+    type Words = std::collections::HashMap<String, Option<Rc<Vec<WordPieceWithSource>>>>;
+    // Per thread: the words of a library every script sources recur in
+    // each evaluation a thread runs, and no lock is shared between threads.
+    thread_local! {
+        static WORDS: std::cell::RefCell<Words> = Default::default();
+    }
+    if let Some(hit) = WORDS.with_borrow(|w| w.get(text).cloned()) {
         return hit;
     }
-    let parsed = word::parse(text, &crate::evidence::shell::syntax::options()).ok().map(std::sync::Arc::new);
-    if let Ok(mut words) = WORDS.lock() {
+    let parsed = word::parse(text, &crate::evidence::shell::syntax::options()).ok().map(Rc::new);
+    WORDS.with_borrow_mut(|words| {
         if words.len() >= 65_536 {
             words.clear();
         }
         words.insert(text.to_string(), parsed.clone());
-    }
+    });
     parsed
 }
 

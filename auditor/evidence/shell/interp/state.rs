@@ -203,8 +203,8 @@ pub struct Opts {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mark {
     pub at: Place,
-    /// The condition as written (cut).
-    pub text: String,
+    /// The condition as written (cut), shared by the paths it splits.
+    pub text: std::sync::Arc<str>,
     /// The arm taken: the condition held.
     pub held: bool,
 }
