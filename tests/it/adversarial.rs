@@ -685,6 +685,40 @@ fn honest_refactors_pass_when_the_interpreter_judges() {
     }
 }
 
+/// Issue 35's last honest refactor: a vLLM spec config built with
+/// `jq -nc` is judged as the literal JSON jq prints: the same findings,
+/// the same verdict, the simulated AL read from it (`--interpret-scripts`).
+#[test]
+fn a_spec_config_built_with_jq_is_judged_as_the_literal_it_prints() {
+    let script = |eval: &str, throughput: &str| {
+        format!(
+            "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../../benchmark_lib.sh\"\nN=3\nif [ \"${{EVAL_ONLY:-false}}\" = true ]; then\n  SPEC_CONFIG={eval}\nelse\n  SPEC_CONFIG={throughput}\nfi\nvllm serve /models/dsv4 --tp 8 --speculative-config \"$SPEC_CONFIG\"\nif [ \"$EVAL_ONLY\" = true ]; then run_eval; fi\n"
+        )
+    };
+    let literal = script(
+        "'{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'",
+        "'{\"method\": \"mtp\", \"num_speculative_tokens\": 3, \"rejection_sample_method\": \"synthetic\", \"synthetic_acceptance_length\": 2.49}'",
+    );
+    let built = script(
+        "$(jq -nc --argjson n \"$N\" '{method: \"mtp\", num_speculative_tokens: $n}')",
+        "$(jq -nc --argjson n \"$N\" '{method: \"mtp\", num_speculative_tokens: $n, rejection_sample_method: \"synthetic\", synthetic_acceptance_length: 2.49}')",
+    );
+    let path = "benchmarks/single_node/agentic/dsv4_fp4_b200_vllm_mtp.sh";
+    let judged = |text: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (path, text)]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json", "--interpret-scripts"]));
+        let mut found: Vec<(String, String, String)> = findings(&report)
+            .map(|f| (f["rule"].as_str().unwrap().to_string(), f["severity"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string()))
+            .collect();
+        found.sort();
+        (report["verdict"].clone(), found)
+    };
+    let (verdict, found) = judged(&literal);
+    assert!(found.iter().any(|(rule, _, message)| rule == "sim-acc-throughput/simulated" && message.contains("2.49")), "{found:#?}");
+    assert_eq!(judged(&built), (verdict, found), "jq's output is the literal");
+}
+
 /// A library helper that installs what it is given (`pip install "$@"`)
 /// is harmless; the script that hands it an engine wheel commits the
 /// install, and the error is at the script's call (`--interpret-scripts`).

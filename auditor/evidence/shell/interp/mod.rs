@@ -23,6 +23,7 @@ mod builtins;
 mod cond;
 mod exec;
 mod expand;
+mod jq;
 pub mod pattern;
 mod programs;
 mod simple;

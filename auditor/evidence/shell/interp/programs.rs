@@ -6,6 +6,7 @@
 //! ...), and every other program recorded with what it receives.
 
 use super::args::{Pending, PendingValue};
+use super::jq;
 use super::state::{FileState, Status, Value, World};
 use super::value::{Piece, Place, Str, Why};
 use super::{Assign, CallKind, Exec, How, Interp};
@@ -635,6 +636,13 @@ impl Interp<'_> {
                 let p = texts.iter().skip(1).find(|a| !a.starts_with('-'))?;
                 let abs = absolute(&w.cwd, p)?;
                 Str::lit(format!("{abs}\n"), at)
+            }
+            "jq" => {
+                let text = jq::output(&texts[1..], input.as_ref().and_then(Str::known).as_deref())?;
+                match &input {
+                    Some(data) => Str::derived(text, data, at),
+                    None => Str::lit(text, at),
+                }
             }
             "base64" => {
                 let decode = texts.iter().any(|a| a == "-d" || a == "--decode" || a == "-D");
