@@ -51,8 +51,8 @@ pub struct ReadOptions {
     pub outside: Vec<crate::policy::Outside>,
     /// Judge scripts by the bash interpreter ([`crate::evidence::shell::interp`],
     /// with the files they source) instead of the line reader: the model
-    /// the line reader is being replaced by, not yet the default (about
-    /// 20 times slower on a repository; BENCHMARKS.md).
+    /// the line reader is being replaced by, not yet the default (a whole
+    /// repository takes about ten times as long; BENCHMARKS.md).
     pub interpret_scripts: bool,
 }
 

@@ -161,7 +161,7 @@ struct AuditInputs {
     #[arg(long)]
     include_deprecated: bool,
     /// Judge scripts by the bash interpreter, with the files they source, instead of the line
-    /// reader: experimental, about 20 times slower on a repository (BENCHMARKS.md).
+    /// reader: experimental; a whole repository takes about ten times as long (BENCHMARKS.md).
     #[arg(long)]
     interpret_scripts: bool,
     #[command(flatten)]
