@@ -10,7 +10,7 @@ use crate::evidence::gate::Gate;
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::shell::actions::{ActionScanner, ScriptAction};
 use crate::evidence::shell::command::{self, Command};
-use crate::evidence::shell::interp::value::{Place, Str};
+use crate::evidence::shell::interp::value::{Piece, Place, Str};
 use crate::evidence::shell::interp::{self, CallKind, Evaluation, Files, How, Inputs, Limits};
 use crate::evidence::shell::scan::WrittenBody;
 use crate::evidence::text::lines::Line;
@@ -256,19 +256,45 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
             continue;
         }
         let places = crate::evidence::shell::interp::line_places(&wr.content, wr.ctx.at);
-        let expanded = wr.content.display();
+        let (expanded, undecided) = written_text(&wr.content);
+        let mut depends = Vec::new();
         let lines = expanded
             .lines()
             .zip(places.iter().chain(std::iter::repeat(&wr.ctx.at)))
-            .map(|(text, place)| {
+            .enumerate()
+            .map(|(i, (text, place))| {
+                if let Some(what) = undecided.get(&i) {
+                    let key = text.split(':').next().unwrap_or("").trim().to_string();
+                    depends.push((place.line as u64, key, format!("{what} is decided by the run")));
+                }
                 let source = e.line_text(*place).unwrap_or(text).to_string();
                 (Line { number: place.line as u64, offset: 0, text: source, truncated: false }, text.to_string())
             })
             .collect();
-        seq.push((wr.ctx.order, Item::Written(WrittenBody { opened_at: wr.ctx.at.line as u64, lines, depends: Vec::new(), target: wr.path.known() })));
+        seq.push((wr.ctx.order, Item::Written(WrittenBody { opened_at: wr.ctx.at.line as u64, lines, depends, target: wr.path.known() })));
     }
     seq.sort_by_key(|(order, _)| *order);
     seq.into_iter().map(|(_, item)| item).collect()
+}
+
+/// A written file's text for the readers of its format (a heredoc'd YAML
+/// config), each part the run decides as the script writes it, with what
+/// would end a YAML plain scalar there (`: `, ` #`) blanked: `one of: a | b`
+/// must not break the document it sits in. With the lines (0-based) that
+/// hold such a part, and how the first reads.
+fn written_text(content: &Str) -> (String, std::collections::BTreeMap<usize, String>) {
+    let mut text = String::new();
+    let mut undecided = std::collections::BTreeMap::new();
+    for piece in content.pieces() {
+        match piece {
+            Piece::Lit { text: lit, .. } => text.push_str(lit),
+            Piece::Unknown(u) => {
+                undecided.entry(text.matches('\n').count()).or_insert_with(|| u.text.clone());
+                text.push_str(&u.text.replace(": ", " ").replace(" #", " "));
+            }
+        }
+    }
+    (text, undecided)
 }
 
 /// Where a program run is committed: its statement, or, when that sits in
@@ -322,6 +348,27 @@ mod tests {
         assert!(e.eval_path);
         let a = e.env.iter().find(|a| a.name == "SGLANG_SIMULATE_ACC_LEN").unwrap();
         assert_eq!((a.provenance.file.as_str(), a.provenance.line), ("benchmarks/single_node/x.sh", Some(2)));
+    }
+
+    #[test]
+    fn a_heredoc_config_with_a_value_the_run_decides_still_parses_and_says_which_key() {
+        // Past the path bound the arms are joined: the draft is `one of: … | …`.
+        let forks: String = ["A", "B", "C", "E"].iter().map(|v| format!("if [ -n \"${v}\" ]; then V{v}=1; fi\n")).collect();
+        let script = format!(
+            "if [ \"$X\" = a ]; then D=/data/models/d; else D=org/d; fi\n{forks}cat << EOF > ser.yaml\nspeculative_config:\n    decoding_type: Eagle3\n    max_draft_len: 3\n    speculative_model: $D\nEOF\ntrtllm-serve /models/m --config ser.yaml\n"
+        );
+        let script = script.as_str();
+        let e = evaluate(&file(), script, &NoFiles);
+        let body = e.written.iter().find(|w| w.target.as_deref() == Some("ser.yaml")).expect("the heredoc");
+        assert_eq!(
+            body.depends.iter().map(|(n, k, _)| (*n, k.as_str())).collect::<Vec<_>>(),
+            [(body.lines[3].0.number, "speculative_model")],
+            "{:?}",
+            body.lines
+        );
+        let records = crate::evidence::yaml::shown::written(&file(), body);
+        let spec = records.iter().find(|r| r.get("decoding_type").is_some()).unwrap_or_else(|| panic!("not parsed: {:?}", body.lines));
+        assert_eq!(spec.get("max_draft_len").map(|v| v.to_json()), Some(serde_json::json!(3)));
     }
 
     #[test]
