@@ -136,30 +136,31 @@ fn read_from(
     }
     let mut bundle = source(&mut extractor)?;
     let mut files = extractor.files;
-    if options.interpret_scripts {
-        let mut done: BTreeSet<String> = BTreeSet::new();
-        let (jobs, sources) = assemble(&mut bundle.clone(), files.clone(), options);
-        let mut wanted = match scope {
+    if !options.interpret_scripts {
+        let (jobs, sources) = assemble(&mut bundle, files, options);
+        return Ok(ReadBundle { bundle, jobs, sources });
+    }
+    // Group, evaluate what the scope asks for, group again with what the
+    // evaluations tell, until the scope asks for nothing new.
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    loop {
+        let mut grouped = bundle.clone();
+        let (jobs, sources) = assemble(&mut grouped, files.clone(), options);
+        let wanted = match scope {
             Scope::Judged => scripts_of(&jobs),
             Scope::Selected(select) => select(&jobs, &sources)?,
         };
-        loop {
-            for (path, why) in crate::evidence::link_scripts(&mut files, &|path| wanted.contains(path)) {
-                if let Some(entry) = bundle.files.iter_mut().find(|f| f.path == path && f.status == FileStatus::Read) {
-                    entry.status = FileStatus::Partial(why);
-                }
-            }
-            done.extend(wanted);
-            let Scope::Selected(select) = scope else { break };
-            let (jobs, sources) = assemble(&mut bundle.clone(), files.clone(), options);
-            wanted = select(&jobs, &sources)?.into_iter().filter(|p| !done.contains(p)).collect();
-            if wanted.is_empty() {
-                break;
+        let wanted: BTreeSet<String> = wanted.into_iter().filter(|p| !done.contains(p)).collect();
+        if wanted.is_empty() {
+            return Ok(ReadBundle { bundle: grouped, jobs, sources });
+        }
+        for (path, why) in crate::evidence::link_scripts(&mut files, &|path| wanted.contains(path)) {
+            if let Some(entry) = bundle.files.iter_mut().find(|f| f.path == path && f.status == FileStatus::Read) {
+                entry.status = FileStatus::Partial(why);
             }
         }
+        done.extend(wanted);
     }
-    let (jobs, sources) = assemble(&mut bundle, files, options);
-    Ok(ReadBundle { bundle, jobs, sources })
 }
 
 /// The script files the jobs hold.
@@ -330,32 +331,31 @@ pub(crate) fn audit_prepared(
         let mut blank = Vec::new();
         let mut tree = Vec::new();
         for (n, path) in paths.iter().enumerate() {
-            let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
-                let ReadBundle { mut bundle, jobs: read_jobs, sources } = read(path, limits, &signatures, &read_options)?;
-                tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
-                if !read_jobs.iter().any(judgeable) {
-                    blank.push(nothing_judged(&bundle, paths.len() > 1));
+            let read = match (changes.get(n), &options.changed_since) {
+                // The scripts of the jobs the change selects, and the scripts
+                // whose evaluation decides how the checkout's jobs are grouped.
+                (Some(changes), Some(reference)) => {
+                    let selected_scripts = |jobs: &[AuditedJob], sources: &[FileEvidence]| -> Result<BTreeSet<String>, AuditError> {
+                        let changes = changes.with_lines(path, reference, sources)?;
+                        let mut scripts = changes::select(path, jobs, sources, &changes).scripts(path, jobs, &changes);
+                        scripts.extend(repository::grouped_by_evaluation(sources));
+                        Ok(scripts)
+                    };
+                    let source = |extractor: &mut Extractor| bundle::read_bundle(path, limits, extractor);
+                    read_from(&source, limits, &signatures, &read_options, &Scope::Selected(&selected_scripts))?
                 }
-                bundles.push(bundle);
-                jobs.extend(read_jobs);
-                continue;
+                _ => read(path, limits, &signatures, &read_options)?,
             };
-            // The scripts of the jobs the change selects, and the scripts
-            // whose evaluation decides how the checkout's jobs are grouped.
-            let selected_scripts = |jobs: &[AuditedJob], sources: &[FileEvidence]| -> Result<BTreeSet<String>, AuditError> {
-                let changes = changes.with_lines(path, reference, sources)?;
-                let mut scripts = changes::select(path, jobs, sources, &changes).scripts(path, jobs, &changes);
-                scripts.extend(repository::grouped_by_evaluation(sources));
-                Ok(scripts)
-            };
-            let read =
-                read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, &signatures, &read_options, &Scope::Selected(&selected_scripts))?;
             let ReadBundle { mut bundle, jobs: read_jobs, sources } = read;
             tree.extend(tree_references(&mut bundle, &read_jobs, &sources));
             if !read_jobs.iter().any(judgeable) {
                 blank.push(nothing_judged(&bundle, paths.len() > 1));
             }
             bundles.push(bundle);
+            let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
+                jobs.extend(read_jobs);
+                continue;
+            };
             let changes = changes.with_lines(path, reference, &sources)?;
             changed_files += changes.files.len();
             let selection = changes::select(path, &read_jobs, &sources, &changes);
@@ -371,10 +371,9 @@ pub(crate) fn audit_prepared(
                     // The leftover scripts a change to another leftover file
                     // (a changelog) left unevaluated are unchanged: skipped as such.
                     if options.interpret_scripts && job.job.id == repository::LEFTOVER {
-                        let (unchanged, kept) =
+                        let (unchanged, kept): (Vec<FileEvidence>, Vec<FileEvidence>) =
                             job.files.into_iter().partition(|f| f.kind == crate::evidence::FileKind::Script && !evaluated.contains(&f.path));
                         job.files = kept;
-                        let unchanged: Vec<FileEvidence> = unchanged;
                         if !unchanged.is_empty() {
                             let mut rest = AuditedJob { files: unchanged, unexamined: Vec::new(), ..job.clone() };
                             rest.job.id = format!("{} (unchanged scripts)", repository::LEFTOVER);

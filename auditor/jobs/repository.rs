@@ -159,24 +159,28 @@ pub fn leftover_job() -> Job {
 /// script of a `single_node` benchmarks tree (golden-AL collection scripts
 /// under `speedbench` are not submissions).
 fn is_launch_script(file: &FileEvidence) -> bool {
-    let dirs: Vec<&str> = file.path.split('/').collect();
-    file.kind == FileKind::Script && !dirs.contains(&"speedbench") && (dirs.contains(&"single_node") || file.commands.iter().any(|c| c.engine().is_some()))
+    file.kind == FileKind::Script && launch_by_place(&file.path).unwrap_or_else(|| file.commands.iter().any(|c| c.engine().is_some()))
+}
+
+/// Whether a script's place says it is a launch script: any script of a
+/// `single_node` tree is, one under `speedbench` is not; elsewhere
+/// (`None`) only what it runs tells.
+fn launch_by_place(path: &str) -> Option<bool> {
+    let dirs: Vec<&str> = path.split('/').collect();
+    if dirs.contains(&"speedbench") { Some(false) } else { dirs.contains(&"single_node").then_some(true) }
 }
 
 /// The scripts whose evaluation decides how jobs are grouped: those whose
-/// place does not say whether they are launch scripts (see
-/// [`is_launch_script`]: only what they run does) and that a master-config
-/// entry would run by name. Another script that launches an engine forms a
-/// job of its own, which only its own change (or a changed file it
-/// sources) selects, and judging it then evaluates it.
+/// place does not say whether they are launch scripts ([`launch_by_place`])
+/// and that a master-config entry would run by name. Another script that
+/// launches an engine forms a job of its own, which only its own change
+/// (or a changed file it sources) selects, and judging it then evaluates it.
 pub fn grouped_by_evaluation(files: &[FileEvidence]) -> BTreeSet<String> {
     let names: BTreeSet<String> = entry_groups(files).iter().filter_map(script_names).flat_map(|(names, _)| names).collect();
     files
         .iter()
-        .filter(|f| {
-            let dirs: Vec<&str> = f.path.split('/').collect();
-            f.kind == FileKind::Script && !dirs.contains(&"speedbench") && !dirs.contains(&"single_node") && dirs.last().is_some_and(|n| names.contains(*n))
-        })
+        .filter(|f| f.kind == FileKind::Script && launch_by_place(&f.path).is_none())
+        .filter(|f| f.path.rsplit('/').next().is_some_and(|n| names.contains(n)))
         .map(|f| f.path.clone())
         .collect()
 }
