@@ -2,15 +2,6 @@
 //! outcomes to exit codes (0 pass, 1 fail, 2 usage or unreadable input,
 //! 3 incomplete).
 
-/// See Cargo.toml: the interpreter allocates many small values.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// mimalloc's `mi_option_purge_delay` (its `mi_option_e`; the sys crate
-/// names only some of the options): 0 returns freed memory to the system at
-/// once instead of after 10 ms, so a long read's peak stays its working set.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
 use anyhow::{Context as _, Result, bail};
 use auditor::audit::{self, AuditError};
 use auditor::baseline::{Baseline, BaselineFile};
@@ -572,8 +563,6 @@ fn severity_parser() -> impl clap::builder::TypedValueParser<Value = Severity> {
 }
 
 fn main() -> ExitCode {
-    // SAFETY: sets a number in mimalloc's option table; any value is valid.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
