@@ -174,6 +174,18 @@ enum Item {
     Written(WrittenBody),
 }
 
+impl Item {
+    /// What equal items have in common: their kind, line and name.
+    fn key(&self) -> (u8, u64, &str) {
+        match self {
+            Item::Env(a) => (0, a.provenance.line.unwrap_or(0), a.name.as_str()),
+            Item::Launch(c) => (1, c.provenance.line.unwrap_or(0), ""),
+            Item::Action { line, .. } => (2, *line, ""),
+            Item::Written(w) => (3, w.opened_at, ""),
+        }
+    }
+}
+
 /// The bundle path of a file the evaluation read (`/workspace/x` is `x`).
 fn bundle_path<'e>(file: &'e FileRef, e: &'e Evaluation, at: Place) -> Option<&'e str> {
     let path = e.file_of(at);
@@ -311,14 +323,21 @@ fn committed_at(x: &interp::Exec) -> Place {
 
 /// The items of both runs in one order, each gated by the runs it appears in.
 fn gated(eval: Vec<Item>, throughput: Vec<Item>) -> Vec<(Item, Gate)> {
+    // Where each throughput item sits, by a key equal items share: an eval
+    // item is looked for among the few of its key, not along the whole run.
+    let mut at: HashMap<(u8, u64, &str), Vec<usize>> = HashMap::new();
+    for (k, t) in throughput.iter().enumerate() {
+        at.entry(t.key()).or_default().push(k);
+    }
     let mut out = Vec::new();
     let mut i = 0;
     for item in eval {
-        match throughput[i..].iter().position(|t| *t == item) {
+        let found = at.get(&item.key()).and_then(|ks| ks.iter().copied().find(|&k| k >= i && throughput[k] == item));
+        match found {
             Some(k) => {
-                out.extend(throughput[i..i + k].iter().cloned().map(|t| (t, Gate::NotEval)));
+                out.extend(throughput[i..k].iter().cloned().map(|t| (t, Gate::NotEval)));
                 out.push((item, Gate::Always));
-                i += k + 1;
+                i = k + 1;
             }
             None => out.push((item, Gate::EvalOnly)),
         }

@@ -946,20 +946,20 @@ impl Interp<'_> {
 /// Variables of several paths as one: where they differ, "one of" their
 /// values (an undetermined array where one of them is an array).
 fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, at: Place) -> imbl::OrdMap<String, super::state::Var> {
+    use imbl::ordmap::DiffItem;
     let first = maps[0];
-    if maps.iter().all(|m| *m == first) {
-        return first.clone();
+    // Paths share most of their variables (and the map's nodes): only the
+    // names some path changed are joined, the rest stay as they are.
+    let mut names: std::collections::BTreeSet<&String> = std::collections::BTreeSet::new();
+    for m in &maps[1..] {
+        names.extend(first.diff(m).map(|d| match d {
+            DiffItem::Add(k, _) | DiffItem::Remove(k, _) => k,
+            DiffItem::Update { new: (k, _), .. } => k,
+        }));
     }
-    let names: std::collections::BTreeSet<&String> = maps.iter().flat_map(|m| m.keys()).collect();
-    let mut out = imbl::OrdMap::new();
+    let mut out = first.clone();
     for name in names {
         let vars: Vec<Option<&super::state::Var>> = maps.iter().map(|m| m.get(name)).collect();
-        if vars.iter().all(|v| *v == vars[0]) {
-            if let Some(v) = vars[0] {
-                out.insert(name.clone(), v.clone());
-            }
-            continue;
-        }
         let mut var = vars.iter().flatten().next().map(|v| (*v).clone()).expect("a path has it");
         var.attrs.exported = vars.iter().any(|v| v.is_some_and(|v| v.attrs.exported));
         // Absent on a path: what the starting environment holds there (open), else unset.
