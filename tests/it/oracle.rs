@@ -168,6 +168,14 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(10);
 /// in the workdir instead of copied, which is most of a run's cost.
 const NOT_COPIED: [&str; 3] = ["benchmarks/multi_node", "experimental", "docs"];
 
+/// Files of Quiet's healthy machine that launch scripts read or edit before
+/// their launch and no stub answers for: a node with an active RDMA rail,
+/// and image sources a script patches with `sed -i` (empty: the patch's
+/// pattern matches nothing, as on an image that already has it). Loud and
+/// Chatty have none of them. `(path, content)`.
+const MACHINE_FILES: &[(&str, &str)] =
+    &[("/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n"), ("/sgl-workspace/sglang/python/sglang/srt/managers/multi_tokenizer_mixin.py", "")];
+
 /// How much of a run's stderr [`BashRun::stderr_tail`] keeps.
 const STDERR_TAIL: usize = 1500;
 
@@ -335,6 +343,18 @@ fn run_sandboxed_once(tree: &Path, workdir: &str, script: &str, env: &BTreeMap<S
     for big in NOT_COPIED {
         if tree.join(big).is_dir() {
             cmd.arg("--ro-bind").arg(tree.join(big)).arg(format!("{}/{big}", workdir.trim_end_matches('/')));
+        }
+    }
+    if mode == "quiet" {
+        let machine = run.path().join("machine");
+        for (path, content) in MACHINE_FILES {
+            let file = machine.join(path.trim_start_matches('/'));
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, content).unwrap();
+        }
+        let tops: BTreeSet<&str> = MACHINE_FILES.iter().filter_map(|(p, _)| p.trim_start_matches('/').split('/').next()).collect();
+        for top in tops {
+            cmd.arg("--bind").arg(machine.join(top)).arg(format!("/{top}"));
         }
     }
     cmd.args(["--symlink", "usr/bin", "/bin"]);
@@ -1090,16 +1110,27 @@ pub fn compare(bash: &[BashRun; 2], interp: &[InterpLaunch]) -> Vec<String> {
     for (i, got) in interp.iter().enumerate().take(any) {
         match (quiet.launches.get(i), loud.launches.get(i)) {
             (Some(q), Some(l)) => compare_launch(i, q, l, got, &mut out),
-            (q, _) => {
-                let only = if q.is_some() { "Quiet" } else { "Loud" };
+            // Whether the launch happens at all turned on a stub's answer
+            // (the interpreter keeps both paths): what it determines of it
+            // must be what the one run that reached it gave.
+            (q, l) => {
+                let (only, seen) = match (q, l) {
+                    (Some(q), _) => ("Quiet", q),
+                    (_, Some(l)) => ("Loud", l),
+                    _ => unreachable!("a launch index below the longer run's count"),
+                };
                 for (j, w) in got.argv.iter().enumerate() {
-                    if let Some(w) = w {
-                        out.push(format!("launch {i} happens under {only} only, yet the interpreter determines argv[{j}] = {w:?}"));
+                    if let Some(w) = w
+                        && seen.argv.get(j) != Some(w)
+                    {
+                        out.push(format!("launch {i} happens under {only} only, with argv[{j}] {:?}; the interpreter determines {w:?}", seen.argv.get(j)));
                     }
                 }
                 for (k, v) in &got.env {
-                    if let Some(v) = v {
-                        out.push(format!("launch {i} happens under {only} only, yet the interpreter determines {k}={v:?}"));
+                    if let Some(v) = v
+                        && seen.env.get(k) != Some(v)
+                    {
+                        out.push(format!("launch {i} happens under {only} only, with {k}={:?}; the interpreter determines {v:?}", seen.env.get(k)));
                     }
                 }
             }
@@ -1387,14 +1418,20 @@ mod tests {
     }
 
     #[test]
-    fn compare_counts_launches_and_judges_a_one_variant_launch_undetermined() {
-        let bash = [run(vec![launch(&["trtllm-serve", "m"], &[]), launch(&["vllm", "serve"], &[])]), run(vec![launch(&["trtllm-serve", "m"], &[])])];
+    fn compare_counts_launches_and_holds_a_one_variant_launch_to_the_run_that_reached_it() {
+        let bash = [run(vec![launch(&["trtllm-serve", "m"], &[]), launch(&["vllm", "serve"], &[("A", "1")])]), run(vec![launch(&["trtllm-serve", "m"], &[])])];
         assert_eq!(compare(&bash, &[]), ["bash launches 1 engine(s) under both variants, the interpreter 0"]);
         let second = interp(&[None, Some("serve")], &[("A", None)]);
         let lines = compare(&bash, &[interp(&[Some("trtllm-serve"), Some("m")], &[]), second.clone(), second]);
+        assert_eq!(lines, ["the interpreter reports 3 launch(es), bash at most 2"]);
+        let wrong = interp(&[Some("vllm"), Some("run")], &[("A", Some("0")), ("B", Some("1"))]);
         assert_eq!(
-            lines,
-            ["the interpreter reports 3 launch(es), bash at most 2", "launch 1 happens under Quiet only, yet the interpreter determines argv[1] = \"serve\""]
+            compare(&bash, &[interp(&[Some("trtllm-serve"), Some("m")], &[]), wrong]),
+            [
+                "launch 1 happens under Quiet only, with argv[1] Some(\"serve\"); the interpreter determines \"run\"",
+                "launch 1 happens under Quiet only, with A=Some(\"1\"); the interpreter determines \"0\"",
+                "launch 1 happens under Quiet only, with B=None; the interpreter determines \"1\"",
+            ]
         );
     }
 

@@ -102,3 +102,25 @@ fn the_interpreter_agrees_with_bash_on_sampled_jobs() {
 
 /// The agreement reached (a ratchet: raise it as the interpreter improves).
 const FLOOR: f64 = 0.90;
+
+/// A tool, not a check: `ORACLE_JOB=<label substring> cargo test --test it
+/// oracle_interp::show_interpreted -- --ignored --nocapture` prints, for the
+/// first sampled job of each matching script, its inputs, the
+/// interpreter's launches and what the comparison with bash finds.
+#[test]
+#[ignore = "a tool: ORACLE_JOB=<substring of a job label> selects the jobs to show"]
+fn show_interpreted() {
+    let filter = std::env::var("ORACLE_JOB").unwrap_or_default();
+    let unpacked = crate::common::unpack_shared("tree-843c6254.tar.gz");
+    let tree = unpacked.path().join("InferenceX");
+    let mut seen = std::collections::BTreeSet::new();
+    for job in sample_jobs(&tree).iter().filter(|j| j.label.contains(&filter) && seen.insert(j.script.clone())) {
+        println!("==== {} ({} in {})\n{:#?}", job.label, job.script, job.workdir, job.env);
+        let mine = interpreted(&tree, job);
+        println!("{mine:#?}");
+        let bash = [run_bash(&tree, job, StubVariant::Quiet), run_bash(&tree, job, StubVariant::Chatty)];
+        for wrong in compare(&bash, &mine) {
+            println!("  {wrong}");
+        }
+    }
+}

@@ -141,11 +141,18 @@ impl Interp<'_> {
             WordPiece::SingleQuotedText(s) => vec![Part::Seg { s: Str::lit(s.clone(), at), quoted: true, split: false }],
             WordPiece::AnsiCQuotedText(s) => vec![Part::Seg { s: Str::lit(ansi_c(s), at), quoted: true, split: false }],
             WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                // `""` is one empty field; `"$@"` with no parameters none.
-                let mut parts = if inner.is_empty() { vec![Part::Seg { s: Str::new(), quoted: true, split: false }] } else { Vec::new() };
+                // `""` and `"${R:-}"` are one empty field; `"$@"` (or
+                // `"${R:-}${A[@]}"`) with nothing to list is none.
+                let mut parts = Vec::new();
                 for p in inner {
                     let p_at = line_offset(at, text.get(piece.start_index..p.start_index).unwrap_or(""));
                     parts.extend(self.piece_parts(w, p, text, true, p_at));
+                }
+                let lists = inner
+                    .iter()
+                    .any(|p| matches!(p.piece, WordPiece::ParameterExpansion(_)) && lists_fields(text.get(p.start_index..p.end_index).unwrap_or("")));
+                if !lists && !parts.iter().any(|p| matches!(p, Part::Seg { .. })) {
+                    parts.push(Part::Seg { s: Str::new(), quoted: true, split: false });
                 }
                 parts
             }
@@ -693,6 +700,26 @@ pub(super) fn join_parts(parts: &[Part]) -> Str {
 }
 
 /// Word splitting: the fields of a word's parts.
+/// A parameter expansion that lists fields and may list none, inside
+/// double quotes too: `$@`, `${@:2}`, `${A[@]}`, `${!A[@]}` (not
+/// `${A[@]:-x}`, which gives its word when there is nothing).
+fn lists_fields(raw: &str) -> bool {
+    if raw == "$@" {
+        return true;
+    }
+    let Some(body) = raw.strip_prefix("${").and_then(|b| b.strip_suffix('}')) else { return false };
+    let rest = match body.strip_prefix('@') {
+        Some(rest) => rest,
+        None => match body.find("[@]") {
+            Some(i) => &body[i + 3..],
+            None => return false,
+        },
+    };
+    let defaulting = rest.starts_with([':', '-', '+', '=', '?'])
+        && !rest.strip_prefix(':').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == ' ' || c == '$' || c == '('));
+    rest.is_empty() || !defaulting
+}
+
 pub(super) fn split_fields(parts: &[Part], ifs: &str) -> Vec<Str> {
     let mut fields = Vec::new();
     let mut cur = Str::new();

@@ -19,6 +19,7 @@
 
 mod args;
 mod arith;
+mod awk;
 mod builtins;
 mod cond;
 mod exec;

@@ -830,12 +830,33 @@ impl Interp<'_> {
                 }
                 out
             }
+            "sort" => {
+                let mut flags = String::new();
+                let mut files = Vec::new();
+                for t in &texts[1..] {
+                    match t.strip_prefix('-') {
+                        Some(f) if !f.is_empty() => flags.push_str(f),
+                        _ => files.push(t.clone()),
+                    }
+                }
+                let data = match files.as_slice() {
+                    [] => input?,
+                    [f] if f == "-" => input?,
+                    [f] => self.read_file(w, &Str::lit(f.clone(), at)),
+                    _ => return None,
+                };
+                sort_numeric(&data, &flags, at)?
+            }
+            "paste" => paste_serial(&texts[1..], input?, at)?,
             "xargs" => return self.xargs(w, argv),
-            // `awk "BEGIN{print (A-1)/K}"`: arithmetic on the script's values.
-            "awk" if texts.len() == 2 => {
-                let expr = texts[1].trim().strip_prefix("BEGIN")?.trim().strip_prefix('{')?.strip_suffix('}')?.trim().strip_prefix("print")?;
-                let n = crate::evidence::shell::expand::awk_number(crate::evidence::shell::expand::arith(expr)?)?;
-                Str::derived(format!("{n}\n"), &argv[1], at)
+            // `awk "BEGIN{print (A-1)/K}"`, `awk -v s=.. 'BEGIN { exit !(s > 0) }'`:
+            // arithmetic and tests on the script's values.
+            "awk" | "gawk" | "mawk" => {
+                let run = super::awk::run(&texts[1..])?;
+                let program = argv.iter().rev().find(|a| a.known().is_some_and(|t| t.contains("BEGIN")))?;
+                w.print(&Str::derived(run.out, program, at));
+                w.status = Status::Known(run.status);
+                return Some(vec![w.clone()]);
             }
             "seq" => {
                 let nums: Vec<i64> = texts[1..].iter().map(|t| t.parse().ok()).collect::<Option<_>>()?;
@@ -1058,6 +1079,95 @@ pub(super) fn split_env_string(s: &Str, vars: &BTreeMap<String, Str>, at: Place)
     }
     let _ = at;
     words
+}
+
+/// The lines of a value without their newlines (a last line without one too).
+fn bare_lines(data: &Str) -> Vec<Str> {
+    let mut lines = data.split_char('\n');
+    if lines.last().is_some_and(Str::is_empty) {
+        lines.pop();
+    }
+    lines
+}
+
+/// `sort -n` (with `-u`, `-r`) over lines that are all decimal numbers:
+/// by value, ties in byte order, `-u` keeping the first line of each value
+/// (GNU sort). Other keys and orders depend on the locale and options: `None`.
+fn sort_numeric(data: &Str, flags: &str, at: Place) -> Option<Str> {
+    if !flags.contains('n') || !flags.chars().all(|c| matches!(c, 'n' | 'u' | 'r')) {
+        return None;
+    }
+    let number = |t: &str| -> Option<f64> {
+        let t = t.trim_start_matches([' ', '\t']);
+        let digits = t.strip_prefix('-').unwrap_or(t);
+        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+        (!int.is_empty() && int.bytes().all(|b| b.is_ascii_digit()) && frac.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
+    };
+    let mut lines: Vec<(f64, String, Str)> = bare_lines(data)
+        .into_iter()
+        .map(|l| {
+            let text = l.known()?;
+            Some((number(&text)?, text, l))
+        })
+        .collect::<Option<_>>()?;
+    let reverse = flags.contains('r');
+    let unique = flags.contains('u');
+    lines.sort_by(|a, b| {
+        let by_value = a.0.total_cmp(&b.0);
+        // `-u` turns off the last-resort byte comparison (the sort is stable).
+        let ord = if unique { by_value } else { by_value.then_with(|| a.1.cmp(&b.1)) };
+        if reverse { ord.reverse() } else { ord }
+    });
+    if unique {
+        lines.dedup_by(|later, first| later.0 == first.0);
+    }
+    let mut out = Str::new();
+    for (_, _, line) in lines {
+        let place = line.first_place().unwrap_or(at);
+        out.append(&line);
+        out.push_str("\n", place);
+    }
+    Some(out)
+}
+
+/// `paste -s -d D [-]`: the input's lines joined by one delimiter character.
+fn paste_serial(args: &[String], input: Str, at: Place) -> Option<Str> {
+    let mut serial = false;
+    let mut delim = "\t".to_string();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "-" => {}
+            "-s" | "--serial" => serial = true,
+            "-d" => {
+                delim = args.get(i + 1)?.clone();
+                i += 1;
+            }
+            _ if a.starts_with("-sd") => {
+                serial = true;
+                delim = a[3..].to_string();
+                if delim.is_empty() {
+                    delim = args.get(i + 1)?.clone();
+                    i += 1;
+                }
+            }
+            _ if a.starts_with("-d") => delim = a[2..].to_string(),
+            _ => return None,
+        }
+        i += 1;
+    }
+    if !serial || delim.chars().count() != 1 || delim == "\\" {
+        return None;
+    }
+    let mut out = Str::new();
+    for (k, line) in bare_lines(&input).iter().enumerate() {
+        if k > 0 {
+            out.push_str(&delim, at);
+        }
+        out.append(line);
+    }
+    out.push_str("\n", at);
+    Some(out)
 }
 
 /// The lines of a value, each with its newline.

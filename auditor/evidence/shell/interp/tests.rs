@@ -344,3 +344,53 @@ fn command_v_prints_a_path_ending_in_the_name() {
     assert_eq!(got.len(), 1, "{:?}", e.execs);
     assert!(got[0].ends_with("/python3 -m sglang.launch_server --tp 8"), "{got:?}");
 }
+
+/// A quoted expansion that comes out empty is one empty field (`[ -n "${R:-}" ]`
+/// is false), unless it is a list that lists nothing (bash 5).
+#[test]
+fn a_quoted_empty_expansion_is_one_field() {
+    let count = |words: &str| {
+        let e = run(&format!("set --\nA=()\nf() {{ COUNT=$#; }}\nf {words}\nexport COUNT\npython3 -m sglang.launch_server\n"));
+        launches(&e, "COUNT").pop().and_then(|(_, v)| v)
+    };
+    for (words, n) in [
+        ("\"${R:-}\"", "1"),
+        ("\"${R:-}$@\"", "0"),
+        ("\"$@\"", "0"),
+        ("\"${R:-$@}\"", "1"),
+        ("\"${A[@]}\"", "0"),
+        ("\"${A[@]:-}\"", "1"),
+        ("\"${R:-}${A[@]}\"", "0"),
+        ("\"\"", "1"),
+        ("\"${!A[@]}\"", "0"),
+        ("\"${@:1}\"", "0"),
+    ] {
+        assert_eq!(count(words).as_deref(), Some(n), "{words}");
+    }
+    assert_eq!(flag_at_launch(&format!("if [ -n \"${{R:-}}\" ]; then export {FLAG}=1; fi")), vec![None]);
+}
+
+/// Pure programs the recipes compute with (`sort -n -u`, `paste -sd,`, `awk
+/// BEGIN`), evaluated as bash runs them: each value equals what real bash
+/// prints for the same script.
+#[test]
+fn pure_pipelines_give_what_bash_gives() {
+    let scripts = [
+        "L=(8 4 100 200 4 12)\nV=$(printf '%s\\n' \"${L[@]}\" | sort -n -u | paste -sd, -)",
+        "MAX_NUM_SEQS=4; T=3; L=()\nfor ((n = 1; n <= MAX_NUM_SEQS; n++)); do L+=(\"$((n * T))\"); done\nL+=(100 200 300 400 500)\nC=$(printf '%s\\n' \"${L[@]}\" | sort -n -u | paste -sd, -)\nV=\"{\\\"cudagraph_capture_sizes\\\":[${C}]}\"",
+        "V=$(printf '3\\n10\\n2\\n' | sort -rn)",
+        "V=$(printf 'a\\nb\\n' | paste -s -d ' ' -)",
+        "S=0; R=0.75\nif awk -v s=\"$S\" 'BEGIN { exit !(s > 0) }'; then V=size; elif awk -v r=\"$R\" -v cap=0.75 'BEGIN { exit !(r > cap) }'; then V=over; else V=ratio; fi",
+        "S=300; if awk -v s=\"$S\" -v cap=270 'BEGIN { exit !(s > cap) }'; then V=over; else V=fits; fi",
+        "V=$(awk \"BEGIN{print (12-1)/4}\")",
+    ];
+    for script in scripts {
+        let real = std::process::Command::new("bash").arg("-c").arg(format!("{script}\nprintf %s \"$V\"")).output().expect("bash runs");
+        let bash = String::from_utf8_lossy(&real.stdout).into_owned();
+        let e = run(&format!("{script}\nexport V\npython3 -m sglang.launch_server\n"));
+        let got = launches(&e, "V").pop().and_then(|(_, v)| v);
+        assert_eq!(got.as_deref(), Some(bash.as_str()), "{script}");
+        let x = e.execs.iter().find(|x| x.argv.first().and_then(Str::known).as_deref() == Some("python3")).expect("the launch");
+        assert!(x.env["V"].is_known(), "{script}: {:?}", x.env["V"]);
+    }
+}
