@@ -21,7 +21,9 @@
 //! idle GPU), a stub bash starts in the background runs until the script
 //! kills it (a server), and the few setup tools whose files a script checks
 //! before its launch leave them (a virtualenv, a downloaded checkpoint's
-//! metadata: tests/oracle/stub.rs).
+//! metadata: tests/oracle/stub.rs), and the machine has the few files
+//! no stub answers for: an RDMA rail's state, an image source a recipe
+//! patches ([`MACHINE_FILES`]).
 //! Loud is a broken one: every stub prints a marker line and fails at once.
 //! Chatty is Quiet's machine printing a number: it varies what stubs
 //! print but not whether they succeed. Loud and Chatty also keep programs
@@ -473,7 +475,7 @@ pub fn run_bash(tree: &Path, job: &OracleJob, variant: StubVariant) -> BashRun {
 }
 
 /// `f` over `items` on two threads (the machine's two cores), in order.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 2);
     let next = AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<R>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -1211,11 +1213,8 @@ fn starts_an_engine(text: &str) -> bool {
 /// answers (sysfs, files of the container image, what a Python program
 /// prints). Each must still stop somewhere, or its entry goes.
 const BLOCKED: &[(&str, &str)] = &[
-    ("benchmarks/single_node/agentic/kimik3_fp4_b300_vllm_mtp.sh", "its Mooncake KV-offload jobs look for an active RDMA rail in /sys/class/infiniband"),
     ("benchmarks/single_node/agentic/kimik3_fp4_mi355x_mtp.sh", "apply_k3_container_patches.sh patches the image's vLLM sources first"),
     ("benchmarks/single_node/agentic/minimaxm3_fp8_h200_mtp.sh", "the model's snapshot directory is what a Python program prints (Chatty's marker gets past)"),
-    ("benchmarks/single_node/agentic/qwen3.5_fp8_h100_mtp.sh", "sed -i patches the image's SGLang sources under /sgl-workspace first"),
-    ("benchmarks/single_node/agentic/qwen3.5_fp8_h200_mtp.sh", "sed -i patches the image's SGLang sources under /sgl-workspace first"),
 ];
 
 /// Run `jobs` under Quiet and the `others`; a summary, and what is wrong:
