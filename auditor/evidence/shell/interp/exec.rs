@@ -700,6 +700,8 @@ impl Interp<'_> {
         let mut iterations = 0;
         let mut head: Option<World> = None;
         let at = self.place_of(clause);
+        let (started, programs) = (self.steps, self.out.execs.len());
+        let mut costly = false;
         while !active.is_empty() {
             if iterations >= self.limits.iterations {
                 self.trip("iterations", format!("an arithmetic for loop past {} iterations: the rest not examined", self.limits.iterations));
@@ -707,12 +709,16 @@ impl Interp<'_> {
                 break;
             }
             iterations += 1;
-            // Past its first passes a counted loop is widened as a while
-            // loop is: the counter and what the body keeps changing become
-            // "changed by the loop", the bound undetermined, and the body
-            // runs once more for the passes left (a retry loop of ten
-            // attempts is not run ten times).
-            if iterations > WIDEN_ARITH_AFTER {
+            // Past its first passes a counted loop whose passes cost more
+            // than a few commands is widened as a while loop is: the
+            // counter and what the body keeps changing become "changed by
+            // the loop", the bound undetermined, and the body runs once
+            // more for the passes left (a retry loop of ten attempts is not
+            // run ten times). A cheap loop runs to its bound.
+            if iterations == WIDEN_ARITH_AFTER + 1 {
+                costly = self.out.execs.len() > programs || (self.steps - started) / WIDEN_ARITH_AFTER > CHEAP_PASS_STEPS;
+            }
+            if costly && iterations > WIDEN_ARITH_AFTER {
                 // Paths whose bound is reached leave as they are.
                 let (stopped, continuing): (Vec<World>, Vec<World>) = active.into_iter().partition(|w| {
                     let mut probe = w.clone();
@@ -1025,6 +1031,11 @@ const WIDEN_AFTER: usize = 2;
 const KNOWN_INPUT_PASSES: usize = 1024;
 /// Passes of an arithmetic `for` loop run exactly before it is widened.
 const WIDEN_ARITH_AFTER: usize = 4;
+/// Commands a pass of an arithmetic `for` loop may run (over its paths),
+/// none of them a program, and still be run exactly to its bound: a loop
+/// building a list (`L+=("$((n * T))")`) is cheap and its result is what
+/// the launch gets; a retry loop (`sleep`, `curl`, the library) is widened.
+const CHEAP_PASS_STEPS: usize = 16;
 /// Words of a `for` loop taken one by one before its paths are widened.
 const WIDEN_FOR_AFTER: usize = 16;
 

@@ -308,6 +308,10 @@ fn counted_loops_run_exactly_then_widen() {
     let e = run("for ((i=1; i<=1000; i++)); do sleep 1; done\npython3 -m sglang.launch_server --tries \"$i\"\n");
     assert!(e.steps < 40, "{} steps", e.steps);
     assert_eq!(launches(&e, "X").len(), 1);
+    // A loop that only computes runs to its bound: its result is known.
+    let e = run("L=()\nfor ((n = 1; n <= 32; n++)); do L+=(\"$((n * 4))\"); done\npython3 -m sglang.launch_server --sizes \"${L[*]}\"\n");
+    let sizes: Vec<String> = (1..=32).map(|n| (n * 4).to_string()).collect();
+    assert_eq!(launches(&e, "X").into_iter().map(|(a, _)| a).collect::<Vec<_>>(), [format!("python3 -m sglang.launch_server --sizes {}", sizes.join(" "))]);
 }
 
 /// `mpirun` is taken off as bash's stub of it execs the program: the
