@@ -27,7 +27,7 @@ git clone -q "$work/ixshallow" "$work/ix"
 timed() {
   local out="$1"; shift
   /usr/bin/time -f '%e %U %S %M' -o "$work/t" "$@" > /dev/null 2>&1 || true
-  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/t" >> "$out"
+  tail -n 1 "$work/t" | awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' >> "$out"
 }
 
 "$bin" audit "$work/InferenceX" --format json --output /dev/null > /dev/null 2>&1 || true   # warm-up
