@@ -1518,4 +1518,25 @@ mod tests {
         assert_eq!(loud.launches[0].argv.last().unwrap(), "oracle-stub-output");
         assert_eq!(loud.status, Some(1));
     }
+
+    /// A launch started in the background just before the script ends is
+    /// recorded (the sandbox once ended with the script, before the stub
+    /// had started: on a loaded machine a launch went missing), and the
+    /// script's own status is the run's.
+    #[test]
+    fn a_launch_left_in_the_background_at_the_end_is_recorded() {
+        let tree = tempfile::tempdir().unwrap();
+        crate::common::write_tree(tree.path(), &[("s.sh", "python3 -m sglang.launch_server --port 1 &\nexit 3\n")]);
+        let job = OracleJob {
+            script: "s.sh".into(),
+            env: BTreeMap::from([("PATH".to_string(), CONTAINER_PATH.to_string())]),
+            label: "hand-made".into(),
+            workdir: "/workspace".into(),
+        };
+        let runs: Vec<BashRun> = par_map(&[(); 8], |()| run_bash(tree.path(), &job, StubVariant::Quiet));
+        for run in runs {
+            assert_eq!(run.status, Some(3), "{}", run.stderr_tail);
+            assert_eq!(run.launches.len(), 1, "{run:#?}");
+        }
+    }
 }

@@ -21,7 +21,8 @@
 //! Invoked as `oracle-init WORKDIR PROGRAM ARGS...` it is the sandbox's first
 //! process instead: it copies the read-only tree at `/.oracle/tree` to
 //! WORKDIR (a tmpfs; what the harness mounted there read-only stays as it
-//! is), enters it and execs PROGRAM with the environment it was given.
+//! is), enters it, runs PROGRAM with the environment it was given and
+//! exits as it did, once what PROGRAM left running has recorded itself.
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -431,7 +432,7 @@ fn exec_inner(inner: &[OsString], extra_env: &[(OsString, OsString)]) -> ! {
     exit(127)
 }
 
-/// The sandbox's first process: copy the tree, enter WORKDIR, exec PROGRAM.
+/// The sandbox's first process: copy the tree, enter WORKDIR, run PROGRAM.
 fn init(args: &[OsString]) -> ! {
     if args.len() < 2 {
         eprintln!("oracle-init WORKDIR PROGRAM ARGS...");
@@ -447,9 +448,43 @@ fn init(args: &[OsString]) -> ! {
         eprintln!("oracle-init: {}: {e}", workdir.display());
         exit(2);
     }
-    let err = Command::new(&args[1]).args(&args[2..]).exec();
-    eprintln!("oracle-init: {}: {err}", args[1].to_string_lossy());
-    exit(2)
+    let status = match Command::new(&args[1]).args(&args[2..]).status() {
+        Ok(status) => status,
+        Err(err) => {
+            eprintln!("oracle-init: {}: {err}", args[1].to_string_lossy());
+            exit(2)
+        }
+    };
+    settle();
+    exit(status.code().unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)))
+}
+
+/// How long [`settle`] waits at most for what the script left running.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A job the script started in the background (`python3 -m ... &`) may not
+/// have recorded itself yet when the script ends, on a loaded machine, and
+/// bwrap ends the sandbox with the script: the launch would be lost. Wait
+/// until every process left is a stub the log holds (a server sleeping
+/// until killed), for [`SETTLE`] at most: a loop of bash's that the script
+/// left running is not waited out.
+fn settle() {
+    let me = std::process::id();
+    let start = std::time::Instant::now();
+    while start.elapsed() < SETTLE {
+        let log = std::fs::read_to_string(LOG).unwrap_or_default();
+        let recorded: std::collections::BTreeSet<u32> =
+            log.lines().filter_map(|l| l.rsplit_once(",\"pid\":")).filter_map(|(_, rest)| rest.split(',').next()?.parse().ok()).collect();
+        let pending = std::fs::read_dir("/proc").into_iter().flatten().flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()).any(|pid| {
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.rsplit_once(") ").is_none_or(|(_, rest)| rest.starts_with('Z')));
+            let stub = std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == Path::new(SELF));
+            pid != 1 && pid != me && !zombie && !(stub && recorded.contains(&pid))
+        });
+        if !pending {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Copy `from` into `to`, except what the harness already mounted there
