@@ -361,8 +361,12 @@ pub(crate) fn audit_prepared(
             let selection = changes::select(path, &read_jobs, &sources, &changes);
             let evaluated = selection.scripts(path, &read_jobs, &changes);
             if let Some((commit, prefix)) = changes.base() {
-                // The base evaluates only what the checkout judges: its findings elsewhere match none.
-                let (signatures, read_options, wanted) = (&signatures, &read_options, evaluated.clone());
+                // The base evaluates only what the checkout judges (its findings
+                // elsewhere match none) and the scripts the change deleted or
+                // moved away, whose errors the change may have fixed.
+                let mut wanted = evaluated.clone();
+                wanted.extend(changes.files.iter().cloned());
+                let (signatures, read_options) = (&signatures, &read_options);
                 let (commit, prefix) = (commit.to_string(), prefix.to_string());
                 base_audits.push(scope.spawn(move || base_audit(path, &commit, &prefix, limits, signatures, read_options, references, policy, &wanted)));
             }

@@ -97,7 +97,7 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
         for file in &job.files {
             seen.insert((job.bundle.as_str(), file.path.as_str()));
             let parsed = file.kind == FileKind::Script;
-            let judged = file.actions.iter().filter_map(|a| action_finding(settings, a));
+            let judged = file.actions.iter().filter(|a| !written_as_evaluated(a, &file.actions)).filter_map(|a| action_finding(settings, a));
             // A file several jobs see (a recipe's roles, a script's two paths) is reported once.
             let signatures = file
                 .signatures
@@ -139,6 +139,17 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
 fn read_as_python_write(signature: &Finding, actions: &[ScriptAction]) -> bool {
     let Some((start, end)) = signature.evidence.first().and_then(|p| p.span) else { return false };
     actions.iter().filter(|a| a.kind == ActionKind::PythonWrite).filter_map(|a| a.code_span).any(|(s, e)| s <= start && end <= e)
+}
+
+/// A Python write the pattern reader saw (`python -c`, a heredoc) whose
+/// target the same file's evaluated Python code also writes: one cause,
+/// reported once, at the statement that writes (the evaluated one).
+fn written_as_evaluated(action: &ScriptAction, actions: &[ScriptAction]) -> bool {
+    action.kind == ActionKind::PythonWrite
+        && action.target.is_some()
+        && actions.iter().any(|b| {
+            matches!(b.kind, ActionKind::Overwrite | ActionKind::InPlaceEdit) && b.target == action.target && b.provenance.file == action.provenance.file
+        })
 }
 
 /// Whose a target is.

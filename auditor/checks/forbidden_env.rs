@@ -222,7 +222,16 @@ fn judge(catalog: &Catalog, job_id: Option<&str>, env: &[EnvAssignment], var: &F
             findings.push(Finding::new(
                 "forbidden-env/client-only",
                 Severity::Warning,
-                format!("{}={value} is set in `{}`, for the benchmark client; it does not reach the engine", a.name, a.scope),
+                match a.scope {
+                    // A child shell's own (`| bash`, `bash -c`, `( … )`) that launches no engine after it.
+                    Scope::Command(line) if a.origin != EnvOrigin::CommandPrefix => {
+                        format!(
+                            "{}={value} is set in the child shell started at line {line}, which launches no engine after it; it does not reach the engine",
+                            a.name
+                        )
+                    }
+                    _ => format!("{}={value} is set in `{}`, for the benchmark client; it does not reach the engine", a.name, a.scope),
+                },
                 job_id,
                 vec![a.provenance.clone()],
             ));

@@ -143,6 +143,27 @@ fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line() {
     }
 }
 
+/// The same forms, judged by the bash interpreter: each an error at its
+/// line (an append onto a file the input lacks is still sourced for what
+/// the script wrote). A setting whose text a heredoc holds is cited at the
+/// heredoc's line, where it was written, not at the statement that reads it.
+#[test]
+fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line_when_the_interpreter_judges() {
+    let written_at = |what: &str| match what {
+        "export of a written file's words"
+        | "env of a written file's words"
+        | "BASH_ENV sourced by the bash -c that launches"
+        | "a while-read loop over a heredoc" => Some(4),
+        _ => None,
+    };
+    for (what, edit, line) in FORMS {
+        let base = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
+        let files = [("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, base.as_str())];
+        let line = written_at(what).unwrap_or(*line);
+        assert_caught_with(&["--interpret-scripts"], what, &files, SCRIPT, &script(edit), "forbidden-env", (SCRIPT, line));
+    }
+}
+
 /// The honest twins: the flag disabled the same ways is no error.
 #[test]
 fn the_same_forms_disabling_the_flag_pass() {
@@ -377,11 +398,15 @@ fn a_base64_payload_piped_to_a_shell_is_read() {
         ("base64 from a here-string piped to sh", &piped[1], "engine-patch", 2),
         ("base64 decoded inside eval", &evaluated, "forbidden-env", 2),
     ]);
-    for pipeline in &piped {
+    for (pipeline, flags) in piped.iter().flat_map(|p| [(p, &[][..]), (p, &["--interpret-scripts"][..])]) {
         let tmp = tempfile::tempdir().unwrap();
         write_tree(tmp.path(), &[("benchmarks/single_node/x_fp8_h200.sh", &launcher(pipeline))]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        assert!(forbidden(&report).is_empty(), "{pipeline}: the child shell's export does not reach the launch");
+        let report = json(&audit(&[&[tmp.path().to_str().unwrap(), "--format", "json"], flags].concat()));
+        assert!(forbidden(&report).is_empty(), "{pipeline} {flags:?}: the child shell's export does not reach the launch");
+        if !flags.is_empty() {
+            let engine_patch = error_lines(&report, "engine-patch");
+            assert_eq!(engine_patch, [2], "{pipeline}: the child shell's sed is the engine patch, at the pipeline");
+        }
     }
 }
 

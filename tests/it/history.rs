@@ -44,20 +44,48 @@ fn audit_repo(repo: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
 /// Every commit with a triage list reports exactly the error places it lists.
 #[test]
 fn commits_over_the_months_report_exactly_their_triaged_error_places() {
+    assert_commits_triaged("tests/real_tree/commits", &[]);
+}
+
+/// Issue 35: judged by the bash interpreter, the same commits report exactly
+/// the places `tests/real_tree/commits-interpreted/` lists: the line
+/// reader's, a Python write cited at its statement rather than at its
+/// `python -c`, and the engine writes through `importlib.util.find_spec`
+/// that only evaluation finds.
+#[test]
+fn commits_judged_by_the_interpreter_report_exactly_their_triaged_error_places() {
+    assert_commits_triaged("tests/real_tree/commits-interpreted", &["--interpret-scripts"]);
+}
+
+fn assert_commits_triaged(dir: &str, flags: &[&str]) {
     let (_dir, repo) = history();
-    let mut lists: Vec<PathBuf> = std::fs::read_dir(root().join("tests/real_tree/commits")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut lists: Vec<PathBuf> = std::fs::read_dir(root().join(dir)).unwrap().map(|e| e.unwrap().path()).collect();
     lists.sort();
     assert!(lists.len() >= 8, "at least eight commits are triaged: {lists:?}");
     for list in &lists {
         let commit = list.file_stem().unwrap().to_str().unwrap();
         checkout(&repo, commit);
-        let (code, report) = audit_repo(&repo, &[]);
+        let (code, report) = audit_repo(&repo, flags);
         let got = error_places(&report);
         if !got.is_empty() {
             assert_eq!(code, 1, "{commit}");
         }
         assert_triaged(&got, list);
     }
+}
+
+/// A fix that deletes the patching script (#2164 reverts #2127) names the
+/// patch as fixed when the interpreter judges too: the base evaluates the
+/// scripts the change deleted, not only those the checkout still has.
+#[test]
+fn a_fix_deleting_its_script_is_named_fixed_when_the_interpreter_judges() {
+    let (_dir, repo) = history();
+    checkout(&repo, "584396d");
+    let (code, report) = audit_repo(&repo, &["--interpret-scripts", "--changed-since", "584396d^1"]);
+    assert_eq!(code, 0, "{:#?}", counted_errors(&report));
+    let fixed = report["changed_since"]["fixed"].as_array().cloned().unwrap_or_default();
+    let place = "benchmarks/multi_node/amd_utils/setup_deps_agentic.sh:118";
+    assert!(fixed.iter().any(|f| f["rule"] == "engine-patch/overwrite" && f["where"] == place), "{fixed:#?}");
 }
 
 /// `tests/real_tree/fixes.txt`: `COMMIT RULE FILE:LINE — what it fixed`.

@@ -211,7 +211,22 @@ fn provenance(file: &FileRef, e: &Evaluation, at: Place) -> Provenance {
 fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BTreeSet<String>) -> Vec<Item> {
     let mut seq: Vec<(usize, Item)> = Vec::new();
     let elsewhere = |ctx: &interp::Ctx| ctx.chain.iter().any(|c| matches!(&c.kind, CallKind::Uncalled(f) if called_elsewhere.contains(f)));
+    // A child shell (`| bash`, `bash -c`, `( … )`, `$( … )`) takes its
+    // variables with it: what it sets reaches an engine only if it launches
+    // one itself, after setting it.
+    let launches: Vec<&interp::Ctx> =
+        e.execs.iter().filter(|x| command::launch_of(&x.argv.iter().map(Str::display).collect::<Vec<_>>()).is_some()).map(|x| &x.ctx).collect();
+    let dies_with_child = |ctx: &interp::Ctx| {
+        let k = ctx.chain.iter().position(|c| matches!(c.kind, CallKind::Shell | CallKind::Subshell))?;
+        let child = &ctx.chain[..=k];
+        let reaches = launches.iter().any(|l| l.order > ctx.order && l.chain.len() > k && l.chain[..=k] == *child);
+        (!reaches).then_some(ctx.chain[k].at.line as u64)
+    };
     for a in e.assigns.iter().filter(|a| !elsewhere(&a.ctx)) {
+        let child = dies_with_child(&a.ctx);
+        if child.is_some() && a.how == How::Unset {
+            continue;
+        }
         let (origin, scope) = match a.how {
             How::Prefix => (EnvOrigin::CommandPrefix, Scope::Command(a.ctx.at.line as u64)),
             How::Unset => (EnvOrigin::Unset, Scope::File),
@@ -221,8 +236,10 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
         let value = a.value.as_ref().map(Str::display);
         let expands = a.value.as_ref().is_some_and(|v| !v.is_known());
         let at = if a.name_at.line > 0 { a.name_at } else { a.ctx.at };
+        let scope = child.map_or(scope, Scope::Command);
         let mut assignment = EnvAssignment::new(&a.name, value, origin, scope, provenance(file, e, at));
         assignment.expands = expands;
+        assignment.client = child.is_some();
         seq.push((a.ctx.order, Item::Env(assignment)));
     }
     for x in e.execs.iter().filter(|x| !elsewhere(&x.ctx)) {

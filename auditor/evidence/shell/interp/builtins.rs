@@ -629,9 +629,12 @@ impl Interp<'_> {
         self.out.reached.push((path.clone(), found, ctx));
         if !content.is_known() {
             self.note(format!("sourced file not in the input: {}", path.display()));
-            let mut w = w;
-            w.status = Status::Unknown(format!("source {}", path.display()));
-            return vec![w];
+            // What the script itself appended to it is still run.
+            if !content.pieces().iter().any(|p| matches!(p, super::value::Piece::Lit { .. })) {
+                let mut w = w;
+                w.status = Status::Unknown(format!("source {}", path.display()));
+                return vec![w];
+            }
         }
         let mut w = w;
         let saved_args = if words.len() > 1 { Some(std::mem::replace(w.positional_mut(), words[1..].to_vec())) } else { None };
@@ -656,7 +659,7 @@ impl Interp<'_> {
     /// Run a value as code (`eval`, `source`, `bash -c`), each line of it
     /// placed where its text was written.
     pub(super) fn run_value(&mut self, w: World, text: &Str, kind: CallKind) -> Vec<World> {
-        let map = line_places(text, self.at);
+        let map = code_line_places(text, self.at, true);
         let src = super::state::Src { file: map[0].file, first_line: map[0].line, map: Some(std::rc::Rc::new(map)) };
         if let Some(code) = text.known() {
             return self.run_text_with(w, &code, src, kind);
@@ -673,6 +676,12 @@ impl Interp<'_> {
                 super::value::Piece::Unknown(u) => {
                     let name = format!("__auditor_undetermined_{}", names.len());
                     code.push_str(&format!("${{{name}}}"));
+                    // A file's content the run alone knows (`>>` onto a file
+                    // the input lacks) is taken as whole lines: what the
+                    // script appended after it is still read as statements.
+                    if matches!(u.why, Why::File(_)) {
+                        code.push('\n');
+                    }
                     w.assign(&name, Value::Scalar(Str::unknown(u.why.clone(), u.at, u.text.clone())), u.at);
                     names.push(name);
                 }
@@ -932,6 +941,12 @@ fn trim_end_ws(s: Str, ws: &str) -> Str {
 
 /// The place of each line of a value's text (its first piece on that line).
 pub fn line_places(text: &Str, fallback: Place) -> Vec<Place> {
+    code_line_places(text, fallback, false)
+}
+
+/// [`line_places`] of the code [`Interp::run_value`] makes of `text`: with
+/// `files_as_lines`, a file's undetermined content ends its line.
+fn code_line_places(text: &Str, fallback: Place, files_as_lines: bool) -> Vec<Place> {
     let mut out = Vec::new();
     let mut at_line_start = true;
     for piece in text.pieces() {
@@ -951,6 +966,9 @@ pub fn line_places(text: &Str, fallback: Place) -> Vec<Place> {
                 if at_line_start {
                     out.push(u.at);
                     at_line_start = false;
+                }
+                if files_as_lines && matches!(u.why, Why::File(_)) {
+                    at_line_start = true;
                 }
             }
         }

@@ -215,6 +215,40 @@ impl Interp<'_> {
                 }
                 self.program(w, wrapped(i), env, wrappers)
             }
+            "docker" | "podman" | "nerdctl" if matches!(args.get(1).and_then(|a| a.as_deref()), Some("run" | "create" | "exec")) => {
+                self.container(w, argv, &args, &env, wrappers)
+            }
+            "srun" => {
+                // Slurm's launcher: options, then the program; `--export=ALL,NAME=v`
+                // sets NAME for it (without ALL, the shell's variables stay behind).
+                let mut i = 1;
+                while let Some(Some(a)) = args.get(i) {
+                    if ends_options(a, &mut i) {
+                        break;
+                    }
+                    if let Some(list) = a.strip_prefix("--export=") {
+                        if !list.split(',').any(|item| item == "ALL") {
+                            env.clear(None);
+                        }
+                        let mut offset = "--export=".len();
+                        for item in list.split(',') {
+                            if let Some((name, _)) = item.split_once('=').filter(|(n, _)| crate::evidence::shell::words::is_var_name(n)) {
+                                let value = argv[i].slice_chars(offset + name.chars().count() + 1, offset + item.chars().count());
+                                self.prefix_assign(w, name, value.clone(), argv[i].first_place().unwrap_or(at));
+                                env.set(name, value);
+                            }
+                            offset += item.chars().count() + 1;
+                        }
+                    }
+                    let takes_value = !a.contains('=') && (SRUN_VALUE.contains(&a.as_str()) || (a.starts_with("--") && !SRUN_FLAGS.contains(&a.as_str())));
+                    i += if takes_value { 2 } else { 1 };
+                }
+                wrappers.push(argv[..i.min(argv.len())].to_vec());
+                if i >= argv.len() {
+                    return self.record(w, argv, env, Vec::new());
+                }
+                self.program(w, wrapped(i), env, wrappers)
+            }
             "nohup" | "setsid" | "unbuffer" | "time" | "caffeinate" => {
                 wrappers.push(vec![argv[0].clone()]);
                 let mut skip = 1;
@@ -246,6 +280,58 @@ impl Interp<'_> {
                 self.record(w, argv, env, wrappers)
             }
         }
+    }
+
+    /// `docker run|create|exec [options] IMAGE|CONTAINER COMMAND...`: the
+    /// command runs in the container, with the image's environment (not
+    /// known here) and the `-e`/`--env` variables (`-e NAME` passes the
+    /// shell's value), not the shell's own.
+    fn container(&mut self, w: &mut World, argv: Vec<Str>, args: &[Option<String>], env: &Env, mut wrappers: Vec<Vec<Str>>) -> Vec<World> {
+        let at = self.at;
+        let shell = env.vars(w);
+        let mut inner = Env::of(w);
+        inner.clear(None);
+        inner.inherits = true;
+        let mut i = 2;
+        while let Some(Some(a)) = args.get(i) {
+            if ends_options(a, &mut i) {
+                break;
+            }
+            let item = match a.as_str() {
+                "-e" | "--env" => {
+                    i += 1;
+                    argv.get(i).cloned()
+                }
+                _ if a.starts_with("--env=") => Some(argv[i].slice_chars("--env=".len(), usize::MAX)),
+                _ if a.contains('=') || CONTAINER_FLAGS.contains(&a.as_str()) || (!a.starts_with("--") && a[1..].chars().all(|c| "dit".contains(c))) => None,
+                // Every other option takes a value (`--name n`, `-v a:b`, `--gpus all`).
+                _ => {
+                    i += 1;
+                    None
+                }
+            };
+            i += 1;
+            let Some(item) = item else { continue };
+            let Some(text) = item.known() else { continue };
+            match text.split_once('=') {
+                Some((name, _)) if crate::evidence::shell::words::is_var_name(name) => {
+                    let value = item.slice_chars(name.chars().count() + 1, usize::MAX);
+                    self.prefix_assign(w, name, value.clone(), item.first_place().unwrap_or(at));
+                    inner.set(name, value);
+                }
+                None if crate::evidence::shell::words::is_var_name(&text) => {
+                    let value = shell.get(&text).cloned().unwrap_or_else(|| Str::unknown(Why::Input(text.clone()), at, format!("${text}")));
+                    inner.set(&text, value);
+                }
+                _ => {}
+            }
+        }
+        // The image (or container) and the command run in it.
+        if i + 1 >= argv.len() {
+            return self.record(w, argv, env.clone(), wrappers);
+        }
+        wrappers.push(argv[..=i].to_vec());
+        self.program(w, argv[i + 1..].to_vec(), inner, wrappers)
     }
 
     /// After `env`'s options: `NAME=value` words, then the program.
@@ -983,8 +1069,55 @@ const MPIRUN_VALUE: &[&str] = &[
     "--cpus-per-proc",
     "--cpu-set",
 ];
+/// Options of `docker run` (and `podman`, `nerdctl`) that take no value;
+/// every other option without `=` takes the next word.
+const CONTAINER_FLAGS: &[&str] = &[
+    "--rm",
+    "--detach",
+    "--interactive",
+    "--tty",
+    "--privileged",
+    "--init",
+    "--read-only",
+    "-P",
+    "--publish-all",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--sig-proxy",
+    "--replace",
+];
+/// Short options of `srun` that take the next word (`-N 1`; `-N1` does not).
+const SRUN_VALUE: &[&str] = &["-N", "-n", "-c", "-p", "-w", "-t", "-J", "-o", "-e", "-A", "-G", "-x", "-D", "-m", "-C", "-d", "-i", "-r", "-T", "-q", "-S"];
+/// Long options of `srun` that take no value (every other one without `=` takes the next word).
+const SRUN_FLAGS: &[&str] = &[
+    "--exclusive",
+    "--overlap",
+    "--pty",
+    "--label",
+    "--unbuffered",
+    "--kill-on-bad-exit",
+    "--quiet",
+    "--verbose",
+    "--no-kill",
+    "--overcommit",
+    "--oversubscribe",
+    "--contiguous",
+    "--disable-status",
+    "--test-only",
+    "--wait-all-nodes",
+];
 /// Options of `mpirun` that take two values (`--mca KEY VALUE`).
 const MPIRUN_TWO_VALUES: &[&str] = &["--mca", "-mca", "--gmca", "-gmca"];
+
+/// Whether word `a` (at `i`) ends a wrapper's options: `--` (stepped over)
+/// or its first operand.
+fn ends_options(a: &str, i: &mut usize) -> bool {
+    if a == "--" {
+        *i += 1;
+        return true;
+    }
+    !a.starts_with('-') || a == "-"
+}
 
 fn wrapper_args(base: &str, args: &[Option<String>]) -> usize {
     let takes_value: &[&str] = match base {
@@ -1000,11 +1133,7 @@ fn wrapper_args(base: &str, args: &[Option<String>]) -> usize {
     };
     let mut i = 1;
     while let Some(Some(a)) = args.get(i) {
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        if !a.starts_with('-') || a == "-" {
+        if ends_options(a, &mut i) {
             break;
         }
         if takes_value.contains(&a.as_str()) {
