@@ -35,8 +35,8 @@ pub struct Options {
     pub changed_since: Option<String>,
     /// Audit retired configs too (see [`ReadOptions`]).
     pub include_deprecated: bool,
-    /// Judge scripts by the bash interpreter (see [`ReadOptions`]).
-    pub interpret_scripts: bool,
+    /// Read scripts line by line instead of evaluating them (see [`ReadOptions`]).
+    pub line_reader: bool,
 }
 
 /// What of a bundle is audited beyond its defaults.
@@ -49,11 +49,13 @@ pub struct ReadOptions {
     /// Paths of a checkout that no submission runs (the policy's `outside`),
     /// with the reason they are skipped.
     pub outside: Vec<crate::policy::Outside>,
-    /// Judge scripts by the bash interpreter ([`crate::evidence::shell::interp`],
-    /// with the files they source) instead of the line reader: the model
-    /// the line reader is being replaced by, not yet the default (a whole
-    /// repository takes about ten times as long; BENCHMARKS.md).
-    pub interpret_scripts: bool,
+    /// Read scripts line by line with pattern classes instead of
+    /// evaluating them with the bash interpreter
+    /// ([`crate::evidence::shell::interp`], with the files they source):
+    /// the former model, faster on a whole repository (BENCHMARKS.md) and
+    /// blind to what only evaluation shows (functions with arguments,
+    /// arrays, `eval`, wrappers).
+    pub line_reader: bool,
 }
 
 impl ReadOptions {
@@ -106,7 +108,7 @@ pub fn read(path: &Path, limits: &Limits, signatures: &Engine, options: &ReadOpt
     read_from(&|extractor| bundle::read_bundle(path, limits, extractor), limits, signatures, options, &Scope::Judged)
 }
 
-/// Which scripts a read evaluates under `--interpret-scripts`: the
+/// Which scripts a read evaluates (unless `--line-reader`): the
 /// interpreter is the costly part of a read, so a gate that judges a few
 /// jobs evaluates only what they hold.
 pub(crate) enum Scope<'a> {
@@ -131,12 +133,14 @@ fn read_from(
     scope: &Scope,
 ) -> Result<ReadBundle, AuditError> {
     let mut extractor = Extractor::with_signatures(limits.max_line_length, signatures);
-    if options.interpret_scripts {
+    if !options.line_reader {
         extractor = extractor.deferring_scripts();
     }
     let mut bundle = source(&mut extractor)?;
     let mut files = extractor.files;
-    if !options.interpret_scripts {
+    // Without scripts (a run's logs) there is nothing to evaluate: grouped
+    // once, with no copies of what was read.
+    if options.line_reader || files.iter().all(|f| f.script.is_none()) {
         let (jobs, sources) = assemble(&mut bundle, files, options);
         return Ok(ReadBundle { bundle, jobs, sources });
     }
@@ -316,8 +320,7 @@ pub(crate) fn audit_prepared(
         Some(reference) => paths.iter().map(|p| Changes::read(p, reference)).collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
-    let read_options =
-        ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone(), interpret_scripts: options.interpret_scripts };
+    let read_options = ReadOptions { include_deprecated: options.include_deprecated, outside: policy.outside.clone(), line_reader: options.line_reader };
     // Each base commit is audited from git objects while the checkout is
     // judged: two independent audits, one on each core. The base evaluates
     // only the scripts of the jobs the change selects in the checkout.
@@ -362,10 +365,16 @@ pub(crate) fn audit_prepared(
             let evaluated = selection.scripts(path, &read_jobs, &changes);
             if let Some((commit, prefix)) = changes.base() {
                 // The base evaluates only what the checkout judges (its findings
-                // elsewhere match none) and the scripts the change deleted or
-                // moved away, whose errors the change may have fixed.
+                // elsewhere match none), the scripts the change deleted or
+                // moved away, whose errors the change may have fixed, and the
+                // files the judged scripts source.
                 let mut wanted = evaluated.clone();
                 wanted.extend(changes.files.iter().cloned());
+                // The files they source, evaluated alone at the base: what a
+                // library does at its top level there is pre-existing, not new.
+                let mut graph = changes::SourceGraph::new(path);
+                let sourced: Vec<String> = evaluated.iter().flat_map(|s| graph.closure(s)).collect();
+                wanted.extend(sourced);
                 let (signatures, read_options) = (&signatures, &read_options);
                 let (commit, prefix) = (commit.to_string(), prefix.to_string());
                 base_audits.push(scope.spawn(move || base_audit(path, &commit, &prefix, limits, signatures, read_options, references, policy, &wanted)));
@@ -374,7 +383,7 @@ pub(crate) fn audit_prepared(
                 if selection.selected.contains_key(&i) {
                     // The leftover scripts a change to another leftover file
                     // (a changelog) left unevaluated are unchanged: skipped as such.
-                    if options.interpret_scripts && job.job.id == repository::LEFTOVER {
+                    if !options.line_reader && job.job.id == repository::LEFTOVER {
                         let (unchanged, kept): (Vec<FileEvidence>, Vec<FileEvidence>) =
                             job.files.into_iter().partition(|f| f.kind == crate::evidence::FileKind::Script && !evaluated.contains(&f.path));
                         job.files = kept;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The audit with every script evaluated by the bash interpreter
-# (`--interpret-scripts`) against the line reader, same binary, same
+# (the default) against the line reader (`--line-reader`), same binary, same
 # machine, runs interleaved so a drift of the machine's speed hits both:
 #
 # 1. the whole snapshot (../shared tree-843c6254), N pairs: wall, CPU and
@@ -32,8 +32,8 @@ timed() {
 
 "$bin" audit "$work/InferenceX" --format json --output /dev/null > /dev/null 2>&1 || true   # warm-up
 for _ in $(seq "$pairs"); do
-  timed "$work/snap-lines" "$bin" audit "$work/InferenceX" --format json --output /dev/null
-  timed "$work/snap-interp" "$bin" audit "$work/InferenceX" --interpret-scripts --format json --output /dev/null
+  timed "$work/snap-lines" "$bin" audit "$work/InferenceX" --line-reader --format json --output /dev/null
+  timed "$work/snap-interp" "$bin" audit "$work/InferenceX" --format json --output /dev/null
 done
 
 touch "$work/pr-lines" "$work/pr-interp"
@@ -41,8 +41,8 @@ cd "$work/ix"
 [ "$prs" -gt 0 ] && git log --first-parent --format='%H' -n "$prs" main > "$work/merges" || : > "$work/merges"
 while read -r merge; do
   git checkout -q --detach "$merge"
-  timed "$work/pr-lines" "$bin" audit . --changed-since "$merge^1" --format json --output /dev/null
-  timed "$work/pr-interp" "$bin" audit . --changed-since "$merge^1" --interpret-scripts --format json --output /dev/null
+  timed "$work/pr-lines" "$bin" audit . --changed-since "$merge^1" --line-reader --format json --output /dev/null
+  timed "$work/pr-interp" "$bin" audit . --changed-since "$merge^1" --format json --output /dev/null
 done < "$work/merges"
 
 python3 - "$work" "$pairs" "$prs" <<'PY'

@@ -137,7 +137,13 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
 /// target it could not resolve, a program written to a file and run later)
 /// stays.
 fn read_as_python_write(signature: &Finding, actions: &[ScriptAction]) -> bool {
-    let Some((start, end)) = signature.evidence.first().and_then(|p| p.span) else { return false };
+    let Some(at) = signature.evidence.first() else { return false };
+    // Evaluated, the write is an action at the very line the signature matched.
+    let written = |a: &&ScriptAction| matches!(a.kind, ActionKind::PythonWrite | ActionKind::Overwrite) && a.code_span.is_none();
+    if actions.iter().filter(written).any(|a| a.provenance.file == at.file && a.provenance.line.is_some() && a.provenance.line == at.line) {
+        return true;
+    }
+    let Some((start, end)) = at.span else { return false };
     actions.iter().filter(|a| a.kind == ActionKind::PythonWrite).filter_map(|a| a.code_span).any(|(s, e)| s <= start && end <= e)
 }
 

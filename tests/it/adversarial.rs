@@ -135,32 +135,31 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("printf hex escapes evaluated", "eval \"$(printf '\\x65\\x78\\x70\\x6f\\x72\\x74 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1')\"", 3),
 ];
 
+/// Each form is an error at its line (an append onto a file the input
+/// lacks is still sourced for what the script wrote). A setting whose text
+/// a heredoc holds is cited at the heredoc's line, where it was written,
+/// not at the statement that reads it.
 #[test]
 fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line() {
-    for (what, edit, line) in FORMS {
-        let base = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
-        assert_caught(what, &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &base)], SCRIPT, &script(edit), "forbidden-env", *line);
-    }
-}
-
-/// The same forms, judged by the bash interpreter: each an error at its
-/// line (an append onto a file the input lacks is still sourced for what
-/// the script wrote). A setting whose text a heredoc holds is cited at the
-/// heredoc's line, where it was written, not at the statement that reads it.
-#[test]
-fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line_when_the_interpreter_judges() {
     let written_at = |what: &str| match what {
-        "export of a written file's words"
-        | "env of a written file's words"
-        | "BASH_ENV sourced by the bash -c that launches"
-        | "a while-read loop over a heredoc" => Some(4),
+        "export of a written file's words" | "env of a written file's words" | "BASH_ENV sourced by the bash -c that launches" => Some(4),
         _ => None,
     };
     for (what, edit, line) in FORMS {
         let base = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
-        let files = [("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, base.as_str())];
         let line = written_at(what).unwrap_or(*line);
-        assert_caught_with(&["--interpret-scripts"], what, &files, SCRIPT, &script(edit), "forbidden-env", (SCRIPT, line));
+        assert_caught(what, &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &base)], SCRIPT, &script(edit), "forbidden-env", line);
+    }
+}
+
+/// The same forms read line by line (`--line-reader`, the model before the
+/// interpreter): each an error at the statement that sets it.
+#[test]
+fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line_when_read_line_by_line() {
+    for (what, edit, line) in FORMS {
+        let base = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
+        let files = [("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, base.as_str())];
+        assert_caught_with(&["--line-reader"], what, &files, SCRIPT, &script(edit), "forbidden-env", (SCRIPT, *line));
     }
 }
 
@@ -232,12 +231,15 @@ fn a_re_assigned_simulated_al_is_judged_where_it_takes_effect() {
     let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n");
     assert_caught("a re-assigned AL", &[lib, (SCRIPT, &honest)], SCRIPT, &bent, "golden-al", 4);
     assert_eq!(check(&bent, "sim-acc-eval")["status"], "pass", "never exported in the eval-only run");
-    // Passed as a function's argument, the value is the run's: undetermined
-    // (never read as the literal `$1`, which failed the honest script).
+    // Passed as a function's argument, the value is the call's (never read
+    // as the literal `$1`, which failed the honest script): judged as the
+    // same export written out.
     let by_argument = format!("{head}set_al() {{ export SGLANG_SIMULATE_ACC_LEN=$1; }}\nif [ \"$EVAL_ONLY\" != true ]; then set_al 2.49; fi\n{launch}");
-    for id in ["sim-acc-throughput", "golden-al"] {
-        let result = check(&by_argument, id);
-        assert!(result["findings"].as_array().unwrap().iter().all(|f| f["severity"] != "error"), "{id}: {result:#}");
+    for id in ["sim-acc-throughput", "golden-al", "sim-acc-eval"] {
+        let (written, called) = (check(&honest, id), check(&by_argument, id));
+        assert_eq!(written["status"], called["status"], "{id}: {called:#}");
+        let rules = |c: &serde_json::Value| c["findings"].as_array().unwrap().iter().map(|f| f["rule"].clone()).collect::<Vec<_>>();
+        assert_eq!(rules(&written), rules(&called), "{id}: {called:#}");
     }
 }
 
@@ -559,13 +561,15 @@ fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
             "python writing under site",
             "python3 - <<'EOF'\nimport site, os\nopen(os.path.join(site.getsitepackages()[0], 'sglang/srt/x.py'), 'w').write('x=1')\nEOF",
             "engine-patch",
-            2,
+            // The evaluated Python's own write, in the heredoc.
+            4,
         ),
         (
             "python heredoc",
             "python3 - <<EOF\nimport json\np = '/models/dsv4/config.json'\nc = json.load(open(p))\nc['architectures'] = ['X']\njson.dump(c, open(p, 'w'))\nEOF",
             "arch-override",
-            2,
+            // The evaluated Python's own write, in the heredoc.
+            7,
         ),
         ("jq", "jq '.architectures=[\"X\"]' /models/dsv4/config.json > /tmp/c && mv /tmp/c /models/dsv4/config.json", "arch-override", 2),
     ]);

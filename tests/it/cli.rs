@@ -215,6 +215,10 @@ fn missing_path_is_a_usage_error() {
     assert_eq!(code(&out), 2, "missing argument");
     let out = audit(&[PASS, "--format", "yaml"]);
     assert_eq!(code(&out), 2, "unknown format");
+    // The interpreter is the default: its old flag is still accepted, but not beside the line reader's.
+    assert_eq!(code(&audit(&[PASS, "--interpret-scripts"])), 0);
+    let out = audit(&[PASS, "--interpret-scripts", "--line-reader"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
 }
 
 #[test]

@@ -341,18 +341,19 @@ pub fn assert_triaged(got: &std::collections::BTreeSet<(String, String, u64)>, l
 /// Regression test on real material (issue: the PR gate on a real
 /// repository): the gate reports exactly the triaged error places of the
 /// InferenceX snapshot, each with a file and line, none from a retired
-/// config. A new error place or a vanished one fails until
-/// `tests/real_tree/errors.txt` says why.
+/// config, nothing left unexamined. A new error place or a vanished one
+/// fails until `tests/real_tree/errors.txt` says why.
 #[test]
 fn the_real_tree_reports_exactly_the_triaged_error_places() {
     let (_dir, tree) = real_tree();
     let out = audit(&[s(&tree), "--format", "json"]);
-    assert_eq!(code(&out), 1);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
     let report = json(&out);
     let got = error_places(&report);
     assert!(got.iter().all(|(_, file, _)| !file.split('/').any(|d| d == "deprecated")), "an error from a retired config: {got:#?}");
     assert_triaged(&got, &root().join("tests/real_tree/errors.txt"));
     assert!(got.len() <= 60, "a few dozen places at most: {}", got.len());
+    assert_eq!(report["not_examined"].as_array().map_or(0, Vec::len), 0, "{:#}", report["not_examined"]);
     // What must not be an error: the waived patch script, the eval client's sitecustomize.
     for f in counted_errors(&report) {
         let file = f["evidence"][0]["file"].as_str().unwrap();
@@ -363,20 +364,20 @@ fn the_real_tree_reports_exactly_the_triaged_error_places() {
     }
 }
 
-/// Issue 35: with scripts judged by the bash interpreter, the snapshot
-/// reports exactly the places `tests/real_tree/errors-interpreted.txt`
-/// triages (the line reader's list and what only the interpreter finds),
-/// none from a retired config, nothing left unexamined.
+/// The line reader (`--line-reader`, the model before the interpreter)
+/// still reports exactly its own triaged places on the snapshot
+/// (`tests/real_tree/errors-line-reader.txt`), all of which the default
+/// reports too.
 #[test]
-fn the_real_tree_judged_by_the_interpreter_reports_exactly_its_triaged_places() {
+fn the_real_tree_read_line_by_line_reports_exactly_its_triaged_places() {
     let (_dir, tree) = real_tree();
-    let out = audit(&[s(&tree), "--interpret-scripts", "--format", "json"]);
+    let out = audit(&[s(&tree), "--line-reader", "--format", "json"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
-    let report = json(&out);
-    let got = error_places(&report);
-    assert!(got.iter().all(|(_, file, _)| !file.split('/').any(|d| d == "deprecated")), "an error from a retired config: {got:#?}");
-    assert_triaged(&got, &root().join("tests/real_tree/errors-interpreted.txt"));
-    assert_eq!(report["not_examined"].as_array().map_or(0, Vec::len), 0, "{:#}", report["not_examined"]);
+    let got = error_places(&json(&out));
+    assert_triaged(&got, &root().join("tests/real_tree/errors-line-reader.txt"));
+    let default = triage_list(&root().join("tests/real_tree/errors.txt"));
+    let lost: Vec<_> = got.iter().filter(|p| !default.contains_key(*p)).collect();
+    assert!(lost.is_empty(), "places the line reader finds and the interpreter's list lacks: {lost:#?}");
 }
 
 /// A checkout given as a `.tar.gz` is judged against its own golden tables

@@ -41,20 +41,21 @@ fn audit_repo(repo: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     (code(&out), json(&out))
 }
 
-/// Every commit with a triage list reports exactly the error places it lists.
+/// Every commit with a triage list reports exactly the error places it
+/// lists: the line reader's (`tests/real_tree/commits-line-reader/`), a
+/// Python write cited at its statement rather than at its `python -c`, and
+/// the engine writes through `importlib.util.find_spec` that only
+/// evaluation finds (issue 35).
 #[test]
 fn commits_over_the_months_report_exactly_their_triaged_error_places() {
     assert_commits_triaged("tests/real_tree/commits", &[]);
 }
 
-/// Issue 35: judged by the bash interpreter, the same commits report exactly
-/// the places `tests/real_tree/commits-interpreted/` lists: the line
-/// reader's, a Python write cited at its statement rather than at its
-/// `python -c`, and the engine writes through `importlib.util.find_spec`
-/// that only evaluation finds.
+/// Read line by line (`--line-reader`), the same commits report exactly
+/// the places `tests/real_tree/commits-line-reader/` lists.
 #[test]
-fn commits_judged_by_the_interpreter_report_exactly_their_triaged_error_places() {
-    assert_commits_triaged("tests/real_tree/commits-interpreted", &["--interpret-scripts"]);
+fn commits_read_line_by_line_report_exactly_their_triaged_error_places() {
+    assert_commits_triaged("tests/real_tree/commits-line-reader", &["--line-reader"]);
 }
 
 fn assert_commits_triaged(dir: &str, flags: &[&str]) {
@@ -75,10 +76,11 @@ fn assert_commits_triaged(dir: &str, flags: &[&str]) {
 }
 
 /// A fix that deletes the patching script (#2164 reverts #2127) names the
-/// patch as fixed when the interpreter judges too: the base evaluates the
-/// scripts the change deleted, not only those the checkout still has.
+/// patch as fixed: the base evaluates the scripts the change deleted, not
+/// only those the checkout still has (the old `--interpret-scripts` flag
+/// is still accepted).
 #[test]
-fn a_fix_deleting_its_script_is_named_fixed_when_the_interpreter_judges() {
+fn a_fix_deleting_its_script_is_named_fixed() {
     let (_dir, repo) = history();
     checkout(&repo, "584396d");
     let (code, report) = audit_repo(&repo, &["--interpret-scripts", "--changed-since", "584396d^1"]);

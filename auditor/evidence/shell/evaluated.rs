@@ -206,6 +206,14 @@ fn provenance(file: &FileRef, e: &Evaluation, at: Place) -> Provenance {
     p
 }
 
+/// The innermost function an event ran in: its name and the line it is defined at.
+fn function_of(ctx: &interp::Ctx) -> Option<(String, u64)> {
+    ctx.chain.iter().rev().find_map(|c| match &c.kind {
+        CallKind::Function(name) | CallKind::Uncalled(name) => Some((name.clone(), c.defined.map_or(0, |d| d.line as u64))),
+        _ => None,
+    })
+}
+
 /// The items of one evaluation, in the order it ran them, but for those of
 /// its uncalled functions that `called_elsewhere` names.
 fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BTreeSet<String>) -> Vec<Item> {
@@ -245,28 +253,31 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
     for x in e.execs.iter().filter(|x| !elsewhere(&x.ctx)) {
         let argv: Vec<String> = x.argv.iter().map(Str::display).collect();
         let at = provenance(file, e, x.ctx.at);
-        let function = x.ctx.chain.iter().rev().find_map(|c| match &c.kind {
-            CallKind::Function(name) | CallKind::Uncalled(name) => Some((name.clone(), c.defined.map_or(0, |d| d.line as u64))),
-            _ => None,
-        });
+        let function = function_of(&x.ctx);
         // The directory it runs in, for the paths it names (as the script
-        // names it where the run decides it); where the script starts is not known.
+        // names it where the run decides it). Where the script starts is not
+        // known: there (`cd` alone) and below it the paths stay relative, as
+        // the script's own (`git clone URL dir; cd dir`) are.
         let cwd = x.cwd.display();
-        if cwd != MOUNT {
-            seq.push((
-                x.ctx.order,
-                Item::Action {
-                    argv: vec!["cd".into(), cwd],
-                    redirects: Vec::new(),
-                    line: x.ctx.at.line as u64,
-                    function: function.clone(),
-                    provenance: at.clone(),
-                },
-            ));
+        let below = cwd.strip_prefix(MOUNT).and_then(|rest| rest.strip_prefix('/'));
+        let cds: Vec<Vec<String>> = match below {
+            _ if cwd == MOUNT => vec![vec!["cd".into()]],
+            Some(rel) => vec![vec!["cd".into()], vec!["cd".into(), rel.to_string()]],
+            None => vec![vec!["cd".into(), cwd]],
+        };
+        for argv in cds {
+            let (line, function, provenance) = (x.ctx.at.line as u64, function.clone(), at.clone());
+            seq.push((x.ctx.order, Item::Action { argv, redirects: Vec::new(), line, function, provenance }));
         }
         let committed = committed_at(x);
-        let action =
-            Item::Action { argv: argv.clone(), redirects: Vec::new(), line: committed.line as u64, function, provenance: provenance(file, e, committed) };
+        // Run by `xargs`: the readers see it as written, `xargs CMD`, and
+        // give it what the pipeline's `find` found (`find / -name X | xargs sed -i`).
+        let by_xargs = x.wrappers.last().and_then(|w| w.first()).and_then(Str::known).is_some_and(|p| p.rsplit('/').next() == Some("xargs"));
+        let seen: Vec<String> = match x.wrappers.last() {
+            Some(xargs) if by_xargs => xargs.iter().map(Str::display).chain(argv.iter().cloned()).collect(),
+            _ => argv.clone(),
+        };
+        let action = Item::Action { argv: seen, redirects: Vec::new(), line: committed.line as u64, function, provenance: provenance(file, e, committed) };
         seq.push((x.ctx.order, action));
         if command::launch_of(&argv).is_some() {
             let args_at = x.argv.iter().map(|a| provenance(file, e, a.first_place().filter(|p| p.line > 0).unwrap_or(x.ctx.at))).collect();
@@ -274,12 +285,19 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
             seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new(), open })));
         }
     }
+    // A container launcher's own options (`docker run -v …`, `srun
+    // --container-mounts`) are what it does to the engine's files.
+    for (launcher, ctx) in e.containers.iter().filter(|(_, c)| !elsewhere(c)) {
+        let argv = launcher.iter().map(Str::display).collect();
+        let (line, function, provenance) = (ctx.at.line as u64, function_of(ctx), provenance(file, e, ctx.at));
+        seq.push((ctx.order, Item::Action { argv, redirects: Vec::new(), line, function, provenance }));
+    }
     for wr in e.writes.iter().filter(|w| !elsewhere(&w.ctx)) {
         let at = provenance(file, e, wr.ctx.at);
         let target = wr.path.display();
         seq.push((
             wr.ctx.order,
-            Item::Action { argv: Vec::new(), redirects: vec![target.clone()], line: wr.ctx.at.line as u64, function: None, provenance: at },
+            Item::Action { argv: Vec::new(), redirects: vec![target.clone()], line: wr.ctx.at.line as u64, function: function_of(&wr.ctx), provenance: at },
         ));
         if wr.content.is_empty() {
             continue;

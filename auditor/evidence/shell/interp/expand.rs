@@ -137,8 +137,9 @@ impl Interp<'_> {
     fn piece_parts(&mut self, w: &mut World, piece: &WordPieceWithSource, text: &str, quoted: bool, at: Place) -> Vec<Part> {
         let raw = text.get(piece.start_index..piece.end_index).unwrap_or("");
         match &piece.piece {
-            WordPiece::Text(s) => vec![Part::Seg { s: Str::lit(s.clone(), at), quoted, split: false }],
-            WordPiece::SingleQuotedText(s) => vec![Part::Seg { s: Str::lit(s.clone(), at), quoted: true, split: false }],
+            // Source text over several lines (a heredoc's body, a quoted string) keeps each line's place.
+            WordPiece::Text(s) => vec![Part::Seg { s: lines_placed(s, at), quoted, split: false }],
+            WordPiece::SingleQuotedText(s) => vec![Part::Seg { s: lines_placed(s, at), quoted: true, split: false }],
             WordPiece::AnsiCQuotedText(s) => vec![Part::Seg { s: Str::lit(ansi_c(s), at), quoted: true, split: false }],
             WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
                 // `""` and `"${R:-}"` are one empty field; `"$@"` (or

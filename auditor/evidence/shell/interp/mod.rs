@@ -228,6 +228,9 @@ pub struct Evaluation {
     /// The files read, by index ([`Place::file`]); 0 is the script.
     pub files: Vec<String>,
     pub execs: Vec<Exec>,
+    /// Container launchers run (`docker run`, `srun`): each one's own argv,
+    /// up to the command it starts (its options lay files over the engine's).
+    pub containers: Vec<(Vec<Str>, Ctx)>,
     pub assigns: Vec<Assign>,
     pub writes: Vec<Write>,
     /// Files the script sourced or ran: (path as resolved, whether the input had it, where).
@@ -433,6 +436,7 @@ impl<'a> Interp<'a> {
     /// Deduplicate what was found on several paths.
     fn finish(&mut self) {
         dedup(&mut self.out.execs, |e| e.ctx.at);
+        dedup(&mut self.out.containers, |c| c.1.at);
         dedup(&mut self.out.assigns, |a| a.ctx.at);
         dedup(&mut self.out.writes, |w| w.ctx.at);
         dedup(&mut self.out.reached, |r| r.2.at);

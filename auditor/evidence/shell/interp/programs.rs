@@ -216,17 +216,17 @@ impl Interp<'_> {
                 self.program(w, wrapped(i), env, wrappers)
             }
             "docker" | "podman" | "nerdctl" if matches!(args.get(1).and_then(|a| a.as_deref()), Some("run" | "create" | "exec")) => {
-                self.container(w, argv, &args, &env, wrappers)
+                self.container(w, argv, &env, wrappers)
             }
             "srun" => {
                 // Slurm's launcher: options, then the program; `--export=ALL,NAME=v`
                 // sets NAME for it (without ALL, the shell's variables stay behind).
                 let mut i = 1;
-                while let Some(Some(a)) = args.get(i) {
-                    if ends_options(a, &mut i) {
+                while let Some(a) = argv.get(i).map(Str::display) {
+                    if ends_options(&a, &mut i) {
                         break;
                     }
-                    if let Some(list) = a.strip_prefix("--export=") {
+                    if let (Some(list), true) = (a.strip_prefix("--export="), args[i].is_some()) {
                         if !list.split(',').any(|item| item == "ALL") {
                             env.clear(None);
                         }
@@ -247,6 +247,8 @@ impl Interp<'_> {
                 if i >= argv.len() {
                     return self.record(w, argv, env, Vec::new());
                 }
+                let ctx = self.ctx(w);
+                self.out.containers.push((argv[..i].to_vec(), ctx));
                 self.program(w, wrapped(i), env, wrappers)
             }
             "nohup" | "setsid" | "unbuffer" | "time" | "caffeinate" => {
@@ -286,15 +288,15 @@ impl Interp<'_> {
     /// command runs in the container, with the image's environment (not
     /// known here) and the `-e`/`--env` variables (`-e NAME` passes the
     /// shell's value), not the shell's own.
-    fn container(&mut self, w: &mut World, argv: Vec<Str>, args: &[Option<String>], env: &Env, mut wrappers: Vec<Vec<Str>>) -> Vec<World> {
+    fn container(&mut self, w: &mut World, argv: Vec<Str>, env: &Env, mut wrappers: Vec<Vec<Str>>) -> Vec<World> {
         let at = self.at;
         let shell = env.vars(w);
         let mut inner = Env::of(w);
         inner.clear(None);
         inner.inherits = true;
         let mut i = 2;
-        while let Some(Some(a)) = args.get(i) {
-            if ends_options(a, &mut i) {
+        while let Some(a) = argv.get(i).map(Str::display) {
+            if ends_options(&a, &mut i) {
                 break;
             }
             let item = match a.as_str() {
@@ -330,6 +332,8 @@ impl Interp<'_> {
         if i + 1 >= argv.len() {
             return self.record(w, argv, env.clone(), wrappers);
         }
+        let ctx = self.ctx(w);
+        self.out.containers.push((argv[..=i].to_vec(), ctx));
         wrappers.push(argv[..=i].to_vec());
         self.program(w, argv[i + 1..].to_vec(), inner, wrappers)
     }
