@@ -7,14 +7,14 @@
 
 use crate::common::*;
 
-const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
+pub(crate) const SCRIPT: &str = "benchmarks/single_node/fixed_seq_len/dsv4_fp4_b200_sglang_mtp.sh";
 
 /// A launch script of no known model: checks that need none (engine-patch,
 /// arch-override, draft-precision) judge it alone.
 const LAUNCHER: &str = "benchmarks/single_node/x_fp8_h200.sh";
 
 /// The script's head: sourced library, then the edit at line 3, then the launch.
-fn script(edit: &str) -> String {
+pub(crate) fn script(edit: &str) -> String {
     format!(
         "#!/usr/bin/env bash\nsource \"$(dirname \"$0\")/../../benchmark_lib.sh\"\n{edit}\npython3 -m sglang.launch_server --model-path /models/dsv4 --tp 8 --speculative-algorithm EAGLE --speculative-num-steps 3\n"
     )
@@ -88,7 +88,7 @@ fn assert_caught_with(flags: &[&str], what: &str, files: &[(&str, &str)], path: 
 
 /// Every way below sets SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE to true in the
 /// engine's environment, as bash runs it.
-const FORMS: &[(&str, &str, u64)] = &[
+pub(crate) const FORMS: &[(&str, &str, u64)] = &[
     ("command export", "command export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
     ("builtin export", "builtin export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
     ("re-assignment of an exported name", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
@@ -103,7 +103,8 @@ const FORMS: &[(&str, &str, u64)] = &[
     ("an alternate value", "MODEL=dsv4; export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=${MODEL:+1}", 3),
     ("set -a and a sourced file the script wrote", "cat > /tmp/e.sh <<EOF\nSGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nset -a; . /tmp/e.sh; set +a", 4),
     ("a sourced file the script wrote", "cat > /tmp/e.sh <<'EOF'\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\nEOF\nsource /tmp/e.sh", 4),
-    ("an alias for export", "shopt -s expand_aliases; alias ex=export; ex SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 3),
+    // Bash expands aliases as it reads a line: one defined on the line that uses it does nothing.
+    ("an alias for export", "shopt -s expand_aliases\nalias ex=export\nex SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", 5),
     ("env inside the launch array", "CMD=(env SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 python3 -m sglang.launch_server --model-path /m); \"${CMD[@]}\"", 3),
     ("a file printf wrote, sourced under set -a", "printf 'SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\\n' > /tmp/e.sh; set -a; . /tmp/e.sh; set +a", 3),
     ("a file echo appended to, sourced", "echo 'export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1' >> /tmp/e.sh; source /tmp/e.sh", 3),
@@ -163,23 +164,28 @@ fn the_forbidden_flag_set_in_ways_bash_honours_is_an_error_at_its_line_when_read
     }
 }
 
+/// The honest twin of a [`FORMS`] edit: the flag disabled the same way.
+pub(crate) fn honest_form(edit: &str) -> String {
+    let honest = edit
+        .replace("NEXTN_MOE=1", "NEXTN_MOE=0")
+        .replace("'%s' 1", "'%s' 0")
+        .replace("<<< 1", "<<< 0")
+        .replace("%d' 1", "%d' 0")
+        .replace("$((0+1))", "$((1-1))")
+        .replace("${Z/0/1}", "${Z/1/0}")
+        .replace("W=10", "W=01")
+        .replace("${MODEL:+1}", "${MODEL:+0}")
+        .replace("NEXTN_MOE 1", "NEXTN_MOE 0")
+        .replace("T0U9MQ==", "T0U9MA==")
+        .replace("4d4f453d31", "4d4f453d30");
+    honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0")
+}
+
 /// The honest twins: the flag disabled the same ways is no error.
 #[test]
 fn the_same_forms_disabling_the_flag_pass() {
     for (what, edit, _) in FORMS {
-        let honest = edit
-            .replace("NEXTN_MOE=1", "NEXTN_MOE=0")
-            .replace("'%s' 1", "'%s' 0")
-            .replace("<<< 1", "<<< 0")
-            .replace("%d' 1", "%d' 0")
-            .replace("$((0+1))", "$((1-1))")
-            .replace("${Z/0/1}", "${Z/1/0}")
-            .replace("W=10", "W=01")
-            .replace("${MODEL:+1}", "${MODEL:+0}")
-            .replace("NEXTN_MOE 1", "NEXTN_MOE 0")
-            .replace("T0U9MQ==", "T0U9MA==")
-            .replace("4d4f453d31", "4d4f453d30");
-        let honest = honest.replace("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0; SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0", "export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0");
+        let honest = honest_form(edit);
         let tmp = tempfile::tempdir().unwrap();
         write_tree(tmp.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(&honest))]);
         let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
@@ -586,7 +592,7 @@ fn computed_engine_paths_child_shells_and_python_config_edits_are_read() {
 /// Issue 35's breaches, which the line reader let pass: each sets the
 /// forbidden draft flag in the engine's environment as bash runs it (each
 /// checked with bash). Judged by the bash interpreter (`--interpret-scripts`).
-const INTERPRETED_FORMS: &[(&str, &str, u64)] = &[
+pub(crate) const INTERPRETED_FORMS: &[(&str, &str, u64)] = &[
     ("a function called with arguments", "setenv() { export \"$1=$2\"; }; setenv SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE 1", 3),
     ("a nameref", "declare -n R=SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE; export R=1", 3),
     ("export of an array", "A=(NCCL_NVLS_ENABLE=1 SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1); export \"${A[@]}\"", 3),
@@ -605,7 +611,7 @@ const INTERPRETED_FORMS: &[(&str, &str, u64)] = &[
 ];
 
 /// The honest twin of an [`INTERPRETED_FORMS`] edit: the flag set to 0.
-fn disabled(edit: &str) -> String {
+pub(crate) fn disabled(edit: &str) -> String {
     edit.replace("MOE=1", "MOE=0").replace("R=1", "R=0").replace("MOE 1", "MOE 0").replace("]=1", "]=0").replace("}=1", "}=0").replace("'1'", "'0'")
 }
 

@@ -185,7 +185,7 @@ const STDERR_TAIL: usize = 1500;
 const NOT_FROM_THE_JOB: [&str; 6] = ["PWD", "OLDPWD", "SHLVL", "_", "BASH_ENV", "ORACLE_CNF"];
 
 /// The PATH of the container a script runs in.
-const CONTAINER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub(crate) const CONTAINER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Where a GitHub runner checks the repository out.
 const GITHUB_WORKSPACE: &str = "/home/runner/_work/InferenceX/InferenceX";

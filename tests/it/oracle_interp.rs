@@ -95,6 +95,49 @@ fn agreement(tree: &Path, jobs: &[OracleJob]) -> (usize, BTreeMap<String, Vec<St
     (agree, mismatches)
 }
 
+/// The adversarial corpus (tests/it/adversarial.rs): every breach and its
+/// honest twin, each the one job of a tree of its own, run by bash and by
+/// the interpreter. Each must agree, and bash must launch the engine in
+/// each (or a breach would test nothing).
+#[test]
+fn the_interpreter_agrees_with_bash_on_the_adversarial_corpus() {
+    use crate::adversarial::{FORMS, INTERPRETED_FORMS, SCRIPT, disabled, honest_form, script};
+    let mut edits: Vec<(String, String)> = Vec::new();
+    for (what, edit, _) in FORMS {
+        edits.push((what.to_string(), edit.to_string()));
+        edits.push((format!("{what} (honest twin)"), honest_form(edit)));
+    }
+    // Bash expands an alias as it reads a line: not on the line that defines it.
+    edits.push(("an alias used on its own line".into(), "shopt -s expand_aliases\nalias ex=export; ex SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1".into()));
+    // The oracle runs no Python: a launch Python makes (runpy) is the interpreter's to see alone.
+    for (what, edit, _) in INTERPRETED_FORMS.iter().filter(|(_, edit, _)| !edit.contains("runpy")) {
+        edits.push((what.to_string(), edit.to_string()));
+        edits.push((format!("{what} (honest twin)"), disabled(edit)));
+    }
+    let verdicts = par_map(&edits, |(what, edit)| {
+        let tree = tempfile::tempdir().unwrap();
+        crate::common::write_tree(tree.path(), &[("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n"), (SCRIPT, &script(edit))]);
+        let env = [("PATH", crate::oracle::CONTAINER_PATH), ("EVAL_ONLY", "false")];
+        let job = OracleJob {
+            script: SCRIPT.into(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            label: what.clone(),
+            workdir: "/workspace".into(),
+        };
+        let bash = [run_bash(tree.path(), &job, StubVariant::Quiet), run_bash(tree.path(), &job, StubVariant::Chatty)];
+        // BASH_ENV is the harness's in bash's runs, so its records leave it out (crate::oracle).
+        let mut launches = interpreted(tree.path(), &job);
+        launches.iter_mut().for_each(|l| drop(l.env.remove("BASH_ENV")));
+        let mut wrong = compare(&bash, &launches);
+        if bash[0].launches.is_empty() {
+            wrong.push(format!("bash launches no engine under Quiet: {}", bash[0].stderr_tail));
+        }
+        wrong.into_iter().map(|w| format!("{what}: {w}")).collect::<Vec<_>>()
+    });
+    let wrong: Vec<String> = verdicts.into_iter().flatten().collect();
+    assert!(wrong.is_empty(), "{} form(s): {wrong:#?}", edits.len());
+}
+
 /// The share of sampled jobs where the interpreter agrees with bash on every
 /// launch, and what the others disagree on. A floor holds what is reached.
 #[test]

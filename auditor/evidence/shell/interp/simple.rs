@@ -25,10 +25,13 @@ impl Interp<'_> {
             return vec![w];
         }
         let mut w = w;
-        // Alias expansion of the command word.
+        // Alias expansion of the command word. Bash expands aliases as it
+        // reads a line, so one defined on this line applies from the next.
+        let at = self.at;
+        let read_after = |alias: &Str| alias.first_place().is_none_or(|p| p.file != at.file || p.line < at.line);
         if w.opts.expand_aliases
             && let Some(name) = &cmd.word_or_name
-            && let Some(alias) = w.aliases.get(&name.value).and_then(Str::known)
+            && let Some(alias) = w.aliases.get(&name.value).filter(|a| read_after(a)).and_then(Str::known)
         {
             let rest = cmd.suffix.as_ref().map(|s| s.to_string()).unwrap_or_default();
             let prefix = cmd.prefix.as_ref().map(|p| p.to_string()).unwrap_or_default();
