@@ -54,9 +54,10 @@ pub struct Blob {
 
 /// The blobs of `rev`'s tree under `prefix` (the audited folder's path in
 /// the repository, `""` or ending in `/`, as `git rev-parse --show-prefix`
-/// says it), paths relative to it. Symlinks
-/// and submodules are not files of the tree and are left out, as a
-/// directory walk leaves out what is not a regular file.
+/// says it), paths relative to it. A symbolic link to a file of the same
+/// tree is that file at the link's path (bash runs a linked recipe as its
+/// target), as a directory walk reads it; other links and submodules are
+/// not files of the tree and are left out.
 pub fn blobs(dir: &Path, rev: &str, prefix: &str) -> io::Result<Vec<Blob>> {
     let tree = if prefix.is_empty() { rev.to_string() } else { format!("{rev}:{}", prefix.trim_end_matches('/')) };
     let out = safe_git(dir).args(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options"]).arg(&tree).stderr(Stdio::piped()).output()?;
@@ -65,6 +66,7 @@ pub fn blobs(dir: &Path, rev: &str, prefix: &str) -> io::Result<Vec<Blob>> {
         return Err(io::Error::other(format!("git ls-tree {tree}: {message}")));
     }
     let mut blobs = Vec::new();
+    let mut links = Vec::new();
     for entry in out.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
         // `<mode> SP <type> SP <oid> TAB <path>`
         let text = String::from_utf8_lossy(entry);
@@ -73,9 +75,48 @@ pub fn blobs(dir: &Path, rev: &str, prefix: &str) -> io::Result<Vec<Blob>> {
         let (Some(mode), Some(kind), Some(oid)) = (fields.next(), fields.next(), fields.next()) else { continue };
         if kind == "blob" && (mode == "100644" || mode == "100755") {
             blobs.push(Blob { path: path.to_string(), oid: oid.to_string() });
+        } else if kind == "blob" && mode == "120000" {
+            links.push(Blob { path: path.to_string(), oid: oid.to_string() });
         }
     }
+    if !links.is_empty() {
+        blobs.extend(linked_files(dir, &blobs, &links)?);
+    }
     Ok(blobs)
+}
+
+/// Longest link target read; a longer one names no file of a tree.
+const MAX_LINK: u64 = 4096;
+
+/// The links among `links` that lead, through at most a few links, to a
+/// file of `files`: each as that file's blob at the link's path.
+fn linked_files(dir: &Path, files: &[Blob], links: &[Blob]) -> io::Result<Vec<Blob>> {
+    let mut objects = Objects::open(dir)?;
+    let mut targets: std::collections::BTreeMap<&str, String> = std::collections::BTreeMap::new();
+    for link in links {
+        let text = objects.with_blob(&link.oid, |_, reader| {
+            let mut text = String::new();
+            reader.take(MAX_LINK).read_to_string(&mut text).map(|_| text)
+        })??;
+        let from = link.path.rsplit_once('/').map_or("", |(d, _)| d);
+        if let Some(target) = crate::bundle::links::resolve(from, &text) {
+            targets.insert(&link.path, target);
+        }
+    }
+    let oid_of: std::collections::BTreeMap<&str, &str> = files.iter().map(|b| (b.path.as_str(), b.oid.as_str())).collect();
+    let mut out = Vec::new();
+    for link in links {
+        let mut at = link.path.as_str();
+        for _ in 0..crate::bundle::links::MAX_HOPS {
+            let Some(next) = targets.get(at) else { break };
+            if let Some(oid) = oid_of.get(next.as_str()) {
+                out.push(Blob { path: link.path.clone(), oid: oid.to_string() });
+                break;
+            }
+            at = next;
+        }
+    }
+    Ok(out)
 }
 
 /// `git cat-file --batch`: blob bytes by object id, one at a time, streamed.

@@ -8,6 +8,7 @@ mod hashing;
 pub mod kind;
 pub mod layout;
 pub mod limits;
+pub mod links;
 mod read;
 mod zip_count;
 

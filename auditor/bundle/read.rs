@@ -8,6 +8,7 @@ use super::ahead::{Ahead, Outcome, Planned};
 use super::hashing::{Cap, HashingReader, hex};
 use super::join;
 use super::kind::{Format, format_by_name};
+use super::links;
 use super::zip_count;
 use super::{Bundle, Disposition, Examine, FileRecord, FileStatus, Limits, MemberVisitor};
 use crate::tarstream::{EntryType, TarReader};
@@ -65,8 +66,9 @@ pub fn read_bundle_with(path: &Path, limits: &Limits, hash: bool, visitor: &mut 
     })?;
     // A directory's plain files are read on all threads when the visitor can be split.
     let ahead = (meta.is_dir() && visitor.examiner().is_some() && rayon::current_num_threads() > 1).then(|| Ahead::new(path, limits));
+    let root = meta.is_dir().then(|| fs::canonicalize(path).ok()).flatten();
     let mut walker =
-        Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX, held: 0, ahead };
+        Walker { limits: *limits, hash, visitor, files: Vec::new(), not_examined: Vec::new(), members: 0, total: 0, ratio_end: u64::MAX, held: 0, ahead, root };
     let sha256 = if meta.is_dir() {
         walker.walk_dir(path, "", 0);
         hash.then(|| manifest_digest(&walker.files))
@@ -133,6 +135,7 @@ pub fn read_git_tree(dir: &Path, rev: &str, prefix: &str, label: &str, limits: &
         ratio_end: u64::MAX,
         held: 0,
         ahead: None,
+        root: None,
     };
     for blob in &blobs {
         objects.with_blob(&blob.oid, |size, reader| walker.member(&blob.path, Some(size), reader, None, 0)).map_err(io_err)?;
@@ -175,6 +178,8 @@ struct Walker<'v> {
     held: u64,
     /// A directory's plain files, read ahead of the walk on several threads.
     ahead: Option<Ahead>,
+    /// The walked directory, canonical: links are followed only inside it.
+    root: Option<std::path::PathBuf>,
 }
 
 impl Walker<'_> {
@@ -396,15 +401,48 @@ impl Walker<'_> {
                         self.record(&path, Some(meta.len()), None, FileStatus::NotExamined(format!("cannot open: {e}")));
                     }
                 }
+            } else if let Some((file, size)) = kind.is_symlink().then(|| self.linked_file(&path)).flatten() {
+                match File::open(&file) {
+                    Ok(opened) => self.member(&path, Some(size), &mut BufReader::new(opened), Some(&file), depth),
+                    Err(e) => {
+                        self.admit();
+                        self.record(&path, Some(size), None, FileStatus::NotExamined(format!("a link whose file cannot be opened: {e}")));
+                    }
+                }
             } else if !self.admit() {
                 return;
             } else if kind.is_symlink() {
                 let target = fs::read_link(entry.path()).map(|t| t.display().to_string()).unwrap_or_default();
-                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not followed")));
+                self.record(&path, None, None, FileStatus::Skipped(format!("symbolic link to {target}, not a file of the input: not followed")));
             } else {
                 self.record(&path, None, None, FileStatus::Skipped("not a regular file (device, FIFO or socket)".to_string()));
             }
         }
+    }
+
+    /// The file a symbolic link at tree path `rel` leads to inside the
+    /// walked directory (through other links, each resolved as
+    /// [`links::resolve`] says), and its size; `None` for a link out of the
+    /// directory, to a directory, dangling or in a chain too long.
+    fn linked_file(&self, rel: &str) -> Option<(std::path::PathBuf, u64)> {
+        let root = self.root.as_ref()?;
+        let mut at = rel.to_string();
+        for _ in 0..links::MAX_HOPS {
+            let target = fs::read_link(root.join(&at)).ok()?;
+            let from = at.rsplit_once('/').map_or("", |(dir, _)| dir);
+            at = links::resolve(from, target.to_str()?)?;
+            let path = root.join(&at);
+            let meta = fs::symlink_metadata(&path).ok()?;
+            if meta.is_file() {
+                // A directory on the way may itself be a link out of the tree.
+                let real = fs::canonicalize(&path).ok()?;
+                return real.starts_with(root).then_some((real, meta.len()));
+            }
+            if !meta.file_type().is_symlink() {
+                return None;
+            }
+        }
+        None
     }
 
     /// Walk a tar stream; `label` names the archive in notes, `prefix` is

@@ -22,6 +22,7 @@
 
 use super::{CheckResult, Context};
 use crate::evidence::FileKind;
+use crate::evidence::env::EnvAssignment;
 use crate::evidence::gate::Gate;
 use crate::evidence::shell::actions::{ActionKind, ScriptAction};
 use crate::evidence::waiver::Waiver;
@@ -57,6 +58,14 @@ pub const RULES: &[(&str, &str)] = &[
     ("engine-patch/install", "script: a package the policy does not know installed from a source tree, URL or wheel"),
     ("engine-patch/stock-package", "script: an engine package installed as released (an index) or from the image's own files (warning naming it)"),
     ("engine-patch/client-install", "script: an engine package installed after the server is up, for the benchmark client (warning)"),
+    (
+        "engine-patch/switch-ref",
+        "script: an engine source tree switched to another ref (git checkout, switch, pull, merge, cherry-pick, rebase, reset --hard) where the image installed it",
+    ),
+    (
+        "engine-patch/pythonpath-hook",
+        "script: PYTHONPATH names a directory of the input holding a start-up hook (sitecustomize.py, usercustomize.py) or a module with an engine's name",
+    ),
     ("engine-patch/bind-mount", "script: a host file or directory bind-mounted over an engine's installed tree (docker -v/--mount, srun --container-mounts)"),
     ("engine-patch/script-hook", "script: a start-up hook (sitecustomize.py, usercustomize.py, .pth) written"),
     ("engine-patch/unmerged-ref", "script: an engine package other than a serving engine built from a ref (warning naming the ref)"),
@@ -103,7 +112,9 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
                 .signatures
                 .iter()
                 .filter(|f| {
-                    f.rule.starts_with("engine-patch/") && !(parsed && (PARSED_IN_SCRIPTS.contains(&f.rule.as_str()) || read_as_python_write(f, &file.actions)))
+                    f.rule.starts_with("engine-patch/")
+                        && !(parsed && (PARSED_IN_SCRIPTS.contains(&f.rule.as_str()) || read_as_python_write(f, &file.actions)))
+                        && !(f.rule == "engine-patch/pythonpath" && hooked_at(settings, f, &file.env))
                 })
                 .cloned();
             for found in judged.chain(signatures) {
@@ -114,6 +125,17 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
                 let mut finding = judge(found, &file.path, &waivers);
                 finding.job = job.id().map(str::to_string);
                 findings.push(finding);
+            }
+        }
+    }
+    for job in ctx.jobs {
+        for file in job.files.iter().filter(|f| f.kind == FileKind::Script) {
+            for found in file.env.iter().filter_map(|a| pythonpath_finding(settings, a)) {
+                if !findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
+                    let mut finding = judge(&found, &file.path, &waivers);
+                    finding.job = job.id().map(str::to_string);
+                    findings.push(finding);
+                }
             }
         }
     }
@@ -129,6 +151,44 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
         format!("no unwaived engine patch in {files} file(s)"),
         format!("{open} engine patch(es) without a complete waiver"),
     )
+}
+
+/// Start-up hooks CPython imports from any `sys.path` directory (the `site` module).
+const HOOKS: [&str; 2] = ["sitecustomize.py", "usercustomize.py"];
+
+/// A `PYTHONPATH` a script sets whose directories hold, in the input, a
+/// start-up hook or a module with an engine's name
+/// ([`EnvAssignment::on_path`]): ahead of site-packages, it runs in (or
+/// replaces part of) every Python process, the engine's included.
+fn pythonpath_finding(settings: &Section<EnginePatch>, assignment: &EnvAssignment) -> Option<Finding> {
+    if assignment.name != "PYTHONPATH" || assignment.client {
+        return None;
+    }
+    let module = |path: &str| -> String {
+        let path = path.strip_suffix("/__init__.py").or_else(|| path.strip_suffix(".py")).unwrap_or(path);
+        path.rsplit('/').next().unwrap_or(path).to_string()
+    };
+    let hooks: Vec<&String> = assignment.on_path.iter().filter(|p| HOOKS.iter().any(|h| p.rsplit('/').next() == Some(h))).collect();
+    let engines: Vec<&String> = assignment.on_path.iter().filter(|p| matches!(owner_of_name(settings, &module(p)), Owner::Engine(_))).collect();
+    let (found, what) = match (hooks.is_empty(), engines.is_empty()) {
+        (false, _) => (hooks, "a start-up hook that runs in every Python process"),
+        (true, false) => (engines, "a module with an engine's name, imported instead of the installed one"),
+        (true, true) => return None,
+    };
+    let found: Vec<&str> = found.into_iter().map(String::as_str).collect();
+    let value = assignment.value.as_deref().unwrap_or("");
+    let message = format!(
+        "PYTHONPATH={value} puts the input's {} ahead of site-packages: {what}, the engine's process included; the pinned image must run as shipped",
+        found.join(", ")
+    );
+    Some(Finding::new("engine-patch/pythonpath-hook", Severity::Error, message, None, vec![assignment.provenance.clone()]))
+}
+
+/// A `PYTHONPATH` signature warning at the line where the evaluated
+/// assignment is a [`pythonpath_finding`] error: one cause, reported once.
+fn hooked_at(settings: &Section<EnginePatch>, signature: &Finding, env: &[EnvAssignment]) -> bool {
+    let Some(at) = signature.evidence.first() else { return false };
+    env.iter().any(|a| a.provenance.file == at.file && a.provenance.line == at.line && pythonpath_finding(settings, a).is_some())
 }
 
 /// A signature match inside the Python code a parsed write was read from
@@ -314,6 +374,12 @@ pub(crate) fn action_finding(settings: &Section<EnginePatch>, action: &ScriptAct
                 action.sources.first().map_or("a host path", String::as_str)
             ),
         ),
+        (Owner::Engine(e), ActionKind::SwitchRef) => (
+            "engine-patch/switch-ref",
+            Severity::Error,
+            format!("{} in {what} ({e}){context}: the engine's source tree is switched to another ref; the pinned image must run as shipped", action.tool),
+        ),
+        (Owner::Unknown, ActionKind::SwitchRef) => return None,
         (Owner::Engine(e), kind) => {
             let (rule, verb) = match kind {
                 ActionKind::InPlaceEdit => ("engine-patch/edit", "edits in place"),

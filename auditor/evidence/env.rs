@@ -172,11 +172,27 @@ pub struct EnvAssignment {
     #[serde(skip_serializing_if = "Gate::is_always")]
     pub gate: Gate,
     pub provenance: Provenance,
+    /// For `PYTHONPATH`: the input's Python modules and start-up hooks its
+    /// directories put ahead of site-packages (tree paths), as the
+    /// evaluation of a script finds them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub on_path: Vec<String>,
 }
 
 impl EnvAssignment {
     pub fn new(name: &str, value: Option<String>, origin: EnvOrigin, scope: Scope, provenance: Provenance) -> Self {
-        EnvAssignment { name: name.to_string(), value, origin, expands: false, client: false, written: None, scope, gate: Gate::Always, provenance }
+        EnvAssignment {
+            name: name.to_string(),
+            value,
+            origin,
+            expands: false,
+            client: false,
+            written: None,
+            scope,
+            gate: Gate::Always,
+            provenance,
+            on_path: Vec::new(),
+        }
     }
 }
 

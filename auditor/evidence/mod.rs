@@ -98,6 +98,11 @@ pub struct FileEvidence {
     /// once every file of the input is read.
     #[serde(skip)]
     pub script: Option<std::sync::Arc<str>>,
+    /// A file a script may read or run but is not evaluated as one (a
+    /// Python program, a requirements file), kept whole for the scripts'
+    /// evaluation.
+    #[serde(skip)]
+    pub text: Option<std::sync::Arc<str>>,
     /// An eval payload (`meta_env.json`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub eval_payload: bool,
@@ -143,6 +148,7 @@ impl FileEvidence {
             recipe: None,
             master: Vec::new(),
             script: None,
+            text: None,
             eval_payload: false,
             eval_path: false,
             eval_scores: Vec::new(),
@@ -175,6 +181,7 @@ impl FileEvidence {
             recipe: None,
             master: Vec::new(),
             script: None,
+            text: None,
             eval_payload: self.eval_payload,
             eval_path: self.eval_path,
             eval_scores: self.eval_scores.clone(),
@@ -313,6 +320,18 @@ impl<'e> Extractor<'e> {
             let incomplete = self.keep_script(reader, &mut evidence);
             return (evidence, incomplete);
         }
+        if self.defer_scripts && read_by_scripts(&file.path, kind) {
+            // Kept whole when it fits; scanned as any file of its kind either way.
+            let mut head = Vec::new();
+            if let Err(e) = reader.take(MAX_KEPT_TEXT + 1).read_to_end(&mut head) {
+                return (evidence, Some(format!("read error: {e}")));
+            }
+            if head.len() as u64 <= MAX_KEPT_TEXT {
+                evidence.text = Some(String::from_utf8_lossy(&head).into());
+            }
+            let incomplete = self.scan_lines(&file, &mut head.as_slice().chain(reader), &mut evidence);
+            return (evidence, incomplete);
+        }
         let incomplete = self.scan_lines(&file, reader, &mut evidence);
         (evidence, incomplete)
     }
@@ -416,6 +435,19 @@ impl<'e> Extractor<'e> {
 /// Largest script evaluated; a larger one is scanned by the signature rules only.
 pub const MAX_SCRIPT: u64 = 8 << 20;
 
+/// Largest file kept whole for the scripts that read or run it ([`read_by_scripts`]).
+const MAX_KEPT_TEXT: u64 = 1 << 20;
+
+/// Files a script may run or read as input of a program it runs, kept for
+/// its evaluation: Python programs (`python3 FILE`), and the text files an
+/// installer reads (requirements and constraints files, pip
+/// configuration). Logs and results are not: a run's output is not input.
+fn read_by_scripts(path: &str, kind: FileKind) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    kind == FileKind::Python
+        || (kind == FileKind::Log && [".txt", ".in", ".conf", ".cfg", ".ini", ".list"].iter().any(|x| name.ends_with(x)) && !name.contains("log"))
+}
+
 /// Put what an evaluation found into a script's evidence; what was not examined.
 fn apply_evaluated(file: &FileRef, evidence: &mut FileEvidence, evaluated: shell::evaluated::Evaluated) -> Option<String> {
     evidence.env = evaluated.env;
@@ -442,7 +474,8 @@ const EVALUATION_NOTE: &str = "evaluation: ";
 /// completed, with why.
 pub fn link_scripts(files: &mut [FileEvidence], wanted: &(dyn Fn(&str) -> bool + Sync)) -> Vec<(String, String)> {
     use rayon::prelude::*;
-    let texts: Vec<(String, std::sync::Arc<str>)> = files.iter().filter_map(|f| f.script.clone().map(|t| (f.path.clone(), t))).collect();
+    let texts: Vec<(String, std::sync::Arc<str>)> =
+        files.iter().filter_map(|f| f.script.clone().or_else(|| f.text.clone()).map(|t| (f.path.clone(), t))).collect();
     let tree = shell::evaluated::TreeFiles::new(texts.iter().map(|(p, t)| (p.as_str(), &**t)));
     let chosen: Vec<(usize, &FileEvidence)> = files.iter().enumerate().filter(|(_, f)| f.script.is_some() && wanted(&f.path)).collect();
     let evaluate = || -> Vec<(usize, shell::evaluated::Evaluated)> {

@@ -787,3 +787,112 @@ fn a_joined_argument_array_is_undetermined_not_no_drafting() {
     let undetermined = findings.iter().find(|f| f["rule"] == "sim-acc-throughput/undetermined").unwrap_or_else(|| panic!("{throughput:#}"));
     assert!(undetermined["evidence"].as_array().unwrap().iter().any(|e| e["line"].as_u64() == Some(line)), "{undetermined:#}");
 }
+
+/// A requirements file holding an engine fork (issue 36), in the tree beside the script.
+const FORK_REQUIREMENTS: (&str, &str) =
+    ("benchmarks/single_node/requirements-fast.txt", "numpy>=1.24  # kept\nsglang @ git+https://github.com/someone/sglang@fast#subdirectory=python\n");
+
+/// Installs judged by what they install (issue 36, item 3) and engine
+/// source trees switched to another ref (item 2): a requirements file the
+/// tree holds or the script writes, an index chosen by `PIP_INDEX_URL` or
+/// a written `pip.conf`, and a fork fetched and checked out (or a commit
+/// cherry-picked) in the image's SGLang checkout. Each is an error at its
+/// line, in the full audit and with `--changed-since`.
+#[test]
+fn installs_by_what_they_install_and_engine_trees_switched_to_another_ref_are_errors() {
+    let cases: &[(&str, &str, u64)] = &[
+        ("pip install -r of a fork", "pip install -r \"$(dirname \"$0\")/requirements-fast.txt\"", 2),
+        ("a requirements file the script writes", "printf 'git+https://github.com/someone/vllm@fast\\n' > /tmp/r.txt\npip install -r /tmp/r.txt", 3),
+        ("PIP_INDEX_URL", "export PIP_INDEX_URL=https://pypi.example.com/simple\npip install --upgrade sglang", 3),
+        ("UV_INDEX_URL", "export UV_INDEX_URL=https://pypi.example.com/simple\nuv pip install --system -U vllm", 3),
+        ("a pip.conf", "printf '[global]\\nindex-url = https://pypi.example.com/simple\\n' > /etc/pip.conf\npip install -U sglang", 3),
+        ("git fetch of a fork, checked out", "cd /sgl-workspace/sglang && git fetch https://github.com/someone/sglang fast && git checkout FETCH_HEAD", 2),
+        ("cherry-pick", "git -C /sgl-workspace/sglang cherry-pick 0123abcd", 2),
+        ("pull", "(cd /vllm-workspace/vllm && git pull https://github.com/someone/vllm fast)", 2),
+    ];
+    for (what, edit, line) in cases {
+        assert_caught(what, &[FORK_REQUIREMENTS, (LAUNCHER, &launcher(""))], LAUNCHER, &launcher(edit), "engine-patch", *line);
+    }
+    // A directory of the input with a start-up hook, or a module with an engine's name, put on PYTHONPATH.
+    let hooks = [
+        ("benchmarks/single_node/hooks/sitecustomize.py", "import sglang.srt.server_args as s\ns.X = 1\n"),
+        ("benchmarks/single_node/shadow/vllm/__init__.py", ""),
+    ];
+    for (what, dir) in [("sitecustomize.py on PYTHONPATH", "hooks"), ("a vllm package on PYTHONPATH", "shadow")] {
+        let edit = launcher(&format!("export PYTHONPATH=/workspace/benchmarks/single_node/{dir}:$PYTHONPATH"));
+        assert_caught(what, &[hooks[0], hooks[1], (LAUNCHER, &launcher(""))], LAUNCHER, &edit, "engine-patch", 2);
+    }
+}
+
+/// The honest twins: a requirements file of ordinary packages, a stock
+/// reinstall from the default index (a warning, as maintainers treat it),
+/// a patch only checked, files of the engine's checkout restored, its log
+/// read. None is an engine-patch error.
+#[test]
+fn honest_installs_and_git_reads_of_engine_trees_add_no_error() {
+    let honest = [
+        "printf 'numpy\\npandas>=2\\n' > /tmp/r.txt; pip install -r /tmp/r.txt",
+        "pip install --upgrade sglang",
+        "export PIP_INDEX_URL=; pip install -U numpy",
+        "git -C /sgl-workspace/sglang apply --check /tmp/x.patch",
+        "git -C /sgl-workspace/sglang checkout -- python/sglang/srt/server_args.py",
+        "cd /sgl-workspace/sglang && git log -1 && git fetch --dry-run origin",
+        "export PYTHONPATH=/workspace/utils:$PYTHONPATH",
+    ];
+    for edit in honest {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(LAUNCHER, &launcher(edit))]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        assert!(error_lines(&report, "engine-patch").is_empty(), "{edit}: {:#}", check(&report, "engine-patch"));
+    }
+}
+
+/// A recipe that is a symbolic link into a directory the policy skips
+/// (`experimental/`) runs the file it leads to (issue 36, item 1): that
+/// file's forbidden flag is an error, in the full audit and with
+/// `--changed-since`, whether the pull request makes the link or edits
+/// the file an existing link leads to. A link out of the tree is not read.
+#[test]
+fn a_recipe_linked_into_a_skipped_directory_is_judged_as_bash_runs_it() {
+    let honest = script("");
+    let breach = script("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1");
+    let target = "experimental/r/real.sh";
+    let lib = ("benchmarks/benchmark_lib.sh", "run_eval() { :; }\n");
+    let link = |dir: &std::path::Path| {
+        let at = dir.join(SCRIPT);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::remove_file(&at).ok();
+        std::os::unix::fs::symlink("../../../experimental/r/real.sh", &at).unwrap();
+    };
+    let judged = |dir: &std::path::Path, extra: &[&str]| json(&audit(&[&[dir.to_str().unwrap(), "--format", "json"], extra].concat()));
+    // The pull request replaces the recipe by a link to a file it adds.
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[lib, (SCRIPT, &honest)]);
+    commit_base(tmp.path());
+    write_tree(tmp.path(), &[(target, &breach)]);
+    link(tmp.path());
+    for extra in [&[][..], &["--changed-since", "HEAD"]] {
+        let report = judged(tmp.path(), extra);
+        assert!(forbidden(&report).iter().any(|(_, file, line)| file == SCRIPT && *line == 3), "{extra:?}: {:#}", check(&report, "forbidden-env"));
+    }
+    // The link is at the base; the pull request edits the file it leads to.
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[lib, (target, &honest)]);
+    link(tmp.path());
+    commit_base(tmp.path());
+    assert!(forbidden(&judged(tmp.path(), &[])).is_empty());
+    write_tree(tmp.path(), &[(target, &breach)]);
+    let report = judged(tmp.path(), &["--changed-since", "HEAD"]);
+    assert!(!forbidden(&report).is_empty(), "{:#}", check(&report, "forbidden-env"));
+    // A link out of the tree leads to nothing the input holds: not read.
+    let outside = tempfile::tempdir().unwrap();
+    write_tree(outside.path(), &[("real.sh", &breach)]);
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[lib, (SCRIPT, &honest)]);
+    std::fs::remove_file(tmp.path().join(SCRIPT)).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("real.sh"), tmp.path().join(SCRIPT)).unwrap();
+    let report = judged(tmp.path(), &[]);
+    assert!(forbidden(&report).is_empty(), "{:#}", check(&report, "forbidden-env"));
+    let skipped = report["files"].as_array().unwrap().iter().find(|f| f["path"] == SCRIPT).expect("the link is listed");
+    assert_eq!(skipped["status"], "skipped", "{skipped:#}");
+}

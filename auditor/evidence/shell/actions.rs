@@ -36,6 +36,11 @@ pub enum ActionKind {
     /// `docker run -v HOST:PATH`, `--mount`, `srun --container-mounts`: a
     /// host file or directory laid over a path of the container.
     BindMount,
+    /// `git checkout REF`, `switch`, `pull`, `merge`, `cherry-pick`,
+    /// `rebase`, `reset --hard REF` in a work tree the script did not
+    /// clone: its files become another ref's (an engine source tree the
+    /// image installs editable runs them as they are).
+    SwitchRef,
 }
 
 /// A `git clone` the script made, and the ref it checked out.
@@ -534,10 +539,26 @@ impl ActionScanner {
             "checkout" | "switch" | "reset" => {
                 let Some(rev) = rest.iter().find(|a| !a.starts_with('-')) else { return };
                 let note = self.note.as_ref().filter(|(at, _)| line.saturating_sub(*at) <= 3).map(|(_, link)| link.clone());
-                let here = dir.unwrap_or_default();
+                let here = dir.clone().unwrap_or_default();
                 if let Some(k) = self.clones.iter().rposition(|c| here == c.dir || here.starts_with(&format!("{}/", c.dir))) {
                     self.clones[k].rev = Some(rev.clone());
                     self.clones[k].rev_note = note;
+                    return;
+                }
+                // `git checkout -- FILE`, `git checkout .`, `git reset` of
+                // files: the tree's own files restored, nothing new.
+                let restores = rev == "." || rest.iter().any(|a| a == "--") || (sub == "reset" && !rest.iter().any(|a| a == "--hard"));
+                if !restores && let Some(action) = self.push(ActionKind::SwitchRef, &format!("git {sub} {rev}"), dir, gate, provenance) {
+                    action.rev = Some(rev.clone());
+                }
+            }
+            "pull" | "merge" | "cherry-pick" | "rebase" => {
+                let here = dir.clone().unwrap_or_default();
+                if self.clone_of(&here).is_none() {
+                    let what = rest.iter().filter(|a| !a.starts_with('-')).cloned().collect::<Vec<_>>().join(" ");
+                    if let Some(action) = self.push(ActionKind::SwitchRef, format!("git {sub} {what}").trim_end(), dir, gate, provenance) {
+                        action.rev = (!what.is_empty()).then_some(what);
+                    }
                 }
             }
             // `git apply --check` / `--stat` / `--numstat` / `--summary` only read the patch.

@@ -10,6 +10,7 @@ use crate::evidence::gate::Gate;
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::shell::actions::{ActionScanner, ScriptAction};
 use crate::evidence::shell::command::{self, Command};
+use crate::evidence::shell::installer;
 use crate::evidence::shell::interp::value::{Piece, Place, Str};
 use crate::evidence::shell::interp::{self, CallKind, Evaluation, Files, How, Inputs, Limits};
 use crate::evidence::shell::scan::WrittenBody;
@@ -68,6 +69,24 @@ impl Files for TreeFiles<'_> {
         }
         Some((format!("{MOUNT}/{path}"), text.to_string()))
     }
+
+    fn modules_in(&self, dir: &str) -> Vec<String> {
+        let Some(rel) = dir.strip_prefix(MOUNT).map(|d| d.trim_matches('/')) else { return Vec::new() };
+        let prefix = if rel.is_empty() { String::new() } else { format!("{rel}/") };
+        let mut found: Vec<String> = self
+            .texts
+            .keys()
+            .filter(|p| {
+                p.strip_prefix(prefix.as_str()).is_some_and(|rest| {
+                    let parts: Vec<&str> = rest.split('/').collect();
+                    matches!(parts.as_slice(), [m] if m.ends_with(".py")) || matches!(parts.as_slice(), [_, "__init__.py"])
+                })
+            })
+            .map(|p| p.to_string())
+            .collect();
+        found.sort();
+        found
+    }
 }
 
 /// Evaluate the script `file` holding `text`, its sourced files read from `files`.
@@ -87,8 +106,8 @@ pub fn evaluate(file: &FileRef, text: &str, files: &dyn Files) -> Evaluated {
     let mut out = Evaluated::default();
     // A function one run calls and the other does not is that run's only:
     // the other's evaluation of it as uncalled is not what it runs.
-    let eval_items = items(file, &eval, &throughput.called);
-    let throughput_items = items(file, &throughput, &eval.called);
+    let eval_items = items(file, &eval, &throughput.called, files);
+    let throughput_items = items(file, &throughput, &eval.called, files);
     out.eval_path = eval_items != throughput_items || mentions_eval(text) || calls_eval_runner(&eval) || calls_eval_runner(&throughput);
     let mut actions = ActionScanner::default();
     for line in text.lines().enumerate().filter(|(_, l)| l.trim_start().starts_with('#')) {
@@ -216,7 +235,7 @@ fn function_of(ctx: &interp::Ctx) -> Option<(String, u64)> {
 
 /// The items of one evaluation, in the order it ran them, but for those of
 /// its uncalled functions that `called_elsewhere` names.
-fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BTreeSet<String>) -> Vec<Item> {
+fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BTreeSet<String>, files: &dyn Files) -> Vec<Item> {
     let mut seq: Vec<(usize, Item)> = Vec::new();
     let elsewhere = |ctx: &interp::Ctx| ctx.chain.iter().any(|c| matches!(&c.kind, CallKind::Uncalled(f) if called_elsewhere.contains(f)));
     // A child shell (`| bash`, `bash -c`, `( … )`, `$( … )`) takes its
@@ -246,6 +265,20 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
         let at = if a.name_at.line > 0 { a.name_at } else { a.ctx.at };
         let scope = child.map_or(scope, Scope::Command);
         let mut assignment = EnvAssignment::new(&a.name, value, origin, scope, provenance(file, e, at));
+        if a.name == "PYTHONPATH"
+            && let Some(path) = &a.value
+        {
+            // The entries the script wrote out (`/workspace/x:$PYTHONPATH`: the first).
+            let text: String = path
+                .pieces()
+                .iter()
+                .map(|p| match p {
+                    Piece::Lit { text, .. } => text.clone(),
+                    Piece::Unknown(_) => "\0".to_string(),
+                })
+                .collect();
+            assignment.on_path = text.split(':').filter(|dir| !dir.contains('\0')).flat_map(|dir| files.modules_in(dir)).collect();
+        }
         assignment.expands = expands;
         assignment.client = child.is_some();
         seq.push((a.ctx.order, Item::Env(assignment)));
@@ -275,7 +308,7 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
         let by_xargs = x.wrappers.last().and_then(|w| w.first()).and_then(Str::known).is_some_and(|p| p.rsplit('/').next() == Some("xargs"));
         let seen: Vec<String> = match x.wrappers.last() {
             Some(xargs) if by_xargs => xargs.iter().map(Str::display).chain(argv.iter().cloned()).collect(),
-            _ => argv.clone(),
+            _ => installer::as_read(argv.clone(), x, e, files),
         };
         let action = Item::Action { argv: seen, redirects: Vec::new(), line: committed.line as u64, function, provenance: provenance(file, e, committed) };
         seq.push((x.ctx.order, action));

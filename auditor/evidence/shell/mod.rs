@@ -7,6 +7,7 @@ pub mod branches;
 pub mod command;
 pub mod evaluated;
 pub mod expand;
+pub mod installer;
 pub mod interp;
 pub mod log_commands;
 pub mod prompt;

@@ -48,6 +48,13 @@ pub trait Files: Sync {
     fn find_tail(&self, _tail: &str) -> Option<(String, String)> {
         None
     }
+
+    /// The Python modules the input holds directly in directory `dir` (an
+    /// absolute path as the run sees it): `dir/NAME.py` and
+    /// `dir/NAME/__init__.py`, by their paths in the input.
+    fn modules_in(&self, _dir: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// No files beyond those the script writes.

@@ -632,9 +632,14 @@ impl Interp<'_> {
     fn record(&mut self, w: &mut World, argv: Vec<Str>, env: Env, wrappers: Vec<Vec<Str>>) -> Vec<World> {
         let name = argv.first().map(Str::display).unwrap_or_default();
         let ctx = self.ctx(w);
-        // The environment is kept for engine launches, which the checks judge by it.
+        // The environment is kept for engine launches, which the checks judge
+        // by it, and for installs, whose index it may choose.
         let names: Vec<String> = argv.iter().map(Str::display).collect();
-        let env_vars = if crate::evidence::shell::command::launch_of(&names).is_some() { env.vars(w) } else { BTreeMap::new() };
+        let env_vars = if crate::evidence::shell::command::launch_of(&names).is_some() || crate::evidence::shell::installer::is_install(&names) {
+            env.vars(w)
+        } else {
+            BTreeMap::new()
+        };
         let exec = Exec {
             argv: argv.clone(),
             env: env_vars,
