@@ -590,24 +590,26 @@ impl Interp<'_> {
                 *w.positional_mut() = words[i..].to_vec();
                 return;
             }
-            if t == "-o" || t == "+o" {
-                let on = t == "-o";
-                match texts.get(i + 1).and_then(|o| o.as_deref()) {
-                    Some("allexport") => w.opts.allexport = on,
-                    Some("pipefail") => w.opts.pipefail = on,
-                    _ => {}
-                }
-                i += 2;
-                continue;
-            }
             if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
                 let on = t.starts_with('-');
+                i += 1;
                 for c in t[1..].chars() {
-                    if c == 'a' {
-                        w.opts.allexport = on;
+                    match c {
+                        'a' => w.opts.allexport = on,
+                        'e' => w.opts.errexit = on,
+                        // `-o NAME`, also inside a cluster (`set -euo pipefail`): the next word names it.
+                        'o' => {
+                            match texts.get(i).and_then(|o| o.as_deref()) {
+                                Some("allexport") => w.opts.allexport = on,
+                                Some("pipefail") => w.opts.pipefail = on,
+                                Some("errexit") => w.opts.errexit = on,
+                                _ => {}
+                            }
+                            i += 1;
+                        }
+                        _ => {}
                     }
                 }
-                i += 1;
                 continue;
             }
             // `set a b`: positional parameters.

@@ -85,45 +85,86 @@ impl Interp<'_> {
     }
 
     fn run_and_or(&mut self, worlds: Vec<World>, list: &ast::AndOrList) -> Vec<World> {
+        // `set -e` ignores a failure of every operand but the last (bash(1), `-e`).
+        let operands = list.additional.len() + 1;
+        let checked = |k: usize| usize::from(k + 1 < operands);
+        self.checking += checked(0);
         let mut worlds: Vec<World> = self.run_pipelines(worlds, &list.first);
+        self.checking -= checked(0);
         let mut previous = &list.first;
-        for next in &list.additional {
+        for (k, next) in list.additional.iter().enumerate() {
             let (and, pipeline) = match next {
                 AndOr::And(p) => (true, p),
                 AndOr::Or(p) => (false, p),
             };
-            let mut out = Vec::new();
-            for w in worlds {
-                if !w.running() {
-                    out.push(w);
-                    continue;
-                }
-                let runs = |held: bool| held == and;
-                match decide(&w.status) {
-                    Decision::Held if runs(true) => out.extend(self.run_pipeline(w, pipeline)),
-                    Decision::Failed if runs(false) => out.extend(self.run_pipeline(w, pipeline)),
-                    Decision::Held | Decision::Failed => out.push(w),
-                    Decision::Unknown => {
-                        let at = self.place_of(previous);
-                        let text = cut(&previous.to_string());
-                        for held in [true, false] {
-                            let mut arm = w.clone();
-                            arm.status = Status::from_bool(held);
-                            arm.marks.push(Mark { at, text: text.clone(), held });
-                            arm.learn(held, at);
-                            if runs(held) {
-                                out.extend(self.run_pipeline(arm, pipeline));
-                            } else {
-                                out.push(arm);
-                            }
+            self.checking += checked(k + 1);
+            worlds = self.run_operand(worlds, and, pipeline, previous);
+            self.checking -= checked(k + 1);
+            previous = pipeline;
+        }
+        worlds
+    }
+
+    /// `set -e` after a child shell (`bash FILE`, `bash -c`) outside a
+    /// condition: a failure stops the script. Where only the run knows the
+    /// status and some path of the child failed, both happen: the path
+    /// that goes on assumed the child succeeded.
+    pub(super) fn errexit(&mut self, w: World, statuses: &[Status], what: &str) -> Vec<World> {
+        if !w.opts.errexit || self.checking > 0 {
+            return vec![w];
+        }
+        let mut w = w;
+        match decide(&w.status) {
+            Decision::Held => vec![w],
+            Decision::Failed => {
+                w.flow = Flow::Exit;
+                vec![w]
+            }
+            Decision::Unknown if statuses.iter().any(|s| matches!(decide(s), Decision::Failed)) => {
+                let (at, text) = (self.at, cut(&format!("set -e: {what} succeeds")));
+                let mut stopped = w.clone();
+                stopped.flow = Flow::Exit;
+                stopped.marks.push(Mark { at, text: text.clone(), held: false });
+                w.status = Status::ok();
+                w.marks.push(Mark { at, text, held: true });
+                vec![w, stopped]
+            }
+            Decision::Unknown => vec![w],
+        }
+    }
+
+    /// The worlds after `&& pipeline` (`and`) or `|| pipeline`, run where the
+    /// status so far calls for it; a status only the run knows runs both.
+    fn run_operand(&mut self, worlds: Vec<World>, and: bool, pipeline: &ast::Pipeline, previous: &ast::Pipeline) -> Vec<World> {
+        let mut out = Vec::new();
+        for w in worlds {
+            if !w.running() {
+                out.push(w);
+                continue;
+            }
+            let runs = |held: bool| held == and;
+            match decide(&w.status) {
+                Decision::Held if runs(true) => out.extend(self.run_pipeline(w, pipeline)),
+                Decision::Failed if runs(false) => out.extend(self.run_pipeline(w, pipeline)),
+                Decision::Held | Decision::Failed => out.push(w),
+                Decision::Unknown => {
+                    let at = self.place_of(previous);
+                    let text = cut(&previous.to_string());
+                    for held in [true, false] {
+                        let mut arm = w.clone();
+                        arm.status = Status::from_bool(held);
+                        arm.marks.push(Mark { at, text: text.clone(), held });
+                        arm.learn(held, at);
+                        if runs(held) {
+                            out.extend(self.run_pipeline(arm, pipeline));
+                        } else {
+                            out.push(arm);
                         }
                     }
                 }
             }
-            worlds = out;
-            previous = pipeline;
         }
-        worlds
+        out
     }
 
     /// A pipeline on several paths. Paths that call the same function here
@@ -173,6 +214,10 @@ impl Interp<'_> {
         // What a test's outcome tells holds only for the status it set.
         let mut w = w;
         w.assumed = None;
+        // `set -e` ignores a failure of a negated pipeline; a pipeline's
+        // stages are judged by their status alone (not modelled: left to the run).
+        let checked = usize::from(pipeline.bang || pipeline.seq.len() > 1);
+        self.checking += checked;
         let worlds = if pipeline.seq.len() == 1 {
             self.run_command(w, &pipeline.seq[0])
         } else {
@@ -180,6 +225,7 @@ impl Interp<'_> {
             last.assumed = None;
             vec![last]
         };
+        self.checking -= checked;
         if !pipeline.bang {
             return worlds;
         }
@@ -410,7 +456,9 @@ impl Interp<'_> {
         let at = self.place_of(list);
         // Written out only if a path cannot decide it.
         let mut text: Option<std::sync::Arc<str>> = None;
+        self.checking += 1;
         let worlds = self.run_list(worlds, list);
+        self.checking -= 1;
         let (mut held, mut failed, mut stopped) = (Vec::new(), Vec::new(), Vec::new());
         for mut w in worlds {
             if !w.running() {
@@ -866,10 +914,8 @@ impl Interp<'_> {
         let mut out: Vec<World> = Vec::with_capacity(worlds.len());
         for w in worlds {
             match out.iter_mut().find(|o| o.same_state(&w)) {
-                Some(o) => {
-                    let common = o.marks.iter().zip(&w.marks).take_while(|(a, b)| a == b).count();
-                    o.marks.truncate(common);
-                }
+                // The conditions both assumed stay (an arm and its complement cancel).
+                Some(o) => o.marks.retain(|m| w.marks.contains(m)),
                 None => out.push(w),
             }
         }
@@ -917,7 +963,8 @@ impl Interp<'_> {
         let cwds: Vec<Str> = all.iter().map(|w| w.cwd.clone()).collect();
         let outs: Vec<Option<Str>> = all.iter().map(|w| w.out.clone()).collect();
         let statuses: Vec<Status> = all.iter().map(|w| w.status.clone()).collect();
-        let common = all.iter().skip(1).fold(first.marks.len(), |n, w| first.marks.iter().zip(&w.marks).take(n).take_while(|(a, b)| a == b).count());
+        // The conditions every path assumed (an arm and its complement cancel).
+        let common: Vec<Mark> = first.marks.iter().filter(|m| rest.iter().all(|w| w.marks.contains(m))).cloned().collect();
         for w in &rest {
             for (path, state) in w.files.iter() {
                 first.files.entry(path.clone()).or_insert_with(|| state.clone());
@@ -930,7 +977,7 @@ impl Interp<'_> {
         if outs.iter().all(Option::is_some) {
             first.out = Some(Str::one_of(outs.into_iter().flatten().collect(), at));
         }
-        first.marks.truncate(common);
+        first.marks = common;
         first.excluded = first
             .excluded
             .iter()

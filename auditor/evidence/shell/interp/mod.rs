@@ -318,6 +318,10 @@ pub(crate) struct Interp<'a> {
     next_fd: u32,
     /// A bound tripped already on this evaluation (reported once per kind).
     tripped: std::collections::BTreeSet<&'static str>,
+    /// Conditions being evaluated (an `if` or `while` test, an operand of
+    /// `&&`/`||` but the last, a negated pipeline): `set -e` does not stop
+    /// the script at a failure there.
+    checking: usize,
 }
 
 /// Evaluate `text`, the script at `inputs.script`.
@@ -352,6 +356,7 @@ impl<'a> Interp<'a> {
             order: 0,
             next_fd: 63,
             tripped: Default::default(),
+            checking: 0,
         }
     }
 

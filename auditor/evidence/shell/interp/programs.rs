@@ -467,7 +467,7 @@ impl Interp<'_> {
         if files.len() == 1 {
             w.files = files.into_iter().next().unwrap_or_default();
         }
-        vec![w.clone()]
+        self.errexit(w.clone(), &statuses, &name.display())
     }
 
     /// `python3 -c CODE`, `python3 - <<EOF`, `python3 FILE`: the program

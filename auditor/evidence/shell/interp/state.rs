@@ -197,6 +197,8 @@ pub struct Opts {
     /// `shopt -s lastpipe`: the last command of a pipeline runs in this shell.
     pub lastpipe: bool,
     pub pipefail: bool,
+    /// `set -e`: the script stops at a command that fails outside a condition.
+    pub errexit: bool,
 }
 
 /// A condition this path assumed, because only the run knows it.

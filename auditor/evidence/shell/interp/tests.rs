@@ -398,3 +398,24 @@ fn pure_pipelines_give_what_bash_gives() {
         assert!(x.env["V"].is_known(), "{script}: {:?}", x.env["V"]);
     }
 }
+
+/// `set -e`: a child shell that fails on some path stops the script there,
+/// so a launch after it happens only on the path where it succeeded (marked);
+/// in a condition, or without `set -e`, the script goes on unmarked. A
+/// cluster `-euo pipefail` takes its option name and sets no positional
+/// parameter.
+#[test]
+fn set_e_after_a_child_shell_that_may_fail_marks_what_follows() {
+    let child = "bash -c 'R=\"$(python3 -c \"print(1)\")\"; if [ ! -d \"$R/vllm\" ]; then exit 1; fi'";
+    let marks = |script: &str| -> Vec<usize> {
+        let e = run(&format!("{script}\n{LAUNCH}\n"));
+        e.execs.iter().filter(|x| x.argv.first().map(Str::display).as_deref() == Some("python3") && x.argv.len() > 3).map(|x| x.ctx.marks.len()).collect()
+    };
+    assert_eq!(marks(&format!("set -euo pipefail\n{child}")), vec![1], "the launch only where the child succeeded");
+    assert_eq!(marks(&format!("set -o errexit\n{child}")), vec![1]);
+    assert_eq!(marks(child), vec![0], "without set -e the script goes on");
+    assert_eq!(marks(&format!("set -e\nif {child}; then :; fi")), vec![0], "in a condition set -e does not stop it");
+    assert_eq!(marks(&format!("set -e\n{child} || true")), vec![0], "a failing operand but the last does not stop it");
+    assert_eq!(marks("set -e\nbash -c 'exit 3'"), Vec::<usize>::new(), "a child that fails on every path stops the script");
+    assert_eq!(flag_at_launch(&format!("set -euo pipefail\nexport {FLAG}=\"${{1:-0}}\"")), vec![Some("0".into())]);
+}
