@@ -43,7 +43,9 @@ for f in "${files[@]}"; do file_args+=(--file "$f"); done
 #    hostile_bundles): they need the local registry and docker services;
 #  - gate::the_real_tree*: they audit the whole real InferenceX tree (~155 s
 #    on this machine, against ~30 s for the rest of `it`); run them on their
-#    own for a survivor that only they could kill.
+#    own for a survivor that only they could kill;
+#  - oracle_interp::the_interpreter_agrees_with_bash_on_every_job: bash and
+#    the interpreter over every job of that tree (half an hour).
 # Skips are substrings of test names, so each names its module: a bare
 # `hostile_` or `gate::` would also skip lib tests (`evidence::gate::tests`).
 # The first -- ends cargo-mutants' options, the second cargo test's.
@@ -61,7 +63,7 @@ cargo mutants "${file_args[@]}" \
     "$@" \
     -- -- \
     --skip image_sources:: --skip image_forensics:: --skip hostile_layers:: --skip hostile_bundles:: \
-    --skip gate::the_real_tree --skip history:: \
+    --skip gate::the_real_tree --skip history:: --skip oracle_interp::the_interpreter_agrees_with_bash_on_every_job \
     || status=$?
 
 # cargo-mutants exits 2 when mutants are missed, 3 on timeouts; 0 all caught.
