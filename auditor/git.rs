@@ -99,7 +99,7 @@ fn linked_files(dir: &Path, files: &[Blob], links: &[Blob]) -> io::Result<Vec<Bl
             reader.take(MAX_LINK).read_to_string(&mut text).map(|_| text)
         })??;
         let from = link.path.rsplit_once('/').map_or("", |(d, _)| d);
-        if let Some(target) = crate::bundle::links::resolve(from, &text) {
+        if let Some(target) = crate::links::resolve(from, &text) {
             targets.insert(&link.path, target);
         }
     }
@@ -107,7 +107,7 @@ fn linked_files(dir: &Path, files: &[Blob], links: &[Blob]) -> io::Result<Vec<Bl
     let mut out = Vec::new();
     for link in links {
         let mut at = link.path.as_str();
-        for _ in 0..crate::bundle::links::MAX_HOPS {
+        for _ in 0..crate::links::MAX_HOPS {
             let Some(next) = targets.get(at) else { break };
             if let Some(oid) = oid_of.get(next.as_str()) {
                 out.push(Blob { path: link.path.clone(), oid: oid.to_string() });

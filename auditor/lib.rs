@@ -15,6 +15,7 @@ pub mod finding;
 pub mod git;
 pub mod image;
 pub mod jobs;
+pub mod links;
 pub mod policy;
 pub mod provenance;
 pub mod reference;

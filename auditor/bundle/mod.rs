@@ -8,7 +8,6 @@ mod hashing;
 pub mod kind;
 pub mod layout;
 pub mod limits;
-pub mod links;
 mod read;
 mod zip_count;
 

@@ -76,6 +76,17 @@ pub fn launch_of(argv: &[String]) -> Option<(Engine, usize)> {
     })
 }
 
+/// The index of the `install` word of a pip install (`pip`, `pip3`,
+/// `pip3.12`, `python -m pip`, `uv pip`): an install whose environment and
+/// requirement files decide what it installs
+/// ([`crate::evidence::shell::installer`]).
+pub fn install_word(argv: &[String]) -> Option<usize> {
+    let k = argv.iter().position(|w| w == "install")?;
+    let before = argv.get(k.checked_sub(1)?)?;
+    let name = before.rsplit('/').next().unwrap_or(before);
+    name.strip_prefix("pip").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.')).then_some(k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 /// Where the audited tree sits in the run: launch scripts name the
 /// repository's files from there (`/workspace/benchmarks/benchmark_lib.sh`)
 /// or relative to themselves.
-pub const MOUNT: &str = "/workspace";
+pub use crate::links::MOUNT;
 
 /// The benchmark library's eval runners (`benchmarks/benchmark_lib.sh`).
 const EVAL_RUNNERS: [&str; 3] = ["run_eval", "run_lm_eval", "run_swebench_eval"];

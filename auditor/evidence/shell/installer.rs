@@ -6,6 +6,7 @@
 //! [`as_read`] spells both out on the command line, so the action reader
 //! judges what is installed and from where, however it was spelled.
 
+use crate::evidence::shell::command;
 use crate::evidence::shell::interp::{Evaluation, Exec, Files};
 
 /// Variables pip reads as its options (pip: every long option as
@@ -33,8 +34,8 @@ const MAX_NESTED: usize = 4;
 /// command's own, which take precedence). Any other command is returned as
 /// it is.
 pub fn as_read(argv: Vec<String>, x: &Exec, e: &Evaluation, files: &dyn Files) -> Vec<String> {
-    let Some(install) = install_word(&argv) else { return argv };
-    let uv = argv[..install].iter().any(|w| base(w) == "uv");
+    let Some(install) = command::install_word(&argv) else { return argv };
+    let uv = argv[..install].iter().any(|w| w.rsplit('/').next() == Some("uv"));
     let cwd = x.cwd.known();
     let read = |path: &str| written_before(e, x, path).or_else(|| files.read(path));
     let mut out: Vec<String> = argv[..=install].to_vec();
@@ -52,26 +53,6 @@ pub fn as_read(argv: Vec<String>, x: &Exec, e: &Evaluation, files: &dyn Files) -
         }
     }
     out
-}
-
-/// Whether `argv` is a pip or uv install (its environment is kept for [`as_read`]).
-pub fn is_install(argv: &[String]) -> bool {
-    install_word(argv).is_some()
-}
-
-/// The index of the `install` word of a pip install.
-fn install_word(argv: &[String]) -> Option<usize> {
-    let k = argv.iter().position(|w| w == "install")?;
-    (k >= 1 && is_pip(base(&argv[k - 1]))).then_some(k)
-}
-
-fn base(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
-/// `pip`, `pip3`, `pip3.12`.
-fn is_pip(name: &str) -> bool {
-    name.strip_prefix("pip").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
 /// The arguments with each readable `-r FILE` replaced by the file's own.

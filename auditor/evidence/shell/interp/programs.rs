@@ -635,7 +635,7 @@ impl Interp<'_> {
         // The environment is kept for engine launches, which the checks judge
         // by it, and for installs, whose index it may choose.
         let names: Vec<String> = argv.iter().map(Str::display).collect();
-        let env_vars = if crate::evidence::shell::command::launch_of(&names).is_some() || crate::evidence::shell::installer::is_install(&names) {
+        let env_vars = if crate::evidence::shell::command::launch_of(&names).is_some() || crate::evidence::shell::command::install_word(&names).is_some() {
             env.vars(w)
         } else {
             BTreeMap::new()

@@ -4,7 +4,10 @@
 //! skips is still judged where a job runs it. A link out of the tree (or
 //! one that climbs above its root) leads nowhere the input holds.
 
-use crate::evidence::shell::evaluated::MOUNT;
+/// Where the audited tree sits in the run: launch scripts name the
+/// repository's files from there (`/workspace/benchmarks/benchmark_lib.sh`),
+/// and a link may too.
+pub const MOUNT: &str = "/workspace";
 
 /// Links followed one after another before a chain is given up.
 pub const MAX_HOPS: usize = 8;
