@@ -117,7 +117,8 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
                         && !(f.rule == "engine-patch/pythonpath" && hooked_at(settings, f, &file.env))
                 })
                 .cloned();
-            for found in judged.chain(signatures) {
+            let on_path = file.env.iter().filter(|_| parsed).filter_map(|a| pythonpath_finding(settings, a));
+            for found in judged.chain(signatures).chain(on_path) {
                 let found = &found;
                 if findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
                     continue;
@@ -125,17 +126,6 @@ pub fn run(ctx: &Context, settings: &Section<EnginePatch>) -> CheckResult {
                 let mut finding = judge(found, &file.path, &waivers);
                 finding.job = job.id().map(str::to_string);
                 findings.push(finding);
-            }
-        }
-    }
-    for job in ctx.jobs {
-        for file in job.files.iter().filter(|f| f.kind == FileKind::Script) {
-            for found in file.env.iter().filter_map(|a| pythonpath_finding(settings, a)) {
-                if !findings.iter().any(|f: &Finding| f.fingerprint == found.fingerprint) {
-                    let mut finding = judge(&found, &file.path, &waivers);
-                    finding.job = job.id().map(str::to_string);
-                    findings.push(finding);
-                }
             }
         }
     }

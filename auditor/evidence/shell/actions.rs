@@ -496,7 +496,7 @@ impl ActionScanner {
                 }
             }
             // `pip`, `pip3`, `pip3.12`, `uv pip`.
-            p if p == "uv" || (p.starts_with("pip") && p[3..].chars().all(|c| c.is_ascii_digit() || c == '.')) => {
+            p if p == "uv" || crate::evidence::shell::command::is_pip(p) => {
                 let rest = if program == "uv" { args.get(1..).unwrap_or(&[]) } else { args };
                 let pip = program != "uv" || args.first().is_some_and(|a| a == "pip");
                 if pip && rest.first().is_some_and(|c| c == "install") {

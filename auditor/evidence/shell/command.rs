@@ -83,8 +83,12 @@ pub fn launch_of(argv: &[String]) -> Option<(Engine, usize)> {
 pub fn install_word(argv: &[String]) -> Option<usize> {
     let k = argv.iter().position(|w| w == "install")?;
     let before = argv.get(k.checked_sub(1)?)?;
-    let name = before.rsplit('/').next().unwrap_or(before);
-    name.strip_prefix("pip").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.')).then_some(k)
+    is_pip(before.rsplit('/').next().unwrap_or(before)).then_some(k)
+}
+
+/// `pip`, `pip3`, `pip3.12`: pip by its program name.
+pub fn is_pip(name: &str) -> bool {
+    name.strip_prefix("pip").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
 #[cfg(test)]

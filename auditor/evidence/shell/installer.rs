@@ -6,8 +6,8 @@
 //! [`as_read`] spells both out on the command line, so the action reader
 //! judges what is installed and from where, however it was spelled.
 
-use crate::evidence::shell::command;
 use crate::evidence::shell::interp::{Evaluation, Exec, Files};
+use crate::evidence::shell::{actions, command};
 
 /// Variables pip reads as its options (pip: every long option as
 /// `PIP_<NAME>`; "Configuration", pip.pypa.io) and uv reads as its own
@@ -73,7 +73,7 @@ fn expand_requirements(args: &[String], dir: Option<&str>, read: &dyn Fn(&str) -
             out.push(a.clone());
             continue;
         };
-        let path = resolve(dir, &file);
+        let path = actions::join(dir, &file);
         match read(&path).filter(|_| depth < MAX_NESTED) {
             Some(text) => {
                 let here = path.rsplit_once('/').map(|(d, _)| d.to_string());
@@ -84,14 +84,6 @@ fn expand_requirements(args: &[String], dir: Option<&str>, read: &dyn Fn(&str) -
         }
     }
     out
-}
-
-/// `file` as a path from `dir` (absolute paths as they are).
-fn resolve(dir: Option<&str>, file: &str) -> String {
-    match dir {
-        Some(dir) if !file.starts_with('/') => format!("{}/{}", dir.trim_end_matches('/'), file.trim_start_matches("./")),
-        _ => file.to_string(),
-    }
 }
 
 /// The words of a requirements file as pip reads them: continuation lines
