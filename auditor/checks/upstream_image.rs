@@ -10,6 +10,8 @@
 //! registry: seen by a reviewer, not a violation of a rule that is not there.
 
 use super::{CheckResult, Context};
+use crate::evidence::meta::Started;
+pub use crate::evidence::meta::normalise_image as normalise;
 use crate::finding::{Finding, Severity};
 use crate::jobs::JobKind;
 use crate::policy::Section;
@@ -24,6 +26,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("upstream-image/upstream", "the image comes from the framework's upstream organisation"),
     ("upstream-image/new-hardware", "a non-upstream image on hardware that is not an established SKU: needs a documented exception"),
     ("upstream-image/unknown-framework", "a framework whose upstream organisation the policy does not name (a warning naming the registry)"),
+    (
+        "upstream-image/runner-image",
+        "the runner the job is scheduled on starts another image than the entry pins (an IMAGE rewrite, a swapped squash file, another import)",
+    ),
     (
         "upstream-image/not-bound",
         "an image from outside the upstream organisation of a framework the benchmark's rule does not bind (a warning naming the registry)",
@@ -47,17 +53,6 @@ fn under(normalised: &str, org: &str) -> bool {
     }
 }
 
-/// `registry/org/repo:tag@digest` normalised: `#` as `/`, Docker Hub's
-/// registry and `library/` dropped, lower-cased registry and path.
-pub fn normalise(image: &str) -> String {
-    let image = image.trim().replace('#', "/");
-    let image =
-        ["docker.io/", "index.docker.io/", "registry-1.docker.io/", "docker://"].iter().fold(image, |i, p| i.strip_prefix(p).map(str::to_string).unwrap_or(i));
-    let image = image.strip_prefix("library/").map(str::to_string).unwrap_or(image);
-    let (path, rest) = image.split_at(image.find([':', '@']).unwrap_or(image.len()));
-    format!("{}{rest}", path.to_ascii_lowercase())
-}
-
 /// The registry (and organisation) part of a normalised image: `ghcr.io/semianalysisai`, `rocm`.
 fn registry(normalised: &str) -> &str {
     let path = &normalised[..normalised.find([':', '@']).unwrap_or(normalised.len())];
@@ -78,6 +73,7 @@ pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
         let meta = &job.job.meta;
         let (Some(image), Some(framework)) = (meta.image.as_deref(), meta.framework.as_deref()) else { continue };
         judged += 1;
+        findings.extend(started_elsewhere(job, image));
         let normalised = normalise(image);
         // The file that recorded the image (AgentX aggregate, fixed-seq agg, meta_env, a master-config entry).
         let recorded = job.files.iter().find_map(|f| f.metadata.as_ref().filter(|m| m.meta.image.as_deref() == Some(image)).map(|m| (f, m)));
@@ -177,6 +173,24 @@ pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
         format!("{judged} job(s) run their framework's upstream image"),
         "a job runs an image that is not upstream".to_string(),
     )
+}
+
+/// The runner of an entry that starts another image than the one it pins:
+/// the job runs that image, whichever the entry names.
+fn started_elsewhere(job: &crate::facts::AuditedJob, image: &str) -> Vec<Finding> {
+    let started = job.files.iter().filter_map(|f| f.metadata.as_ref()).flat_map(|m| &m.started);
+    started
+        .filter_map(|s| match &s.started {
+            Started::Other { image: other, how } => Some(Finding::new(
+                "upstream-image/runner-image",
+                Severity::Error,
+                format!("{} starts {other}, not {image} which the entry pins: {how}; the job runs an image the upstream-image rule did not judge", s.runner),
+                job.id(),
+                s.at.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

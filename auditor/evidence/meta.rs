@@ -81,6 +81,17 @@ impl JobMeta {
     }
 }
 
+/// `registry/org/repo:tag@digest` normalised: `#` as `/`, Docker Hub's
+/// registry and `library/` dropped, lower-cased registry and path.
+pub fn normalise_image(image: &str) -> String {
+    let image = image.trim().replace('#', "/");
+    let image =
+        ["docker.io/", "index.docker.io/", "registry-1.docker.io/", "docker://"].iter().fold(image, |i, p| i.strip_prefix(p).map(str::to_string).unwrap_or(i));
+    let image = image.strip_prefix("library/").map(str::to_string).unwrap_or(image);
+    let (path, rest) = image.split_at(image.find([':', '@']).unwrap_or(image.len()));
+    format!("{}{rest}", path.to_ascii_lowercase())
+}
+
 /// Metadata read from one document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Metadata {
@@ -89,4 +100,29 @@ pub struct Metadata {
     /// Where the image is written, when the document's lines are known
     /// (a master config's `image:` line).
     pub image_at: Option<Provenance>,
+    /// The runner scripts a master-config entry's jobs are scheduled on,
+    /// and the images they start for them.
+    pub runners: Vec<String>,
+    pub started: Vec<StartedImage>,
+}
+
+/// The image a runner's container starts for a job, as the evaluation of
+/// the runner with the job's inputs gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedImage {
+    /// The runner script (`runners/launch_<name>.sh`).
+    pub runner: String,
+    pub started: Started,
+    /// Where the value the container starts was written, then the container start.
+    pub at: Vec<Provenance>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    /// The image the entry pins (or the squash file imported from it).
+    Pinned,
+    /// Another image: what the runner starts instead, and how it got there.
+    Other { image: String, how: String },
+    /// What the container starts is decided by the run: why.
+    Undetermined(String),
 }

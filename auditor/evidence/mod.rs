@@ -491,11 +491,7 @@ pub fn link_scripts(files: &mut [FileEvidence], wanted: &(dyn Fn(&str) -> bool +
             })
             .collect()
     };
-    // On threads with the interpreter's room, each evaluation runs in place.
-    let evaluated = match stack::pool(shell::syntax::STACK + POOL_MARGIN) {
-        Some(pool) => pool.install(evaluate),
-        None => evaluate(),
-    };
+    let evaluated = on_evaluation_pool(evaluate);
     let mut unexamined = Vec::new();
     for (i, e) in evaluated {
         let f = &mut files[i];
@@ -510,6 +506,15 @@ pub fn link_scripts(files: &mut [FileEvidence], wanted: &(dyn Fn(&str) -> bool +
 /// Stack a pool thread keeps beyond an evaluation's room, for the frames
 /// of the pool and the reader below it.
 const POOL_MARGIN: usize = 16 << 20;
+
+/// Run `work` on threads with the interpreter's room, so that each
+/// evaluation it makes runs in place (on this thread when no pool starts).
+pub fn on_evaluation_pool<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    match stack::pool(shell::syntax::STACK + POOL_MARGIN) {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
 
 /// Why a JSON or YAML file was not read as a document.
 enum Unstructured {
@@ -541,6 +546,10 @@ impl Extractor<'_> {
             evidence.tree_document = Some(Box::new((document, text.clone().map(str::to_string))));
         }
         let text = text.map_err(Unstructured::Other)?;
+        // The runner-label table, for the evaluation of the runners a master-config entry runs on.
+        if self.defer_scripts && yaml::runners::is_runner_labels(&file.path) {
+            evidence.text = Some(text.into());
+        }
         if kind == FileKind::Yaml {
             // Whether past the alias budget, nested past the parser's limit or
             // broken: what the document holds is not known, so it is not examined.

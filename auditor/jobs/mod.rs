@@ -6,6 +6,7 @@
 
 pub mod artifacts;
 pub mod repository;
+pub mod runners;
 
 use serde::Serialize;
 

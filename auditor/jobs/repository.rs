@@ -17,11 +17,12 @@
 //!   path, and the recipe and script jobs see the entry's model and
 //!   scenario (and a recipe the settings the runner exports into it).
 
-use super::{Job, JobKind, JobMeta, Scenario, Unexamined};
+use super::{Job, JobKind, JobMeta, Scenario, Unexamined, runners};
 use crate::evidence::args::launch;
 use crate::evidence::env::{EnvAssignment, Scope};
 use crate::evidence::gate::Run;
-use crate::evidence::meta::Metadata;
+use crate::evidence::meta::{Metadata, StartedImage};
+use crate::evidence::shell::evaluated::TreeFiles;
 use crate::evidence::yaml::master::{MasterEntry, ScenarioEntry};
 use crate::evidence::yaml::recipe::{Recipe, RoleConfig};
 use crate::evidence::{FileEvidence, FileKind};
@@ -67,6 +68,9 @@ struct EntryGroup<'f> {
     spec_decoding: String,
     link: Option<Link<'f>>,
     eval_link: Option<Link<'f>>,
+    /// The runner scripts its jobs are scheduled on, and the images they start.
+    runners: Vec<String>,
+    started: Vec<StartedImage>,
 }
 
 /// What an entry runs.
@@ -91,6 +95,7 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     if recipes.is_empty() && scripts.is_empty() && groups.is_empty() {
         return None;
     }
+    start_runners(files, &mut groups);
     for group in &mut groups {
         group.link = link(group, group.config_file.as_deref(), &recipes, &scripts);
         group.eval_link = group.eval_config_file.as_deref().and_then(|c| link(group, Some(c), &recipes, &[]));
@@ -135,6 +140,31 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
         jobs.push(entry_job(group, multi(group)));
     }
     Some(jobs)
+}
+
+/// The runners each entry group's jobs are scheduled on, evaluated with
+/// the group's inputs (each distinct run once): the images they start.
+fn start_runners(files: &[FileEvidence], groups: &mut [EntryGroup]) {
+    let launchers = runners::Launchers::of(files);
+    let runs: Vec<Vec<runners::RunnerRun>> = groups.iter().map(|g| launchers.runs(&g.entry.meta, g.scenario.scenario, &g.spec_decoding)).collect();
+    let distinct: Vec<runners::RunnerRun> = runs.iter().flatten().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    if distinct.is_empty() {
+        return;
+    }
+    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref()?))).collect();
+    let tree = TreeFiles::new(texts);
+    let started = launchers.evaluate(&distinct, &tree);
+    for (group, runs) in groups.iter_mut().zip(runs) {
+        for run in runs {
+            group.runners.push(run.launcher.clone());
+            for s in started.get(&run).into_iter().flatten() {
+                if !group.started.contains(s) {
+                    group.started.push(s.clone());
+                }
+            }
+        }
+        group.runners.dedup();
+    }
 }
 
 /// The id of [`leftover_job`].
@@ -402,7 +432,13 @@ fn settings_view(group: &EntryGroup) -> FileEvidence {
 fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) -> RepoJob {
     let mut entry_view = settings_view(group);
     let meta = JobMeta { spec_decoding: Some(group.spec_decoding.clone()), ..group.entry.meta.clone() };
-    entry_view.metadata = Some(Box::new(Metadata { meta: meta.clone(), scenario: group.scenario.scenario, image_at: Some(group.entry.image_at.clone()) }));
+    entry_view.metadata = Some(Box::new(Metadata {
+        meta: meta.clone(),
+        scenario: group.scenario.scenario,
+        image_at: Some(group.entry.image_at.clone()),
+        runners: group.runners.clone(),
+        started: group.started.clone(),
+    }));
     let mut files = vec![entry_view];
     let (reason, unexamined) = match &group.link {
         Some(Link::Recipe(recipe, selection, role)) => {
@@ -513,7 +549,19 @@ fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
                 }
                 for ((config_file, eval_config_file, spec_decoding), points) in by_run {
                     let settings = settings.iter().filter(|a| a.scope.settings_path().is_some_and(|p| points.contains(&p))).cloned().collect();
-                    out.push(EntryGroup { file, entry, scenario, settings, config_file, eval_config_file, spec_decoding, link: None, eval_link: None });
+                    out.push(EntryGroup {
+                        file,
+                        entry,
+                        scenario,
+                        settings,
+                        config_file,
+                        eval_config_file,
+                        spec_decoding,
+                        link: None,
+                        eval_link: None,
+                        runners: Vec::new(),
+                        started: Vec::new(),
+                    });
                 }
             }
         }

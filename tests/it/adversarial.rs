@@ -896,3 +896,85 @@ fn a_recipe_linked_into_a_skipped_directory_is_judged_as_bash_runs_it() {
     let skipped = report["files"].as_array().unwrap().iter().find(|f| f["path"] == SCRIPT).expect("the link is listed");
     assert_eq!(skipped["status"], "skipped", "{skipped:#}");
 }
+
+/// A master-config entry scheduled on the `h200` label, its instance's
+/// launcher (after the real `runners/launch_h200-cw.sh`) and the script it
+/// runs: the tree a runner edit is made in.
+fn runner_tree(launcher: &str) -> Vec<(&'static str, String)> {
+    let master = "x-fp8-h200-sglang:\n  image: lmsysorg/sglang:v0.5.12-cu130\n  model: x/X\n  model-prefix: x\n  runner: h200\n  precision: fp8\n  framework: sglang\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - { tp: 8, conc-start: 4, conc-end: 4 }\n";
+    vec![
+        ("configs/nvidia-master.yaml", master.to_string()),
+        ("configs/runners.yaml", "labels:\n  h200:\n  - h200-cw_00\n  - h200-cw_01\n".to_string()),
+        ("runners/launch_h200-cw.sh", launcher.to_string()),
+        (LAUNCHER, "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /m --tp 8\n".to_string()),
+    ]
+}
+
+/// The launcher of [`runner_tree`], with `edit` at `line` (a replaced line when `replace`).
+fn runner(edit: &str, line: usize, replace: bool) -> String {
+    let mut lines: Vec<&str> = vec![
+        "#!/usr/bin/env bash",
+        "MODEL_CODE=\"${EXP_NAME%%_*}\"",
+        "SQUASH_FILE=\"/mnt/vast/gharunner/squash/$(echo \"$IMAGE\" | sed 's/[\\/:@#]/_/g').sqsh\"",
+        "JOB_ID=$(salloc --partition=h200 --gres=gpu:h200:$TP --time=180 --no-shell 2>&1 | grep -oP 'Granted job allocation \\K[0-9]+')",
+        "srun --jobid=$JOB_ID bash -c \"",
+        "    if unsquashfs -l \\\"$SQUASH_FILE\\\" > /dev/null 2>&1; then",
+        "        echo 'Squash file already exists'",
+        "    else",
+        "        enroot import -o \\\"$SQUASH_FILE\\\" docker://$IMAGE",
+        "    fi",
+        "\"",
+        "CONTAINER_IMAGE=$(realpath $SQUASH_FILE)",
+        "srun --jobid=$JOB_ID --container-image=$CONTAINER_IMAGE --container-mounts=$GITHUB_WORKSPACE:/workspace/ \\",
+        "--no-container-entrypoint --export=ALL \\",
+        "bash benchmarks/single_node/${MODEL_CODE}_${PRECISION}_h200.sh",
+        "scancel $JOB_ID",
+    ];
+    if !edit.is_empty() {
+        if replace {
+            lines[line - 1] = edit;
+        } else {
+            lines.insert(line - 1, edit);
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn a_runner_that_starts_another_image_than_the_entry_pins_is_an_error_at_its_line() {
+    let base = runner_tree(&runner("", 0, false));
+    let files: Vec<(&str, &str)> = base.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let path = "runners/launch_h200-cw.sh";
+    let cases = [
+        ("IMAGE rewritten", runner("IMAGE=lmsysorg/sglang:v0.5.12-cu130-patched", 3, false), 3),
+        ("squash file swapped after the import", runner("CONTAINER_IMAGE=/mnt/vast/gharunner/squash/mine.sqsh", 12, true), 12),
+        (
+            "another reference imported under the pinned name",
+            runner("        enroot import -o \\\"$SQUASH_FILE\\\" docker://ghcr.io/me/sglang:v0.5.12-cu130", 9, true),
+            9,
+        ),
+    ];
+    for (what, edit, line) in &cases {
+        assert_caught(what, &files, path, edit, "upstream-image", *line as u64);
+    }
+}
+
+#[test]
+fn an_unrelated_runner_edit_adds_no_error() {
+    let base = runner_tree(&runner("", 0, false));
+    let files: Vec<(&str, &str)> = base.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &files);
+    commit_base(tmp.path());
+    let edit =
+        runner("JOB_ID=$(salloc --partition=h200 --gres=gpu:h200:$TP --time=240 --no-shell 2>&1 | grep -oP 'Granted job allocation \\K[0-9]+')", 4, true);
+    write_tree(tmp.path(), &[("runners/launch_h200-cw.sh", &edit)]);
+    let dir = tmp.path().to_str().unwrap();
+    let out = audit(&[dir, "--format", "json", "--changed-since", "HEAD"]);
+    let report = json(&out);
+    assert!(error_lines(&report, "upstream-image").is_empty(), "{:#}", check(&report, "upstream-image"));
+    // The edit reaches the entry's job, which is judged and passes.
+    let judged = report["changed_since"]["judged"].as_u64().unwrap_or(0);
+    assert!(judged >= 1, "{:#}", report["changed_since"]);
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}

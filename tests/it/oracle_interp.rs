@@ -197,3 +197,61 @@ fn show_interpreted() {
         }
     }
 }
+
+/// GNU sed is the oracle of the interpreter's `sed`: each script over each
+/// input, through a pipe as the runners use it, gives what `sed` prints, or
+/// the interpreter leaves it undetermined.
+#[test]
+fn sed_as_the_interpreter_evaluates_it_is_what_gnu_sed_prints() {
+    let inputs = ["lmsysorg/sglang:v0.5.12-cu130@sha256:0a1b", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc3", "a+b (c) {d} x*y ^z$ a|b", "aaa bbb"];
+    let scripts: &[&[&str]] = &[
+        &["s/[\\/:@#]/_/g"],
+        &["s/[\\/:@#]/+/g"],
+        &["s|nvcr.io/||"],
+        &["s|nvcr.io/|nvcr.io#|"],
+        &["-e", "s/a/X/2", "-e", "s/b*/Y/"],
+        &["s/\\(a\\)\\(b\\)*/<\\2\\1&>/g"],
+        &["-E", "s/(a|b)+/[\\1]/g"],
+        &["-r", "s/[[:digit:]]+\\.?/N/g"],
+        &["s/a+b/P/; s/(c)/Q/; s/{d}/R/; s/x*y/S/; s/^z/T/; s/\\^z\\$/U/"],
+        &["s/[]a]/M/g"],
+        &["s/[^a-z]/-/g"],
+        &["s/.*/&&/"],
+        &["s:/:\\n:g"],
+        &["s/a/b/I"],
+    ];
+    let mut disagree = Vec::new();
+    let mut determined = 0;
+    for input in inputs {
+        for script in scripts {
+            let real =
+                std::process::Command::new("sed").args(*script).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).spawn().and_then(
+                    |mut c| {
+                        use std::io::Write;
+                        c.stdin.take().expect("stdin").write_all(format!("{input}\n").as_bytes())?;
+                        c.wait_with_output()
+                    },
+                );
+            let real = String::from_utf8(real.expect("GNU sed on PATH").stdout).expect("utf-8");
+            let quoted: Vec<String> = script.iter().map(|s| format!("'{}'", s.replace('\'', "'\\''"))).collect();
+            let text = format!(
+                "X=\"$(printf '%s\\n' '{}' | sed {})\"\npython3 -m sglang.launch_server --model-path \"$X\"\n",
+                input.replace('\'', "'\\''"),
+                quoted.join(" ")
+            );
+            let inputs = Inputs { script: "/w/s.sh".into(), args: Vec::new(), env: BTreeMap::new(), open: false, cwd: "/w".into() };
+            let e = interp::evaluate(&text, &inputs, &interp::NoFiles, Limits::default());
+            let got = e.execs.iter().find(|x| x.argv.len() == 5).and_then(|x| x.argv[4].known());
+            if let Some(v) = got {
+                determined += 1;
+                // `$( … )` drops the trailing newlines.
+                if v != real.trim_end_matches('\n') {
+                    disagree.push(format!("sed {script:?} on {input:?}: sed prints {real:?}, the interpreter {v:?}"));
+                }
+            }
+        }
+    }
+    assert!(disagree.is_empty(), "{disagree:#?}");
+    // The forms the runners use are among those it determines.
+    assert!(determined >= inputs.len() * (scripts.len() - 2), "determined {determined}");
+}

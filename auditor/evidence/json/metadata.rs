@@ -33,7 +33,7 @@ pub fn from_json(file: &FileRef, value: &Value, raw: &str) -> Option<Metadata> {
         .image
         .as_ref()
         .map(|image| Provenance::new(file.path.clone(), key_line(raw, &["image"]), format!("\"image\": \"{image}\"")).in_artifact(file.artifact.clone()));
-    (meta != JobMeta::default() || scenario.is_some()).then_some(Metadata { meta, scenario, image_at })
+    (meta != JobMeta::default() || scenario.is_some()).then_some(Metadata { meta, scenario, image_at, runners: Vec::new(), started: Vec::new() })
 }
 
 #[cfg(test)]

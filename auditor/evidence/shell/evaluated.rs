@@ -215,7 +215,7 @@ fn bundle_path<'e>(file: &'e FileRef, e: &'e Evaluation, at: Place) -> Option<&'
 }
 
 /// The provenance of a place: its file in the bundle and its line's text.
-fn provenance(file: &FileRef, e: &Evaluation, at: Place) -> Provenance {
+pub fn provenance(file: &FileRef, e: &Evaluation, at: Place) -> Provenance {
     let path = bundle_path(file, e, at).unwrap_or(&file.path);
     let text = e.line_text(at).map(str::trim).unwrap_or("");
     let mut p = Provenance::new(path, (at.line > 0).then_some(at.line as u64), crate::evidence::provenance::clip(&crate::evidence::provenance::redact(text)));

@@ -6,4 +6,5 @@ pub mod env;
 pub mod master;
 pub mod nodes;
 pub mod recipe;
+pub mod runners;
 pub mod shown;

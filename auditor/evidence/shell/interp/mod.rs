@@ -27,6 +27,7 @@ mod expand;
 mod jq;
 pub mod pattern;
 mod programs;
+mod sed;
 mod simple;
 pub mod state;
 pub mod value;

@@ -943,6 +943,10 @@ impl Interp<'_> {
                 sort_numeric(&data, &flags, at)?
             }
             "paste" => paste_serial(&texts[1..], input?, at)?,
+            "sed" => {
+                let data = input?;
+                Str::derived(super::sed::output(&texts[1..], &data.known()?)?, &data, at)
+            }
             "xargs" => return self.xargs(w, argv),
             // `awk "BEGIN{print (A-1)/K}"`, `awk -v s=.. 'BEGIN { exit !(s > 0) }'`:
             // arithmetic and tests on the script's values.

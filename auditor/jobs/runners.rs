@@ -1,0 +1,322 @@
+//! The runners a master-config entry's jobs run on, evaluated the way the
+//! benchmark workflows start them: `bash ./runners/launch_${RUNNER_NAME%%_*}.sh`
+//! with the entry's inputs (`IMAGE`, `MODEL`, `FRAMEWORK`, ...) in the
+//! environment, for every instance its runner label is scheduled on
+//! (`configs/runners.yaml`). What the evaluation gives is the image the
+//! runner's container starts: a runner that rewrites `IMAGE`, swaps the
+//! squash file or imports another reference runs the job on an image the
+//! upstream-image rule never saw, whatever the entry pins.
+//!
+//! Only the runner's own files are read (`runners/`): the recipe it starts
+//! inside the container is judged as its own job, and following it here
+//! would evaluate it once more per entry.
+
+use crate::evidence::FileEvidence;
+use crate::evidence::meta::normalise_image as normalise;
+use crate::evidence::meta::{JobMeta, Scenario, Started, StartedImage};
+use crate::evidence::provenance::FileRef;
+use crate::evidence::shell::evaluated::{self, MOUNT, TreeFiles};
+use crate::evidence::shell::interp::value::{Place, Str};
+use crate::evidence::shell::interp::{self, Evaluation, Files, Inputs, Limits};
+use crate::evidence::yaml::runners as labels;
+use std::collections::BTreeMap;
+
+/// The runners' directory of a checkout, which their evaluation may read.
+const RUNNERS: &str = "runners/";
+
+/// What the runner's evaluation may read: the runners' own files.
+struct RunnerFiles<'t>(&'t TreeFiles<'t>);
+
+impl Files for RunnerFiles<'_> {
+    fn read(&self, path: &str) -> Option<String> {
+        let rel = path.strip_prefix(MOUNT)?.trim_start_matches('/');
+        (rel.starts_with(RUNNERS) || rel.contains(&format!("/{RUNNERS}"))).then(|| self.0.read(path)).flatten()
+    }
+}
+
+/// One evaluation to make: a launcher and the inputs the workflow gives it.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunnerRun {
+    pub launcher: String,
+    pub env: BTreeMap<String, String>,
+}
+
+/// The launcher scripts of the files, by the name the workflows run
+/// (`launch_<instance prefix>.sh`), and the label table when the input has one.
+pub struct Launchers<'f> {
+    scripts: BTreeMap<String, &'f FileEvidence>,
+    labels: Option<BTreeMap<String, Vec<String>>>,
+}
+
+impl<'f> Launchers<'f> {
+    pub fn of(files: &'f [FileEvidence]) -> Launchers<'f> {
+        let mut scripts = BTreeMap::new();
+        for f in files.iter().filter(|f| f.script.is_some()) {
+            let Some((dir, name)) = f.path.rsplit_once('/') else { continue };
+            if !(dir == "runners" || dir.ends_with("/runners")) {
+                continue;
+            }
+            if let Some(stem) = name.strip_prefix("launch_").and_then(|n| n.strip_suffix(".sh")) {
+                scripts.insert(stem.to_string(), f);
+            }
+        }
+        let labels = files.iter().find(|f| labels::is_runner_labels(&f.path)).and_then(|f| f.text.as_deref()).map(labels::labels);
+        Launchers { scripts, labels }
+    }
+
+    /// The launchers a runner label runs (with the instance each is run as):
+    /// by the label table, else the label's own launcher.
+    fn for_label(&self, label: &str) -> Vec<(&'f FileEvidence, String)> {
+        let instances: Vec<String> = match self.labels.as_ref().and_then(|t| t.get(label)) {
+            Some(instances) => instances.clone(),
+            None => vec![format!("{}_0", label.strip_prefix("cluster:").unwrap_or(label))],
+        };
+        let mut out: Vec<(&FileEvidence, String)> = Vec::new();
+        for instance in instances {
+            let stem = instance.split('_').next().unwrap_or(&instance);
+            if let Some(f) = self.scripts.get(stem)
+                && !out.iter().any(|(o, _)| std::ptr::eq(*o, *f))
+            {
+                out.push((f, instance.clone()));
+            }
+        }
+        out
+    }
+
+    /// The runs of the runners an entry's jobs are scheduled on, with the
+    /// workflow's inputs that the entry decides.
+    pub fn runs(&self, meta: &JobMeta, scenario: Option<Scenario>, spec_decoding: &str) -> Vec<RunnerRun> {
+        let (Some(label), Some(image)) = (meta.runner.as_deref(), meta.image.as_deref()) else { return Vec::new() };
+        let mut env: BTreeMap<String, String> = BTreeMap::new();
+        env.insert("IMAGE".into(), image.to_string());
+        env.insert("RUNNER_TYPE".into(), label.to_string());
+        env.insert("SPEC_DECODING".into(), spec_decoding.to_string());
+        env.insert("GITHUB_WORKSPACE".into(), MOUNT.to_string());
+        for (name, value) in [("MODEL", &meta.model), ("MODEL_PREFIX", &meta.model_prefix), ("PRECISION", &meta.precision), ("FRAMEWORK", &meta.framework)] {
+            if let Some(v) = value {
+                env.insert(name.into(), v.clone());
+            }
+        }
+        if let Some(s) = scenario {
+            let (kind, subdir, agentic) = match s {
+                Scenario::AgenticCoding => ("agentic-coding", "agentic/", "1"),
+                Scenario::FixedSeqLen => ("fixed-seq-len", "fixed_seq_len/", "0"),
+            };
+            env.insert("SCENARIO_TYPE".into(), kind.into());
+            env.insert("SCENARIO_SUBDIR".into(), subdir.into());
+            env.insert("IS_AGENTIC".into(), agentic.into());
+        }
+        self.for_label(label)
+            .into_iter()
+            .map(|(f, instance)| {
+                let mut env = env.clone();
+                env.insert("RUNNER_NAME".into(), instance);
+                RunnerRun { launcher: f.path.clone(), env }
+            })
+            .collect()
+    }
+
+    /// Evaluate each run: the images its container starts.
+    pub fn evaluate(&self, runs: &[RunnerRun], tree: &TreeFiles) -> BTreeMap<RunnerRun, Vec<StartedImage>> {
+        use rayon::prelude::*;
+        let by_path: BTreeMap<&str, &FileEvidence> = self.scripts.values().map(|f| (f.path.as_str(), *f)).collect();
+        let files = RunnerFiles(tree);
+        let work = || -> Vec<(RunnerRun, Vec<StartedImage>)> {
+            runs.par_iter()
+                .with_max_len(1)
+                .filter_map(|run| {
+                    let f = by_path.get(run.launcher.as_str())?;
+                    let text = f.script.clone()?;
+                    let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+                    Some((run.clone(), started(&file, &text, &run.env, &files)))
+                })
+                .collect()
+        };
+        crate::evidence::on_evaluation_pool(work).into_iter().collect()
+    }
+}
+
+/// The images a launcher's containers start, evaluated with `env`.
+fn started(file: &FileRef, text: &str, env: &BTreeMap<String, String>, files: &dyn Files) -> Vec<StartedImage> {
+    let inputs = Inputs { script: format!("{MOUNT}/{}", file.path), args: Vec::new(), env: env.clone(), open: true, cwd: MOUNT.to_string() };
+    let e = interp::evaluate(text, &inputs, files, Limits::default());
+    let image = env.get("IMAGE").map(String::as_str).unwrap_or_default();
+    let imports = imports(&e);
+    let mut out: Vec<StartedImage> = Vec::new();
+    for (launcher, ctx) in &e.containers {
+        let Some(value) = container_image(launcher) else { continue };
+        let (started, mut written) = judge(&value, image, &imports);
+        // A runner that assigns IMAGE itself is cited there: its value is
+        // re-read by any child shell, which keeps no place of its own.
+        if matches!(started, Started::Other { .. })
+            && let Some(a) = e.assigns.iter().find(|a| a.name == "IMAGE" && a.value.as_ref().and_then(Str::known).as_deref() != Some(image))
+        {
+            written = Some(if a.name_at.line > 0 { a.name_at } else { a.ctx.at });
+        }
+        let mut places = vec![written.unwrap_or(ctx.at)];
+        if places[0] != ctx.at {
+            places.push(ctx.at);
+        }
+        let item = StartedImage { runner: file.path.clone(), started, at: places.into_iter().map(|p| evaluated::provenance(file, &e, p)).collect() };
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// An image import: the file it writes, the reference it pulls, where.
+struct Import {
+    to: Str,
+    from: Str,
+}
+
+/// `enroot import [-o FILE] docker://REF` commands of the evaluation.
+fn imports(e: &Evaluation) -> Vec<Import> {
+    let mut out = Vec::new();
+    for x in &e.execs {
+        let words: Vec<String> = x.argv.iter().map(Str::display).collect();
+        let program = words.first().map(|p| p.rsplit('/').next().unwrap_or(p));
+        if program != Some("enroot") || words.get(1).map(String::as_str) != Some("import") {
+            continue;
+        }
+        let mut to = None;
+        let mut from = None;
+        let mut i = 2;
+        while i < x.argv.len() {
+            match words[i].as_str() {
+                "-o" | "--output" => {
+                    to = x.argv.get(i + 1).cloned();
+                    i += 1;
+                }
+                w if w.starts_with("--output=") => to = Some(after_equals(&x.argv[i])),
+                w if !w.starts_with('-') => from = Some(x.argv[i].clone()),
+                _ => {}
+            }
+            i += 1;
+        }
+        if let (Some(to), Some(from)) = (to, from) {
+            out.push(Import { to, from });
+        }
+    }
+    out
+}
+
+/// The value after the first `=` of an option word, with its places.
+fn after_equals(word: &Str) -> Str {
+    let parts = word.split_char('=');
+    let mut out = Str::new();
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        if i > 1 {
+            out.push_str("=", p.first_place().unwrap_or_default());
+        }
+        out.append(p);
+    }
+    out
+}
+
+/// The image a container launcher starts: pyxis's `--container-image`, or
+/// the image operand that ends a `docker|podman run` launcher.
+fn container_image(launcher: &[Str]) -> Option<Str> {
+    let words: Vec<String> = launcher.iter().map(Str::display).collect();
+    let program = words.first().map(|p| p.rsplit('/').next().unwrap_or(p))?;
+    match program {
+        "docker" | "podman" | "nerdctl" => launcher.last().cloned(),
+        _ => words.iter().enumerate().find_map(|(i, w)| {
+            if w == "--container-image" { launcher.get(i + 1).cloned() } else { w.starts_with("--container-image=").then(|| after_equals(&launcher[i])) }
+        }),
+    }
+}
+
+/// A reference without its transport (`docker://`, `dockerd://`, `podman://`).
+fn reference(text: &str) -> &str {
+    ["docker://", "dockerd://", "podman://"].iter().find_map(|t| text.strip_prefix(t)).unwrap_or(text)
+}
+
+/// Whether `name` (a squash file's name) is the runners' name for `image`:
+/// its `/:@#` each written as `_` or `+`, with or without its registry.
+fn named_for(name: &str, image: &str) -> bool {
+    let stem = name.strip_suffix(".sqsh").unwrap_or(name);
+    let bare = image.split_once('/').filter(|(host, _)| host.contains('.')).map_or(image, |(_, rest)| rest);
+    [image, bare].iter().any(|i| ['_', '+'].iter().any(|c| i.replace(['/', ':', '@', '#'], &c.to_string()) == stem))
+}
+
+/// What a container started from `value` runs, and where the value was written.
+fn judge(value: &Str, image: &str, imports: &[Import]) -> (Started, Option<Place>) {
+    let written = value.first_place().filter(|p| p.line > 0);
+    let shown = value.display();
+    let path_like = shown.starts_with('/') || shown.ends_with(".sqsh") || shown.starts_with('$') || shown.starts_with('.');
+    let pinned = |text: &str| normalise(reference(text)) == normalise(image);
+    if !path_like {
+        return match value.known() {
+            Some(text) if pinned(&text) => (Started::Pinned, written),
+            Some(text) => (Started::Other { image: reference(&text).to_string(), how: "the runner starts it in place of the entry's image".into() }, written),
+            None => (Started::Undetermined(format!("the container image is {shown}, decided by the run")), written),
+        };
+    }
+    let sources: Vec<&Import> = imports.iter().filter(|i| i.to.display() == shown).collect();
+    if let Some(other) = sources.iter().find(|i| i.from.known().is_some_and(|t| !pinned(&t))) {
+        let text = other.from.known().unwrap_or_default();
+        let how = format!("the runner imports it into {shown}, the squash file its container starts");
+        // Cited where the reference's own text was written, past its transport.
+        let transport = text.chars().count() - reference(&text).chars().count();
+        let at = other.from.slice_chars(transport, usize::MAX).first_place().filter(|p| p.line > 0);
+        return (Started::Other { image: reference(&text).to_string(), how }, at.or(written));
+    }
+    if sources.iter().any(|i| i.from.known().is_some_and(|t| pinned(&t))) {
+        return (Started::Pinned, written);
+    }
+    if let Some(unknown) = sources.first() {
+        return (Started::Undetermined(format!("{shown} is imported from {}, decided by the run", unknown.from.display())), written);
+    }
+    // No import of it on any path: a file already on the runner, known by its name.
+    let name = value.split_char('/').pop().unwrap_or_default();
+    match name.known() {
+        Some(name) if named_for(&name, image) => (Started::Pinned, written),
+        Some(name) if !name.is_empty() => {
+            let how = format!("{shown}: a squash file the runner does not import from the entry's image, nor named for it");
+            (Started::Other { image: shown.clone(), how }, written)
+        }
+        _ => (Started::Undetermined(format!("the container image is {shown}, decided by the run")), written),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn started_of(script: &str, image: &str) -> Vec<Started> {
+        let file = FileRef { path: "runners/launch_x.sh".into(), artifact: None };
+        let env = BTreeMap::from([("IMAGE".to_string(), image.to_string())]);
+        started(&file, script, &env, &interp::NoFiles).into_iter().map(|s| s.started).collect()
+    }
+
+    const IMAGE: &str = "lmsysorg/sglang:v0.5.12-cu130";
+
+    #[test]
+    fn the_pinned_image_and_its_squash_file_are_pinned() {
+        let direct = "srun --container-image=$IMAGE bash benchmarks/x.sh\n";
+        assert_eq!(started_of(direct, IMAGE), vec![Started::Pinned]);
+        let squash = "SQ=\"/sq/$(echo \"$IMAGE\" | sed 's/[\\/:@#]/_/g').sqsh\"\nif ! unsquashfs -l $SQ; then enroot import -o $SQ docker://$IMAGE; fi\nsrun --container-image=$(realpath $SQ) bash b.sh\n";
+        assert_eq!(started_of(squash, IMAGE), vec![Started::Pinned]);
+        let docker = "docker run --rm -v $PWD:/workspace \"$IMAGE\" bash b.sh\n";
+        assert_eq!(started_of(docker, IMAGE), vec![Started::Pinned]);
+    }
+
+    #[test]
+    fn a_rewritten_image_or_a_swapped_squash_file_is_another_image() {
+        let rewrite = "IMAGE=lmsysorg/sglang:patched\nsrun --container-image=$IMAGE bash b.sh\n";
+        assert!(matches!(started_of(rewrite, IMAGE).as_slice(), [Started::Other { image, .. }] if image == "lmsysorg/sglang:patched"));
+        let swap = "SQ=/sq/lmsysorg_sglang_v0.5.12-cu130.sqsh\nenroot import -o $SQ docker://$IMAGE\nSQ=/sq/mine.sqsh\nsrun --container-image=$SQ bash b.sh\n";
+        assert!(matches!(started_of(swap, IMAGE).as_slice(), [Started::Other { image, .. }] if image == "/sq/mine.sqsh"));
+        let import = "SQ=/sq/lmsysorg_sglang_v0.5.12-cu130.sqsh\nenroot import -o $SQ docker://ghcr.io/me/sglang:x\nsrun --container-image=$SQ bash b.sh\n";
+        assert!(matches!(started_of(import, IMAGE).as_slice(), [Started::Other { image, .. }] if image == "ghcr.io/me/sglang:x"));
+    }
+
+    #[test]
+    fn squash_names_follow_the_runners_spellings() {
+        assert!(named_for("lmsysorg_sglang_v0.5.12-cu130.sqsh", IMAGE));
+        assert!(named_for("nvidia+tensorrt-llm+release+1.2.sqsh", "nvcr.io/nvidia/tensorrt-llm/release:1.2"));
+        assert!(!named_for("lmsysorg_sglang_v0.5.11.sqsh", IMAGE));
+    }
+}
