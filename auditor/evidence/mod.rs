@@ -130,6 +130,11 @@ pub struct FileEvidence {
     /// it could not be read whole.
     #[serde(skip)]
     pub tree_document: Option<Box<(TreeDocument, Result<String, String>)>>,
+    /// The only lines that hold commands, where the file's place says only
+    /// some do (a workflow's `run:` scripts; none of a changelog): the
+    /// signature scan's matches elsewhere are prose.
+    #[serde(skip)]
+    pub code_lines: Option<Vec<(u64, u64)>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
 }
@@ -157,6 +162,7 @@ impl FileEvidence {
             signatures: Vec::new(),
             waiver: None,
             tree_document: None,
+            code_lines: None,
             notes: Vec::new(),
         }
     }
@@ -190,6 +196,7 @@ impl FileEvidence {
             signatures: self.signatures.clone(),
             waiver: self.waiver.clone(),
             tree_document: None,
+            code_lines: None,
             notes: self.notes.clone(),
         }
     }
@@ -252,6 +259,10 @@ impl<'e> Extractor<'e> {
         if let Some(stream) = stream {
             let scan = stream.finish();
             evidence.signatures = scan.findings;
+            if let Some(code) = &evidence.code_lines {
+                let in_code = |f: &crate::finding::Finding| f.evidence.iter().any(|e| e.line.is_some_and(|l| code.iter().any(|(a, b)| (*a..=*b).contains(&l))));
+                evidence.signatures.retain(in_code);
+            }
             for (rule, n) in scan.omitted {
                 evidence.notes.push(Note { line: None, message: format!("{rule}: {n} more match(es) not listed") });
             }
@@ -551,6 +562,7 @@ impl Extractor<'_> {
             evidence.text = Some(text.into());
         }
         if kind == FileKind::Yaml {
+            evidence.code_lines = yaml::workflow::code_lines(&file.path, text);
             // Whether past the alias budget, nested past the parser's limit or
             // broken: what the document holds is not known, so it is not examined.
             let (yaml, aside) = yaml::env::scan_around(file, text).map_err(|e| Unstructured::Unread(e.to_string()))?;

@@ -978,3 +978,27 @@ fn an_unrelated_runner_edit_adds_no_error() {
     assert!(judged >= 1, "{:#}", report["changed_since"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
 }
+
+/// Prose is not code: a review prompt in a workflow's `with:` input and a
+/// changelog entry that mention `git apply` apply nothing, while the same
+/// command in a workflow's `run:` script is still read as one.
+#[test]
+fn prose_in_workflow_inputs_and_changelogs_is_not_a_command() {
+    let prompt = "on: pull_request\njobs:\n  verify:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: anthropics/claude-code-action@v1\n        with:\n          prompt: |\n            Reject engine patches:\n            - `.patch` files, `git apply` / `patch` invocations;\n";
+    let changelog = "- config-keys: [x-fp8-h200-sglang]\n  description:\n    - \"git apply fix.patch no longer needed\"\n";
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(
+        tmp.path(),
+        &[
+            (".github/workflows/verify.yml", prompt),
+            ("perf-changelog.yaml", changelog),
+            (LAUNCHER, "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /m\n"),
+        ],
+    );
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    assert!(error_lines(&report, "engine-patch").is_empty(), "{:#}", check(&report, "engine-patch"));
+    let run = format!("{prompt}      - name: patch\n        run: |\n          git apply /tmp/fix.patch\n");
+    write_tree(tmp.path(), &[(".github/workflows/verify.yml", &run)]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    assert!(has_error_at(&report, "engine-patch", ".github/workflows/verify.yml", 13), "{:#}", check(&report, "engine-patch"));
+}

@@ -8,3 +8,4 @@ pub mod nodes;
 pub mod recipe;
 pub mod runners;
 pub mod shown;
+pub mod workflow;
