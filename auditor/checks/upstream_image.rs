@@ -177,18 +177,28 @@ pub fn run(ctx: &Context, settings: &Section<UpstreamImage>) -> CheckResult {
 
 /// The runner of an entry that starts another image than the one it pins:
 /// the job runs that image, whichever the entry names.
+/// One finding per runner and image: the places it is written and mapped.
 fn started_elsewhere(job: &crate::facts::AuditedJob, image: &str) -> Vec<Finding> {
     let started = job.files.iter().filter_map(|f| f.metadata.as_ref()).flat_map(|m| &m.started);
-    started
-        .filter_map(|s| match &s.started {
-            Started::Other { image: other, how } => Some(Finding::new(
+    let mut by_cause: Vec<((&str, &str), &str, Vec<Provenance>)> = Vec::new();
+    for s in started {
+        let Started::Other { image: other, how } = &s.started else { continue };
+        let key = (s.runner.as_str(), other.as_str());
+        match by_cause.iter_mut().find(|(k, _, _)| *k == key) {
+            Some((_, _, at)) => at.extend(s.at.iter().filter(|p| !at.contains(p)).cloned().collect::<Vec<_>>()),
+            None => by_cause.push((key, how, s.at.clone())),
+        }
+    }
+    by_cause
+        .into_iter()
+        .map(|((runner, other), how, at)| {
+            Finding::new(
                 "upstream-image/runner-image",
                 Severity::Error,
-                format!("{} starts {other}, not {image} which the entry pins: {how}; the job runs an image the upstream-image rule did not judge", s.runner),
+                format!("{runner} starts {other}, not {image} which the entry pins: {how}; the job runs an image the upstream-image rule did not judge"),
                 job.id(),
-                s.at.clone(),
-            )),
-            _ => None,
+                at,
+            )
         })
         .collect()
 }

@@ -162,6 +162,48 @@ fn started(file: &FileRef, text: &str, env: &BTreeMap<String, String>, files: &d
             out.push(item);
         }
     }
+    for item in mapped(file, &e, image) {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+/// Aliases of an `srtslurm.yaml` container map for what srt-slurm starts
+/// beside the engine (the frontend's nginx, the DCGM power exporter).
+const AUXILIARY: [&str; 2] = ["nginx", "dcgm"];
+
+/// The containers an `srtslurm.yaml` the runner writes maps for srt-slurm
+/// (a multi-node launch starts the recipe's workers in one of them): each
+/// alias but the auxiliary ones must be the entry's image or its squash file.
+fn mapped(file: &FileRef, e: &Evaluation, image: &str) -> Vec<StartedImage> {
+    let mut out = Vec::new();
+    for wr in e.writes.iter().filter(|w| w.path.display().rsplit('/').next() == Some("srtslurm.yaml")) {
+        let places = interp::line_places(&wr.content, wr.ctx.at);
+        for (alias, value, line) in labels::containers(&wr.content.display()) {
+            if AUXILIARY.iter().any(|a| alias.starts_with(a)) {
+                continue;
+            }
+            let name = value.rsplit('/').next().unwrap_or(&value);
+            let started = if normalise(reference(&value)) == normalise(image) || named_for(name, image) {
+                Started::Pinned
+            } else if value.contains('$') {
+                Started::Undetermined(format!("srtslurm.yaml maps container {alias} to {value}, decided by the run"))
+            } else {
+                Started::Other {
+                    image: value.clone(),
+                    how: "the srtslurm.yaml it writes maps the recipe's containers to it, where srt-slurm starts the workers".into(),
+                }
+            };
+            let at = places.get(line.saturating_sub(1)).copied().unwrap_or(wr.ctx.at);
+            // Cited first where the runner wrote the value (`SQUASH_FILE=…`), then where it maps it.
+            let written = e.assigns.iter().rev().find(|a| a.value.as_ref().is_some_and(|v| v.display() == value) && a.ctx.order < wr.ctx.order);
+            let written = written.map(|a| if a.name_at.line > 0 { a.name_at } else { a.ctx.at }).filter(|w| *w != at);
+            let at = written.into_iter().chain([at]).map(|p| evaluated::provenance(file, e, p)).collect();
+            out.push(StartedImage { runner: file.path.clone(), started, at });
+        }
+    }
     out
 }
 
@@ -311,6 +353,22 @@ mod tests {
         assert!(matches!(started_of(swap, IMAGE).as_slice(), [Started::Other { image, .. }] if image == "/sq/mine.sqsh"));
         let import = "SQ=/sq/lmsysorg_sglang_v0.5.12-cu130.sqsh\nenroot import -o $SQ docker://ghcr.io/me/sglang:x\nsrun --container-image=$SQ bash b.sh\n";
         assert!(matches!(started_of(import, IMAGE).as_slice(), [Started::Other { image, .. }] if image == "ghcr.io/me/sglang:x"));
+    }
+
+    #[test]
+    fn an_srtslurm_container_map_is_judged_alias_by_alias() {
+        let map = |line: &str| {
+            format!(
+                "SQ=\"/sq/$(echo \"$IMAGE\" | sed 's/[\\/:@#]/_/g').sqsh\"\ncat > srtslurm.yaml <<EOF\ncontainers:\n  dynamo-sglang: ${{SQ}}\n  nginx-sqsh: /sq/nginx_1.27.sqsh\n{line}\nEOF\nsrtctl apply -f r.yaml\n"
+            )
+        };
+        let honest = started_of(&map("  \"${IMAGE}\": ${SQ}"), IMAGE);
+        assert!(honest.len() == 2 && honest.iter().all(|s| *s == Started::Pinned), "{honest:?}");
+        let swapped = started_of(&map("  dynamo-vllm: /sq/mine.sqsh"), IMAGE);
+        assert!(
+            swapped.contains(&Started::Pinned) && swapped.iter().any(|s| matches!(s, Started::Other { image, .. } if image == "/sq/mine.sqsh")),
+            "{swapped:?}"
+        );
     }
 
     #[test]

@@ -30,6 +30,25 @@ pub fn labels(text: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
+/// The `containers:` map of an srt-slurm `srtslurm.yaml` (alias → squash
+/// file or image, which srt-slurm starts a recipe's workers in): each
+/// alias, its value and the value's line (1-based); empty when the text
+/// does not load.
+pub fn containers(text: &str) -> Vec<(String, String, usize)> {
+    let Ok(docs) = load(text, false) else { return Vec::new() };
+    let mut out = Vec::new();
+    for doc in &docs {
+        for (_, value) in entries(doc, 0).into_iter().filter(|(k, _)| k == "containers") {
+            for (alias, image) in entries(value, 0) {
+                if let Some(text) = scalar_text(image) {
+                    out.push((alias, text, image.span.start.line()));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -39,5 +58,13 @@ mod tests {
         assert_eq!(table.get("h200").map(Vec::len), Some(2));
         assert_eq!(table.get("cluster:b200-dgxc").cloned(), Some(vec!["b200-dgxc_00".to_string()]));
         assert!(super::labels("labels: [").is_empty());
+    }
+
+    #[test]
+    fn the_container_map_of_srtslurm_yaml() {
+        let text = "default_account: a\ncontainers:\n  dynamo-sglang: /sq/x.sqsh\n  \"lmsysorg/sglang:v1\": /sq/x.sqsh\n  nginx-sqsh: /sq/n.sqsh\n";
+        let map = super::containers(text);
+        assert_eq!(map.len(), 3);
+        assert_eq!(map[1], ("lmsysorg/sglang:v1".to_string(), "/sq/x.sqsh".to_string(), 4));
     }
 }
