@@ -44,8 +44,10 @@ pub struct Changes {
 }
 
 /// Files of the work tree, relative to `dir`, as `/`-joined paths: every
-/// regular file below it but git's own directory. Symlinks are not
-/// followed (git records them as links, and the reader does not read them).
+/// regular file and symbolic link below it but git's own directory. A link
+/// is hashed as the file it leads to, as [`git::blobs`] lists the base's: it
+/// changed when that file did, and a link that leads nowhere is compared
+/// with nothing (a link that was there and is gone is still deleted).
 fn work_tree_files(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), String::new())];
@@ -57,7 +59,7 @@ fn work_tree_files(dir: &Path) -> Vec<String> {
             let child = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
             if kind.is_dir() && name != ".git" {
                 stack.push((entry.path(), child));
-            } else if kind.is_file() {
+            } else if kind.is_file() || kind.is_symlink() {
                 out.push(child);
             }
         }

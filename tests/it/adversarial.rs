@@ -965,6 +965,9 @@ fn an_unrelated_runner_edit_adds_no_error() {
     let files: Vec<(&str, &str)> = base.iter().map(|(p, t)| (*p, t.as_str())).collect();
     let tmp = tempfile::tempdir().unwrap();
     write_tree(tmp.path(), &files);
+    // A launcher that is a link to a file the change leaves alone is not a change.
+    write_tree(tmp.path(), &[("runners/h200-nb.sh", &runner("", 0, false))]);
+    std::os::unix::fs::symlink("h200-nb.sh", tmp.path().join("runners/launch_h200-nb.sh")).unwrap();
     commit_base(tmp.path());
     let edit =
         runner("JOB_ID=$(salloc --partition=h200 --gres=gpu:h200:$TP --time=240 --no-shell 2>&1 | grep -oP 'Granted job allocation \\K[0-9]+')", 4, true);
@@ -976,6 +979,7 @@ fn an_unrelated_runner_edit_adds_no_error() {
     // The edit reaches the entry's job, which is judged and passes.
     let judged = report["changed_since"]["judged"].as_u64().unwrap_or(0);
     assert!(judged >= 1, "{:#}", report["changed_since"]);
+    assert_eq!(report["changed_since"]["changed_files"].as_u64(), Some(1), "{:#}", report["changed_since"]);
     assert_eq!(code(&out), 0, "{}", stdout(&out));
 }
 
