@@ -15,7 +15,10 @@ use serde_json::Value;
 
 const ID: &str = "arch-override";
 
-pub const RULES: &[(&str, &str)] = &[("arch-override/config-override", "the engine overrides the model's config (hf_overrides, json_model_override_args)")];
+pub const RULES: &[(&str, &str)] = &[
+    ("arch-override/config-override", "the engine overrides the model's config (hf_overrides, json_model_override_args)"),
+    ("arch-override/config-path", "vLLM reads the model's config from another place than the checkpoint (--hf-config-path)"),
+];
 
 /// What overriding a config key changes, for the keys seen in practice.
 fn effect(key: &str) -> &'static str {
@@ -76,6 +79,29 @@ pub fn run(ctx: &Context, settings: &Section<NoSettings>) -> CheckResult {
                 fact.provenance.clone().into_iter().collect(),
             ));
         }
+    }
+    // A config read from elsewhere than the checkpoint (an edited copy the
+    // run writes, a directory of the tree): the architecture, layers and
+    // experts the engine builds are that file's, whatever the checkpoint says.
+    for job in ctx.jobs {
+        let serving = &job.facts.summary;
+        let Some(fact) = serving.hf_config_path.as_ref() else { continue };
+        let path = text(&fact.value);
+        let model = serving.model.as_ref().map(|m| text(&m.value));
+        if path.trim().is_empty() || model.as_deref().is_some_and(|m| m.trim_end_matches('/') == path.trim_end_matches('/')) {
+            continue;
+        }
+        findings.push(Finding::new(
+            "arch-override/config-path",
+            Severity::Error,
+            format!(
+                "--hf-config-path {path} ({}): vLLM builds the model from the config there instead of the checkpoint's{}; a config that differs changes the architecture served",
+                fact.from,
+                model.map(|m| format!(" ({m})")).unwrap_or_default()
+            ),
+            job.id(),
+            fact.provenance.clone().into_iter().collect(),
+        ));
     }
     // What the signature rules found in scripts and recipes: config.json
     // edits always, override flags only for a job whose engine arguments did

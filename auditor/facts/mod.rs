@@ -195,6 +195,8 @@ fact_fields! {
         json_model_override_args,
         /// vLLM's model-config overrides.
         hf_overrides,
+        /// vLLM's config read in place of the checkpoint's (`--hf-config-path`).
+        hf_config_path,
         default_chat_template_kwargs,
     }
 }
@@ -569,6 +571,7 @@ fn summarize(facts: &mut Facts) {
     facts.summary_from(|s| &mut s.disaggregation_mode, &["disaggregation_mode"]);
     facts.summary_from(|s| &mut s.json_model_override_args, &["json_model_override_args"]);
     facts.summary_from(|s| &mut s.hf_overrides, &["hf_overrides"]);
+    facts.summary_from(|s| &mut s.hf_config_path, &["hf_config_path"]);
     facts.summary_from(|s| &mut s.default_chat_template_kwargs, &["default_chat_template_kwargs", "chat_template_kwargs"]);
 }
 

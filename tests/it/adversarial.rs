@@ -1006,3 +1006,26 @@ fn prose_in_workflow_inputs_and_changelogs_is_not_a_command() {
     let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
     assert!(has_error_at(&report, "engine-patch", ".github/workflows/verify.yml", 13), "{:#}", check(&report, "engine-patch"));
 }
+
+/// vLLM's `--hf-config-path` makes the engine build the model from another
+/// config than the checkpoint's: a config the tree carries is an override
+/// at the launch that reads it. The checkpoint's own directory is none.
+#[test]
+fn a_config_read_in_place_of_the_checkpoints_is_an_override() {
+    let script = |args: &str| {
+        format!(
+            "#!/usr/bin/env bash
+MODEL=/models/x
+vllm serve $MODEL --tensor-parallel-size 8{args}
+"
+        )
+    };
+    let config = ("benchmarks/single_node/cfg/config.json", "{\"architectures\": [\"DeepseekV3ForCausalLM\"], \"num_hidden_layers\": 30}\n");
+    let base = script("");
+    let edit = script(" --hf-config-path /workspace/benchmarks/single_node/cfg");
+    assert_caught("--hf-config-path to a config of the tree", &[(LAUNCHER, &base), config], LAUNCHER, &edit, "arch-override", 3);
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(tmp.path(), &[(LAUNCHER, &script(" --hf-config-path $MODEL")), config]);
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    assert!(error_lines(&report, "arch-override").is_empty(), "{:#}", check(&report, "arch-override"));
+}
