@@ -341,16 +341,10 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
                 why = Some(format!("{path} changed"));
                 break;
             }
-            // The runners the entry's jobs are scheduled on, and the files they source.
+            // The runners the entry's jobs are scheduled on, the files they run, and what those source.
             let runners = view.metadata.as_ref().map_or(&[][..], |m| m.runners.as_slice());
-            if let Some((runner, changed)) =
-                runners.iter().find_map(|r| graph.closure(r).into_iter().chain([r.clone()]).find(|s| changes.files.contains(s)).map(|c| (r, c)))
-            {
-                why = Some(if *runner == changed {
-                    format!("its runner {runner} changed")
-                } else {
-                    format!("its runner {runner} sources {changed}, which changed")
-                });
+            if let Some(changed) = runners.iter().find_map(|r| graph.closure(r).into_iter().chain([r.clone()]).find(|s| changes.files.contains(s))) {
+                why = Some(format!("{changed}, which the runner of its entry runs, changed"));
                 break;
             }
             if view.kind == crate::evidence::FileKind::Script

@@ -100,8 +100,10 @@ pub struct Metadata {
     /// Where the image is written, when the document's lines are known
     /// (a master config's `image:` line).
     pub image_at: Option<Provenance>,
-    /// The runner scripts a master-config entry's jobs are scheduled on,
-    /// and the images they start for them.
+    /// The runner scripts a master-config entry's jobs are scheduled on and
+    /// the files of the input they run (what they source, the
+    /// synthetic-acceptance injector and its package), and the images the
+    /// runners start for them.
     pub runners: Vec<String>,
     pub started: Vec<StartedImage>,
 }

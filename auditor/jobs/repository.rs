@@ -151,18 +151,21 @@ fn start_runners(files: &[FileEvidence], groups: &mut [EntryGroup]) {
     if distinct.is_empty() {
         return;
     }
-    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref()?))).collect();
+    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
     let tree = TreeFiles::new(texts);
-    let started = launchers.evaluate(&distinct, &tree);
+    let results = launchers.evaluate(&distinct, &tree);
     for (group, runs) in groups.iter_mut().zip(runs) {
         for run in runs {
             group.runners.push(run.launcher.clone());
-            for s in started.get(&run).into_iter().flatten() {
+            let Some(result) = results.get(&run) else { continue };
+            group.runners.extend(result.reached.iter().cloned());
+            for s in &result.started {
                 if !group.started.contains(s) {
                     group.started.push(s.clone());
                 }
             }
         }
+        group.runners.sort();
         group.runners.dedup();
     }
 }

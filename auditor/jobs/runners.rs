@@ -34,6 +34,15 @@ impl Files for RunnerFiles<'_> {
     }
 }
 
+/// What a runner's evaluation gives: the images its containers start, and
+/// the files of the input it runs (what it sources, the Python programs it
+/// runs such as the synthetic-acceptance injector, and their packages).
+#[derive(Clone, Debug, Default)]
+pub struct RunnerResult {
+    pub started: Vec<StartedImage>,
+    pub reached: Vec<String>,
+}
+
 /// One evaluation to make: a launcher and the inputs the workflow gives it.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RunnerRun {
@@ -117,18 +126,20 @@ impl<'f> Launchers<'f> {
     }
 
     /// Evaluate each run: the images its container starts.
-    pub fn evaluate(&self, runs: &[RunnerRun], tree: &TreeFiles) -> BTreeMap<RunnerRun, Vec<StartedImage>> {
+    pub fn evaluate(&self, runs: &[RunnerRun], tree: &TreeFiles) -> BTreeMap<RunnerRun, RunnerResult> {
         use rayon::prelude::*;
         let by_path: BTreeMap<&str, &FileEvidence> = self.scripts.values().map(|f| (f.path.as_str(), *f)).collect();
         let files = RunnerFiles(tree);
-        let work = || -> Vec<(RunnerRun, Vec<StartedImage>)> {
+        let work = || -> Vec<(RunnerRun, RunnerResult)> {
             runs.par_iter()
                 .with_max_len(1)
                 .filter_map(|run| {
                     let f = by_path.get(run.launcher.as_str())?;
                     let text = f.script.clone()?;
                     let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
-                    Some((run.clone(), started(&file, &text, &run.env, &files)))
+                    let e = evaluation(&file, &text, &run.env, &files);
+                    let image = run.env.get("IMAGE").map(String::as_str).unwrap_or_default();
+                    Some((run.clone(), RunnerResult { started: started(&file, &e, image), reached: reached(&e, tree) }))
                 })
                 .collect()
         };
@@ -136,12 +147,49 @@ impl<'f> Launchers<'f> {
     }
 }
 
-/// The images a launcher's containers start, evaluated with `env`.
-fn started(file: &FileRef, text: &str, env: &BTreeMap<String, String>, files: &dyn Files) -> Vec<StartedImage> {
+/// A launcher evaluated with `env` as the workflow starts it.
+fn evaluation(file: &FileRef, text: &str, env: &BTreeMap<String, String>, files: &dyn Files) -> Evaluation {
     let inputs = Inputs { script: format!("{MOUNT}/{}", file.path), args: Vec::new(), env: env.clone(), open: true, cwd: MOUNT.to_string() };
-    let e = interp::evaluate(text, &inputs, files, Limits::default());
-    let image = env.get("IMAGE").map(String::as_str).unwrap_or_default();
-    let imports = imports(&e);
+    interp::evaluate(text, &inputs, files, Limits::default())
+}
+
+/// The files of the input a runner's evaluation ran: those it sourced, the
+/// Python programs it ran (`python3 $GITHUB_WORKSPACE/runners/inject_synthetic_acceptance.py`)
+/// and the packages beside them that they import.
+fn reached(e: &Evaluation, tree: &TreeFiles) -> Vec<String> {
+    let in_tree = |p: &str| p.strip_prefix(MOUNT).map(|r| r.trim_start_matches('/').to_string());
+    let mut out: Vec<String> = e.reached.iter().filter(|(_, found, _)| *found).filter_map(|(p, _, _)| in_tree(&p.known()?)).collect();
+    for x in &e.execs {
+        let words: Vec<String> = x.argv.iter().map(Str::display).collect();
+        let Some(program) = words.first().map(|p| p.rsplit('/').next().unwrap_or(p)) else { continue };
+        if !program.starts_with("python") {
+            continue;
+        }
+        let Some(script) = words.iter().skip(1).find(|w| !w.starts_with('-')).filter(|w| w.ends_with(".py")) else { continue };
+        let Some(text) = tree.read(script) else { continue };
+        let Some(rel) = in_tree(script) else { continue };
+        let dir = script.rsplit_once('/').map_or(MOUNT, |(d, _)| d);
+        out.push(rel);
+        for line in text.lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let Some(module) = (match words.as_slice() {
+                ["import" | "from", m, ..] => m.split('.').next(),
+                _ => None,
+            }) else {
+                continue;
+            };
+            out.extend(tree.modules_in(&format!("{dir}/{module}")));
+            out.extend(tree.modules_in(dir).into_iter().filter(|m| m.rsplit('/').next() == Some(&format!("{module}.py"))));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The images a launcher's containers start, as its evaluation `e` gives them.
+fn started(file: &FileRef, e: &Evaluation, image: &str) -> Vec<StartedImage> {
+    let imports = imports(e);
     let mut out: Vec<StartedImage> = Vec::new();
     for (launcher, ctx) in &e.containers {
         let Some(value) = container_image(launcher) else { continue };
@@ -157,12 +205,12 @@ fn started(file: &FileRef, text: &str, env: &BTreeMap<String, String>, files: &d
         if places[0] != ctx.at {
             places.push(ctx.at);
         }
-        let item = StartedImage { runner: file.path.clone(), started, at: places.into_iter().map(|p| evaluated::provenance(file, &e, p)).collect() };
+        let item = StartedImage { runner: file.path.clone(), started, at: places.into_iter().map(|p| evaluated::provenance(file, e, p)).collect() };
         if !out.contains(&item) {
             out.push(item);
         }
     }
-    for item in mapped(file, &e, image) {
+    for item in mapped(file, e, image) {
         if !out.contains(&item) {
             out.push(item);
         }
@@ -330,7 +378,7 @@ mod tests {
     fn started_of(script: &str, image: &str) -> Vec<Started> {
         let file = FileRef { path: "runners/launch_x.sh".into(), artifact: None };
         let env = BTreeMap::from([("IMAGE".to_string(), image.to_string())]);
-        started(&file, script, &env, &interp::NoFiles).into_iter().map(|s| s.started).collect()
+        started(&file, &evaluation(&file, script, &env, &interp::NoFiles), image).into_iter().map(|s| s.started).collect()
     }
 
     const IMAGE: &str = "lmsysorg/sglang:v0.5.12-cu130";

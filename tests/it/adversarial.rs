@@ -1029,3 +1029,28 @@ vllm serve $MODEL --tensor-parallel-size 8{args}
     let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
     assert!(error_lines(&report, "arch-override").is_empty(), "{:#}", check(&report, "arch-override"));
 }
+
+/// The synthetic-acceptance injector is part of what an entry's jobs run:
+/// its runner runs it (`python3 …/inject_synthetic_acceptance.py`), so a
+/// change to it, or to the package it imports, selects the entry's jobs.
+#[test]
+fn a_change_to_the_injector_a_runner_runs_selects_the_entrys_jobs() {
+    let launcher = runner("python3 \"$GITHUB_WORKSPACE/runners/inject_synthetic_acceptance.py\" recipe.yaml \"$FRAMEWORK\"", 12, false);
+    let mut files = runner_tree(&launcher);
+    files
+        .push(("runners/inject_synthetic_acceptance.py", "import sys\nfrom synthetic_injectors import inject\ninject(sys.argv[1], sys.argv[2])\n".to_string()));
+    files.push(("runners/synthetic_injectors/__init__.py", "from .sglang import inject\n".to_string()));
+    files.push(("runners/synthetic_injectors/sglang.py", "def inject(path, framework):\n    pass\n".to_string()));
+    files.push(("runners/unrelated.py", "print(1)\n".to_string()));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let entry = "configs/nvidia-master.yaml#x-fp8-h200-sglang";
+    for (path, selects) in [("runners/synthetic_injectors/sglang.py", true), ("runners/unrelated.py", false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &files);
+        commit_base(tmp.path());
+        write_tree(tmp.path(), &[(path, "def inject(path, framework):\n    open(path, 'a').write('x')\n")]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json", "--changed-since", "HEAD"]));
+        let job = report["jobs"].as_array().unwrap().iter().find(|j| j["id"] == entry).unwrap_or_else(|| panic!("{:#}", report["jobs"]));
+        assert_eq!(job.get("skipped").is_none(), selects, "{path}: {job:#}");
+    }
+}
