@@ -167,6 +167,16 @@ fn read_from(
     }
 }
 
+/// The images the runners of these jobs' master-config entries start,
+/// evaluated for the jobs judged only.
+fn start_runners<'j>(jobs: impl Iterator<Item = &'j mut AuditedJob>, sources: &[FileEvidence]) {
+    let mut metas: Vec<&mut crate::evidence::meta::Metadata> =
+        jobs.flat_map(|j| j.files.iter_mut()).filter_map(|f| f.metadata.as_deref_mut()).filter(|m| !m.runners.is_empty()).collect();
+    if !metas.is_empty() {
+        jobs::runners::start(sources, &mut metas);
+    }
+}
+
 /// The script files the jobs hold.
 fn scripts_of<'j>(jobs: impl IntoIterator<Item = &'j AuditedJob>) -> BTreeSet<String> {
     jobs.into_iter().flat_map(|j| &j.files).filter(|f| f.kind == crate::evidence::FileKind::Script).map(|f| f.path.clone()).collect()
@@ -356,6 +366,8 @@ pub(crate) fn audit_prepared(
             }
             bundles.push(bundle);
             let (Some(changes), Some(reference)) = (changes.get(n), &options.changed_since) else {
+                let mut read_jobs = read_jobs;
+                start_runners(read_jobs.iter_mut(), &sources);
                 jobs.extend(read_jobs);
                 continue;
             };
@@ -377,8 +389,11 @@ pub(crate) fn audit_prepared(
                 wanted.extend(sourced);
                 let (signatures, read_options) = (&signatures, &read_options);
                 let (commit, prefix) = (commit.to_string(), prefix.to_string());
-                base_audits.push(scope.spawn(move || base_audit(path, &commit, &prefix, limits, signatures, read_options, references, policy, &wanted)));
+                let judged: BTreeSet<String> = selection.selected.keys().filter_map(|i| read_jobs.get(*i)).map(|j| j.job.id.clone()).collect();
+                base_audits
+                    .push(scope.spawn(move || base_audit(path, &commit, &prefix, limits, signatures, read_options, references, policy, &wanted, &judged)));
             }
+            let judged_here = jobs.len();
             for (i, mut job) in read_jobs.into_iter().enumerate() {
                 if selection.selected.contains_key(&i) {
                     // The leftover scripts a change to another leftover file
@@ -403,6 +418,7 @@ pub(crate) fn audit_prepared(
                 }
                 skipped.push((job, format!("unchanged since {reference}: none of its files, sourced files or master-config lines changed")));
             }
+            start_runners(jobs[judged_here..].iter_mut(), &sources);
         }
         let judged = jobs.len();
         let mut seen = jobs;
@@ -536,17 +552,20 @@ fn base_audit(
     references: &References,
     policy: &Policy,
     scripts: &BTreeSet<String>,
+    judged: &BTreeSet<String>,
 ) -> Result<(Vec<Finding>, Vec<String>), AuditError> {
     let label = path.display().to_string();
     let wanted = |_: &[AuditedJob], _: &[FileEvidence]| Ok(scripts.clone());
     let source = |extractor: &mut Extractor| bundle::read_git_tree(path, commit, prefix, &label, limits, extractor);
     let read = read_from(&source, limits, signatures, read_options, &Scope::Selected(&wanted));
-    let ReadBundle { mut bundle, jobs, sources } = match read {
+    let ReadBundle { mut bundle, mut jobs, sources } = match read {
         Ok(read) => read,
         // The folder did not exist at the base (or held nothing): everything is new.
         Err(AuditError::Bundle(BundleError::Unreadable { .. })) => return Ok((Vec::new(), Vec::new())),
         Err(e) => return Err(e),
     };
+    // The runners' images, for the jobs the checkout judges (their findings elsewhere match none).
+    start_runners(jobs.iter_mut().filter(|j| judged.contains(&j.job.id)), &sources);
     let tree = tree_references(&mut bundle, &jobs, &sources);
     let references = references.with_tree(&tree);
     let ctx = Context { jobs: &jobs, catalog: Catalog::embedded(), references: &references, policy };

@@ -21,7 +21,7 @@ use super::{Job, JobKind, JobMeta, Scenario, Unexamined, runners};
 use crate::evidence::args::launch;
 use crate::evidence::env::{EnvAssignment, Scope};
 use crate::evidence::gate::Run;
-use crate::evidence::meta::{Metadata, StartedImage};
+use crate::evidence::meta::Metadata;
 use crate::evidence::shell::evaluated::TreeFiles;
 use crate::evidence::yaml::master::{MasterEntry, ScenarioEntry};
 use crate::evidence::yaml::recipe::{Recipe, RoleConfig};
@@ -68,9 +68,8 @@ struct EntryGroup<'f> {
     spec_decoding: String,
     link: Option<Link<'f>>,
     eval_link: Option<Link<'f>>,
-    /// The runner scripts its jobs are scheduled on, and the images they start.
+    /// The runner scripts its jobs are scheduled on and the files they run.
     runners: Vec<String>,
-    started: Vec<StartedImage>,
 }
 
 /// What an entry runs.
@@ -142,28 +141,23 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     Some(jobs)
 }
 
-/// The runners each entry group's jobs are scheduled on, evaluated with
-/// the group's inputs (each distinct run once): the images they start.
+/// The runners each entry group's jobs are scheduled on and the files
+/// of the input they run, so that a change to any of them selects the
+/// group's jobs. What image each starts is judged for the jobs judged
+/// ([`runners::start`]).
 fn start_runners(files: &[FileEvidence], groups: &mut [EntryGroup]) {
     let launchers = runners::Launchers::of(files);
-    let runs: Vec<Vec<runners::RunnerRun>> = groups.iter().map(|g| launchers.runs(&g.entry.meta, g.scenario.scenario, &g.spec_decoding)).collect();
-    let distinct: Vec<runners::RunnerRun> = runs.iter().flatten().cloned().collect::<BTreeSet<_>>().into_iter().collect();
-    if distinct.is_empty() {
+    let labels: BTreeSet<&str> = groups.iter().filter_map(|g| g.entry.meta.runner.as_deref()).collect();
+    if labels.iter().all(|l| launchers.paths(l).is_empty()) {
         return;
     }
     let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
-    let tree = TreeFiles::new(texts);
-    let results = launchers.evaluate(&distinct, &tree);
-    for (group, runs) in groups.iter_mut().zip(runs) {
-        for run in runs {
-            group.runners.push(run.launcher.clone());
-            let Some(result) = results.get(&run) else { continue };
-            group.runners.extend(result.reached.iter().cloned());
-            for s in &result.started {
-                if !group.started.contains(s) {
-                    group.started.push(s.clone());
-                }
-            }
+    let reached = launchers.reach(&TreeFiles::new(texts));
+    for group in groups.iter_mut() {
+        let Some(label) = group.entry.meta.runner.as_deref() else { continue };
+        for path in launchers.paths(label) {
+            group.runners.extend(reached.get(&path).into_iter().flatten().cloned());
+            group.runners.push(path);
         }
         group.runners.sort();
         group.runners.dedup();
@@ -440,7 +434,7 @@ fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) 
         scenario: group.scenario.scenario,
         image_at: Some(group.entry.image_at.clone()),
         runners: group.runners.clone(),
-        started: group.started.clone(),
+        started: Vec::new(),
     }));
     let mut files = vec![entry_view];
     let (reason, unexamined) = match &group.link {
@@ -563,7 +557,6 @@ fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
                         link: None,
                         eval_link: None,
                         runners: Vec::new(),
-                        started: Vec::new(),
                     });
                 }
             }

@@ -13,7 +13,7 @@
 
 use crate::evidence::FileEvidence;
 use crate::evidence::meta::normalise_image as normalise;
-use crate::evidence::meta::{JobMeta, Scenario, Started, StartedImage};
+use crate::evidence::meta::{JobMeta, Metadata, Scenario, Started, StartedImage};
 use crate::evidence::provenance::FileRef;
 use crate::evidence::shell::evaluated::{self, MOUNT, TreeFiles};
 use crate::evidence::shell::interp::value::{Place, Str};
@@ -32,15 +32,6 @@ impl Files for RunnerFiles<'_> {
         let rel = path.strip_prefix(MOUNT)?.trim_start_matches('/');
         (rel.starts_with(RUNNERS) || rel.contains(&format!("/{RUNNERS}"))).then(|| self.0.read(path)).flatten()
     }
-}
-
-/// What a runner's evaluation gives: the images its containers start, and
-/// the files of the input it runs (what it sources, the Python programs it
-/// runs such as the synthetic-acceptance injector, and their packages).
-#[derive(Clone, Debug, Default)]
-pub struct RunnerResult {
-    pub started: Vec<StartedImage>,
-    pub reached: Vec<String>,
 }
 
 /// One evaluation to make: a launcher and the inputs the workflow gives it.
@@ -125,12 +116,39 @@ impl<'f> Launchers<'f> {
             .collect()
     }
 
-    /// Evaluate each run: the images its container starts.
-    pub fn evaluate(&self, runs: &[RunnerRun], tree: &TreeFiles) -> BTreeMap<RunnerRun, RunnerResult> {
+    /// The launcher paths a label runs, and the files of the input each
+    /// reaches, from one evaluation of each with only `IMAGE`'s presence
+    /// known (every arm taken): what a change to any of them selects.
+    pub fn reach(&self, tree: &TreeFiles) -> BTreeMap<String, Vec<String>> {
+        use rayon::prelude::*;
+        let files = RunnerFiles(tree);
+        let launchers: Vec<&FileEvidence> = self.scripts.values().copied().collect();
+        let work = || -> Vec<(String, Vec<String>)> {
+            launchers
+                .par_iter()
+                .with_max_len(1)
+                .filter_map(|f| {
+                    let text = f.script.clone()?;
+                    let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+                    let env = BTreeMap::from([("GITHUB_WORKSPACE".to_string(), MOUNT.to_string())]);
+                    Some((f.path.clone(), reached(&evaluation(&file, &text, &env, &files), tree)))
+                })
+                .collect()
+        };
+        crate::evidence::on_evaluation_pool(work).into_iter().collect()
+    }
+
+    /// The launcher paths of a label.
+    pub fn paths(&self, label: &str) -> Vec<String> {
+        self.for_label(label).into_iter().map(|(f, _)| f.path.clone()).collect()
+    }
+
+    /// Evaluate each run: the images its containers start.
+    fn evaluate(&self, runs: &[RunnerRun], tree: &TreeFiles) -> BTreeMap<RunnerRun, Vec<StartedImage>> {
         use rayon::prelude::*;
         let by_path: BTreeMap<&str, &FileEvidence> = self.scripts.values().map(|f| (f.path.as_str(), *f)).collect();
         let files = RunnerFiles(tree);
-        let work = || -> Vec<(RunnerRun, RunnerResult)> {
+        let work = || -> Vec<(RunnerRun, Vec<StartedImage>)> {
             runs.par_iter()
                 .with_max_len(1)
                 .filter_map(|run| {
@@ -139,11 +157,32 @@ impl<'f> Launchers<'f> {
                     let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
                     let e = evaluation(&file, &text, &run.env, &files);
                     let image = run.env.get("IMAGE").map(String::as_str).unwrap_or_default();
-                    Some((run.clone(), RunnerResult { started: started(&file, &e, image), reached: reached(&e, tree) }))
+                    Some((run.clone(), started(&file, &e, image)))
                 })
                 .collect()
         };
         crate::evidence::on_evaluation_pool(work).into_iter().collect()
+    }
+}
+
+/// Fill in the images the runners start for the master-config entries
+/// `metas` describe (the entry views of the jobs judged), from the files
+/// of the input: each distinct run evaluated once.
+pub fn start(files: &[FileEvidence], metas: &mut [&mut Metadata]) {
+    let launchers = Launchers::of(files);
+    let runs: Vec<Vec<RunnerRun>> = metas.iter().map(|m| launchers.runs(&m.meta, m.scenario, m.meta.spec_decoding.as_deref().unwrap_or("none"))).collect();
+    let distinct: Vec<RunnerRun> = runs.iter().flatten().cloned().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    if distinct.is_empty() {
+        return;
+    }
+    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref()?))).collect();
+    let results = launchers.evaluate(&distinct, &TreeFiles::new(texts));
+    for (meta, runs) in metas.iter_mut().zip(runs) {
+        for s in runs.iter().flat_map(|r| results.get(r)).flatten() {
+            if !meta.started.contains(s) {
+                meta.started.push(s.clone());
+            }
+        }
     }
 }
 
