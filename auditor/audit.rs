@@ -141,15 +141,17 @@ fn read_from(
     // Without scripts (a run's logs) there is nothing to evaluate: grouped
     // once, with no copies of what was read.
     if options.line_reader || files.iter().all(|f| f.script.is_none()) {
-        let (jobs, sources) = assemble(&mut bundle, files, options);
+        let (jobs, sources) = assemble(&mut bundle, files, options, &jobs::runners::Reach::new());
         return Ok(ReadBundle { bundle, jobs, sources });
     }
     // Group, evaluate what the scope asks for, group again with what the
     // evaluations tell, until the scope asks for nothing new.
     let mut done: BTreeSet<String> = BTreeSet::new();
+    // What the runners run does not change between passes.
+    let reach = jobs::runners::reach_of(&files);
     loop {
         let mut grouped = bundle.clone();
-        let (jobs, sources) = assemble(&mut grouped, files.clone(), options);
+        let (jobs, sources) = assemble(&mut grouped, files.clone(), options, &reach);
         let wanted = match scope {
             Scope::Judged => scripts_of(&jobs),
             Scope::Selected(select) => select(&jobs, &sources)?,
@@ -184,7 +186,7 @@ fn scripts_of<'j>(jobs: impl IntoIterator<Item = &'j AuditedJob>) -> BTreeSet<St
 
 /// Group the files of a bundle into jobs (see [`read`]), listing in
 /// `bundle` the files no job judges (retired, outside the submissions).
-fn assemble(bundle: &mut Bundle, files: Vec<FileEvidence>, options: &ReadOptions) -> (Vec<AuditedJob>, Vec<FileEvidence>) {
+fn assemble(bundle: &mut Bundle, files: Vec<FileEvidence>, options: &ReadOptions, reach: &jobs::runners::Reach) -> (Vec<AuditedJob>, Vec<FileEvidence>) {
     let artifacts: BTreeSet<String> = bundle.files.iter().filter_map(|f| layout::artifact_of(&f.path).map(str::to_string)).collect();
     let (jobs, assignment) = jobs::group(&artifacts);
     let (outside, files): (Vec<FileEvidence>, Vec<FileEvidence>) = files.into_iter().partition(|f| options.outside_reason(&f.path).is_some());
@@ -195,7 +197,7 @@ fn assemble(bundle: &mut Bundle, files: Vec<FileEvidence>, options: &ReadOptions
         retired.extend(more);
         active = rest;
     }
-    let (mut jobs, sources) = match repository::group(&active) {
+    let (mut jobs, sources) = match repository::group_with(&active, reach) {
         Some(repo) if jobs.is_empty() => {
             skip(bundle, &retired, |path| {
                 let why = if is_retired(path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };

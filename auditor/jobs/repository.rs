@@ -22,7 +22,6 @@ use crate::evidence::args::launch;
 use crate::evidence::env::{EnvAssignment, Scope};
 use crate::evidence::gate::Run;
 use crate::evidence::meta::Metadata;
-use crate::evidence::shell::evaluated::TreeFiles;
 use crate::evidence::yaml::master::{MasterEntry, ScenarioEntry};
 use crate::evidence::yaml::recipe::{Recipe, RoleConfig};
 use crate::evidence::{FileEvidence, FileKind};
@@ -84,6 +83,11 @@ enum Link<'f> {
 /// (engine startup records in logs, env dumps, eval payloads): a run's
 /// files are one job, whatever sources came with them.
 pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
+    group_with(files, &runners::reach_of(files))
+}
+
+/// [`group`], with the launchers' reach computed beforehand ([`runners::reach_of`]).
+pub fn group_with(files: &[FileEvidence], reach: &runners::Reach) -> Option<Vec<RepoJob>> {
     let run_output = |f: &FileEvidence| !f.env_dumps.is_empty() || f.eval_payload || (f.kind == FileKind::Log && !f.records.is_empty());
     if files.iter().any(run_output) {
         return None;
@@ -94,7 +98,7 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
     if recipes.is_empty() && scripts.is_empty() && groups.is_empty() {
         return None;
     }
-    start_runners(files, &mut groups);
+    start_runners(files, reach, &mut groups);
     for group in &mut groups {
         group.link = link(group, group.config_file.as_deref(), &recipes, &scripts);
         group.eval_link = group.eval_config_file.as_deref().and_then(|c| link(group, Some(c), &recipes, &[]));
@@ -145,18 +149,12 @@ pub fn group(files: &[FileEvidence]) -> Option<Vec<RepoJob>> {
 /// of the input they run, so that a change to any of them selects the
 /// group's jobs. What image each starts is judged for the jobs judged
 /// ([`runners::start`]).
-fn start_runners(files: &[FileEvidence], groups: &mut [EntryGroup]) {
+fn start_runners(files: &[FileEvidence], reach: &runners::Reach, groups: &mut [EntryGroup]) {
     let launchers = runners::Launchers::of(files);
-    let labels: BTreeSet<&str> = groups.iter().filter_map(|g| g.entry.meta.runner.as_deref()).collect();
-    if labels.iter().all(|l| launchers.paths(l).is_empty()) {
-        return;
-    }
-    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
-    let reached = launchers.reach(&TreeFiles::new(texts));
     for group in groups.iter_mut() {
         let Some(label) = group.entry.meta.runner.as_deref() else { continue };
         for path in launchers.paths(label) {
-            group.runners.extend(reached.get(&path).into_iter().flatten().cloned());
+            group.runners.extend(reach.get(&path).into_iter().flatten().cloned());
             group.runners.push(path);
         }
         group.runners.sort();

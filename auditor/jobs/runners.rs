@@ -165,6 +165,20 @@ impl<'f> Launchers<'f> {
     }
 }
 
+/// Each launcher's path and the files of the input it runs ([`Launchers::reach`]).
+pub type Reach = BTreeMap<String, Vec<String>>;
+
+/// [`Launchers::reach`] of the launchers among `files`: computed once per
+/// read of a tree, before its passes of grouping.
+pub fn reach_of(files: &[FileEvidence]) -> Reach {
+    let launchers = Launchers::of(files);
+    if launchers.scripts.is_empty() {
+        return Reach::new();
+    }
+    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
+    launchers.reach(&TreeFiles::new(texts))
+}
+
 /// Fill in the images the runners start for the master-config entries
 /// `metas` describe (the entry views of the jobs judged), from the files
 /// of the input: each distinct run evaluated once.
