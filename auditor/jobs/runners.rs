@@ -287,7 +287,7 @@ fn mapped(file: &FileRef, e: &Evaluation, image: &str) -> Vec<StartedImage> {
                 continue;
             }
             let name = value.rsplit('/').next().unwrap_or(&value);
-            let started = if normalise(reference(&value)) == normalise(image) || named_for(name, image) {
+            let started = if pinned(&value, image) || named_for(name, image) {
                 Started::Pinned
             } else if value.contains('$') {
                 Started::Undetermined(format!("srtslurm.yaml maps container {alias} to {value}, decided by the run"))
@@ -376,6 +376,11 @@ fn reference(text: &str) -> &str {
     ["docker://", "dockerd://", "podman://"].iter().find_map(|t| text.strip_prefix(t)).unwrap_or(text)
 }
 
+/// Whether a reference (with or without its transport) is `image`.
+fn pinned(text: &str, image: &str) -> bool {
+    normalise(reference(text)) == normalise(image)
+}
+
 /// Whether `name` (a squash file's name) is the runners' name for `image`:
 /// its `/:@#` each written as `_` or `+`, with or without its registry.
 fn named_for(name: &str, image: &str) -> bool {
@@ -389,7 +394,7 @@ fn judge(value: &Str, image: &str, imports: &[Import]) -> (Started, Option<Place
     let written = value.first_place().filter(|p| p.line > 0);
     let shown = value.display();
     let path_like = shown.starts_with('/') || shown.ends_with(".sqsh") || shown.starts_with('$') || shown.starts_with('.');
-    let pinned = |text: &str| normalise(reference(text)) == normalise(image);
+    let pinned = |text: &str| pinned(text, image);
     if !path_like {
         return match value.known() {
             Some(text) if pinned(&text) => (Started::Pinned, written),
