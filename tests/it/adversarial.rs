@@ -1054,3 +1054,56 @@ fn a_change_to_the_injector_a_runner_runs_selects_the_entrys_jobs() {
         assert_eq!(job.get("skipped").is_none(), selects, "{path}: {job:#}");
     }
 }
+
+/// Issue 36's engine writes by where they land, each with the honest twin
+/// beside it: a write through `importlib.util.find_spec` (and a read of
+/// it that writes nothing), through a helper function with parameters, a
+/// `cp` over a kernel library the engine loads (aiter), and a mount the
+/// script assembles in a variable (`${EXTRA_DOCKER_MOUNTS:-} -v …`)
+/// laid over the engine's files. Each is an error at its line, in the
+/// full audit and with `--changed-since`.
+#[test]
+fn engine_writes_by_where_they_land_are_errors_and_their_twins_pass() {
+    let find_spec = "python3 - <<'EOF'\nimport importlib.util, os, shutil\nspec = importlib.util.find_spec('vllm')\nd = os.path.dirname(spec.origin)\nshutil.copy('/tmp/x.py', os.path.join(d, 'model_executor/x.py'))\nEOF";
+    let helper = "python3 - <<'EOF'\nimport os, sglang\ndef patch(path, old, new):\n    s = open(path).read()\n    open(path, 'w').write(s.replace(old, new))\npatch(os.path.join(os.path.dirname(sglang.__file__), 'srt/server_args.py'), 'a', 'b')\nEOF";
+    let mount = "M=\"${EXTRA_DOCKER_MOUNTS:-} -v /workspace/p/conn.py:/sgl-workspace/sglang/python/sglang/srt/disaggregation/mori/conn.py:ro\"\ndocker run --rm $M img python3 -m sglang.launch_server --model-path /m";
+    assert_script_cases(&[
+        // The evaluated Python's own write, in the heredoc.
+        ("a write through importlib.util.find_spec", find_spec, "engine-patch", 6),
+        ("a helper function with parameters", helper, "engine-patch", 6),
+        (
+            "cp over aiter's kernels",
+            "cp /workspace/fix.py \"$(python3 -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/ops/triton/gemm.py\"",
+            "engine-patch",
+            2,
+        ),
+        ("a mount assembled in a variable", mount, "engine-patch", 3),
+    ]);
+    let honest = [
+        "python3 - <<'EOF'\nimport importlib.util, os\nspec = importlib.util.find_spec('vllm')\nprint(open(os.path.join(os.path.dirname(spec.origin), 'version.py')).read())\nEOF",
+        "M=\"${EXTRA_DOCKER_MOUNTS:-} -v /data/models:/models:ro\"\ndocker run --rm $M img python3 -m sglang.launch_server --model-path /models/m",
+        "cp /workspace/fix.py /tmp/aiter_notes.py",
+    ];
+    for edit in honest {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(LAUNCHER, &launcher(edit))]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        assert!(error_lines(&report, "engine-patch").is_empty(), "{edit}: {:#}", check(&report, "engine-patch"));
+    }
+}
+
+/// An srt-slurm recipe's `setup_script:` runs in the engine's container
+/// before the workers start: a script of the recipes' `configs/` that
+/// edits the engine is an error at its line, in the full audit and with
+/// `--changed-since`; one that only installs a tool is not.
+#[test]
+fn an_srt_slurm_setup_script_that_edits_the_engine_is_an_error() {
+    let recipe = (
+        "benchmarks/multi_node/srt-slurm-recipes/vllm/x/agg.yaml",
+        "name: x\nsetup_script: deps.sh\nbackend:\n  type: vllm\n  vllm_config:\n    aggregated:\n      tensor-parallel-size: 8\nbenchmark:\n  type: sa-bench\n  isl: 1024\n  osl: 1024\n",
+    );
+    let setup = "benchmarks/multi_node/srt-slurm-recipes/configs/deps.sh";
+    let honest = "#!/bin/bash\napt-get install -y jq\n";
+    let breach = "#!/bin/bash\napt-get install -y jq\nsed -i 's/a/b/' /usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py\n";
+    assert_caught("a setup_script editing vLLM", &[recipe, (setup, honest)], setup, breach, "engine-patch", 3);
+}

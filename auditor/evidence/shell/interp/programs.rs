@@ -296,6 +296,10 @@ impl Interp<'_> {
         inner.inherits = true;
         let mut i = 2;
         while let Some(a) = argv.get(i).map(Str::display) {
+            if options_of_unknown_shape(&argv[i..]) {
+                i += 1;
+                continue;
+            }
             if ends_options(&a, &mut i) {
                 break;
             }
@@ -1121,6 +1125,23 @@ const SRUN_FLAGS: &[&str] = &[
 ];
 /// Options of `mpirun` that take two values (`--mca KEY VALUE`).
 const MPIRUN_TWO_VALUES: &[&str] = &["--mca", "-mca", "--gmca", "-gmca"];
+
+/// Whether the first of `rest`, a container launcher's word the run
+/// decides (`${EXTRA_MOUNTS:-}`, `$(… && echo "-v a:b")`), stands for
+/// options rather than the image: each value it may take is empty or an
+/// option, or the next word the script spells out is an option (options
+/// come before the image, and what follows the image is its command).
+fn options_of_unknown_shape(rest: &[Str]) -> bool {
+    let Some(word) = rest.first().filter(|w| !w.is_known()) else { return false };
+    let optional = |v: &Str| v.known().is_some_and(|t| t.trim().is_empty() || t.trim_start().starts_with('-'));
+    if let [Piece::Unknown(u)] = word.pieces()
+        && let Why::OneOf(values) = &u.why
+        && values.iter().all(optional)
+    {
+        return true;
+    }
+    rest[1..].iter().find_map(Str::known).is_some_and(|next| next.starts_with('-') && next != "-")
+}
 
 /// Whether word `a` (at `i`) ends a wrapper's options: `--` (stepped over)
 /// or its first operand.

@@ -419,3 +419,26 @@ fn set_e_after_a_child_shell_that_may_fail_marks_what_follows() {
     assert_eq!(marks("set -e\nbash -c 'exit 3'"), Vec::<usize>::new(), "a child that fails on every path stops the script");
     assert_eq!(flag_at_launch(&format!("set -euo pipefail\nexport {FLAG}=\"${{1:-0}}\"")), vec![Some("0".into())]);
 }
+
+/// A container launcher's word the run decides stands for options when
+/// the next word the script spells out is an option, or when each value it
+/// may take is empty or an option: the image and its command come after.
+/// A word followed by the command is the image.
+#[test]
+fn container_words_the_run_decides_are_options_before_the_image() {
+    let image_of = |script: &str| {
+        let e = run(&format!("{script}\n"));
+        let (launcher, _) = e.containers.last().unwrap_or_else(|| panic!("no container in {script}")).clone();
+        (launcher.last().map(Str::display).unwrap_or_default(), launches(&e, "X").into_iter().map(|(argv, _)| argv).collect::<Vec<_>>())
+    };
+    let launch = "python3 -m sglang.launch_server --tp 8";
+    // Open to the run: an input's mounts, then options the script spells out.
+    let (image, ran) = image_of(&format!("docker run --rm $(extra_mounts) -v /a:/b --name c img {launch}"));
+    assert_eq!((image.as_str(), ran), ("img", vec![launch.to_string()]));
+    // One of nothing or an option.
+    let (image, _) = image_of(&format!("if [ -n \"$Y\" ]; then M='-v /a:/b'; fi\ndocker run $M img {launch}"));
+    assert_eq!(image, "img");
+    // The image itself decided by the run: the word before the command.
+    let (image, ran) = image_of(&format!("I=$(pick_image)\ndocker run --rm -v /a:/b \"$I\" {launch}"));
+    assert_eq!((image.as_str(), ran), ("$(pick_image)", vec![launch.to_string()]));
+}
