@@ -69,6 +69,9 @@ struct EntryGroup<'f> {
     eval_link: Option<Link<'f>>,
     /// The runner scripts its jobs are scheduled on and the files they run.
     runners: Vec<String>,
+    /// For a multi-node entry, the scripts of the input its runner runs
+    /// (the runner's evaluation with the entry's inputs).
+    runs: Vec<String>,
 }
 
 /// What an entry runs.
@@ -99,6 +102,7 @@ pub fn group_with(files: &[FileEvidence], reach: &runners::Reach) -> Option<Vec<
         return None;
     }
     start_runners(files, reach, &mut groups);
+    multi_node_targets(files, &mut groups);
     for group in &mut groups {
         group.link = link(group, group.config_file.as_deref(), &recipes, &scripts);
         group.eval_link = group.eval_config_file.as_deref().and_then(|c| link(group, Some(c), &recipes, &[]));
@@ -159,6 +163,24 @@ fn start_runners(files: &[FileEvidence], reach: &runners::Reach, groups: &mut [E
         }
         group.runners.sort();
         group.runners.dedup();
+    }
+}
+
+/// What the runner of each multi-node entry without a recipe runs: the
+/// multi-node launchers pick the script by the entry's fields
+/// (`benchmarks/multi_node/${EXP_NAME%%_*}_${PRECISION}_<sku>_${FRAMEWORK}.sh`),
+/// not by the single-node name grammar.
+fn multi_node_targets(files: &[FileEvidence], groups: &mut [EntryGroup]) {
+    let needs = |g: &EntryGroup| g.entry.meta.multinode == Some(true) && g.config_file.is_none();
+    if !groups.iter().any(needs) {
+        return;
+    }
+    let launchers = runners::Launchers::of(files);
+    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
+    let tree = crate::evidence::shell::evaluated::TreeFiles::new(texts);
+    for group in groups.iter_mut().filter(|g| needs(g)) {
+        let runs = launchers.runs(&group.entry.meta, group.scenario.scenario, &group.spec_decoding);
+        group.runs = launchers.targets(&runs, &tree);
     }
 }
 
@@ -442,11 +464,17 @@ fn entry_job(group: &EntryGroup, (scenarios, runs, labels): (bool, bool, bool)) 
         }
         Some(Link::Script(script)) => {
             files.push(script_view(script, Run::Throughput));
-            (format!("master-config entry; runs {} (by the launch-script name grammar)", script.path), Vec::new())
+            let by = if group.runs.contains(&script.path) { "its runner's evaluation" } else { "the launch-script name grammar" };
+            (format!("master-config entry; runs {} (by {by})", script.path), Vec::new())
         }
         None => {
             let what = match &group.config_file {
                 Some(c) => Unexamined::NotInInput(format!("the recipe CONFIG_FILE={c} names")),
+                None if group.entry.meta.multinode == Some(true) && !group.runs.is_empty() => Unexamined::NotMapped(format!(
+                    "the engine launch of entry {} (its runner runs {}, in which the auditor finds no engine launch it follows)",
+                    group.entry.key,
+                    group.runs.join(", ")
+                )),
                 None if group.entry.meta.multinode == Some(true) => {
                     Unexamined::NotMapped(format!("the multi-node launch of entry {} (a runner's multi-node pipeline such as amd_utils/)", group.entry.key))
                 }
@@ -555,6 +583,7 @@ fn entry_groups(files: &[FileEvidence]) -> Vec<EntryGroup<'_>> {
                         link: None,
                         eval_link: None,
                         runners: Vec::new(),
+                        runs: Vec::new(),
                     });
                 }
             }
@@ -594,6 +623,8 @@ fn link<'f>(group: &EntryGroup<'f>, config_file: Option<&str>, recipes: &[&'f Fi
             let role = ["decode", "aggregated"].into_iter().find(|r| roles.iter().any(|x| x == r))?;
             Some(Link::Recipe(recipe, selection, role.to_string()))
         }
+        // A multi-node entry runs what its runner runs, whatever the names say.
+        None if group.entry.meta.multinode == Some(true) => group.runs.iter().find_map(|t| scripts.iter().find(|s| s.path == *t)).map(|s| Link::Script(s)),
         None => script_for(group, scripts).map(Link::Script),
     }
 }

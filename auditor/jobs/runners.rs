@@ -29,8 +29,26 @@ struct RunnerFiles<'t>(&'t TreeFiles<'t>);
 
 impl Files for RunnerFiles<'_> {
     fn read(&self, path: &str) -> Option<String> {
-        let rel = path.strip_prefix(MOUNT)?.trim_start_matches('/');
-        (rel.starts_with(RUNNERS) || rel.contains(&format!("/{RUNNERS}"))).then(|| self.0.read(path)).flatten()
+        in_runners(path).then(|| self.0.read(path)).flatten()
+    }
+}
+
+/// Whether `path` (as the run sees it) is a file of the runners' directory.
+fn in_runners(path: &str) -> bool {
+    let rel = path.strip_prefix(MOUNT).map_or(path, |r| r.trim_start_matches('/'));
+    rel.starts_with(RUNNERS) || rel.contains(&format!("/{RUNNERS}"))
+}
+
+/// What a runner's evaluation may read to say which of the input's
+/// scripts it runs: the runners' own files, and every other file of the
+/// input as present but empty (what the script it runs does is judged as
+/// that script's job, not again here).
+struct TargetFiles<'t>(&'t TreeFiles<'t>);
+
+impl Files for TargetFiles<'_> {
+    fn read(&self, path: &str) -> Option<String> {
+        let text = self.0.read(path)?;
+        Some(if in_runners(path) { text } else { String::new() })
     }
 }
 
@@ -97,6 +115,13 @@ impl<'f> Launchers<'f> {
                 env.insert(name.into(), v.clone());
             }
         }
+        if meta.multinode == Some(true) {
+            // The multi-node workflow's; its exp-name starts with the model prefix and `_`.
+            env.insert("IS_MULTINODE".into(), "true".into());
+            if let Some(prefix) = &meta.model_prefix {
+                env.insert("EXP_NAME".into(), format!("{prefix}_"));
+            }
+        }
         if let Some(s) = scenario {
             let (kind, subdir, agentic) = match s {
                 Scenario::AgenticCoding => ("agentic-coding", "agentic/", "1"),
@@ -136,6 +161,29 @@ impl<'f> Launchers<'f> {
                 .collect()
         };
         crate::evidence::on_evaluation_pool(work).into_iter().collect()
+    }
+
+    /// The scripts of the input outside `runners/` that the runs run
+    /// (`bash benchmarks/multi_node/${SCRIPT_NAME}`), by their paths in
+    /// the input, from the evaluation of each run.
+    pub fn targets(&self, runs: &[RunnerRun], tree: &TreeFiles) -> Vec<String> {
+        let by_path: BTreeMap<&str, &FileEvidence> = self.scripts.values().map(|f| (f.path.as_str(), *f)).collect();
+        let files = TargetFiles(tree);
+        let mut out: Vec<String> = Vec::new();
+        for run in runs {
+            let Some(f) = by_path.get(run.launcher.as_str()) else { continue };
+            let Some(text) = f.script.as_deref() else { continue };
+            let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+            let e = evaluation(&file, text, &run.env, &files);
+            for path in in_tree_reached(&e) {
+                // Files of the input only: not those the launcher itself wrote.
+                let in_input = tree.read(&format!("{MOUNT}/{path}")).is_some();
+                if in_input && !in_runners(&path) && !out.contains(&path) {
+                    out.push(path);
+                }
+            }
+        }
+        out
     }
 
     /// The launcher paths of a label.
@@ -211,7 +259,7 @@ fn evaluation(file: &FileRef, text: &str, env: &BTreeMap<String, String>, files:
 /// and the packages beside them that they import.
 fn reached(e: &Evaluation, tree: &TreeFiles) -> Vec<String> {
     let in_tree = |p: &str| p.strip_prefix(MOUNT).map(|r| r.trim_start_matches('/').to_string());
-    let mut out: Vec<String> = e.reached.iter().filter(|(_, found, _)| *found).filter_map(|(p, _, _)| in_tree(&p.known()?)).collect();
+    let mut out = in_tree_reached(e);
     for x in &e.execs {
         let words: Vec<String> = x.argv.iter().map(Str::display).collect();
         let Some(program) = words.first().map(|p| p.rsplit('/').next().unwrap_or(p)) else { continue };
@@ -238,6 +286,25 @@ fn reached(e: &Evaluation, tree: &TreeFiles) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The files of the input an evaluation sourced or ran, by their paths
+/// in the input (a relative path is the launcher's, run from the
+/// checkout's root).
+fn in_tree_reached(e: &Evaluation) -> Vec<String> {
+    e.reached
+        .iter()
+        .filter(|(_, found, _)| *found)
+        .filter_map(|(p, _, _)| {
+            let p = p.known()?;
+            let rel = match p.strip_prefix(MOUNT) {
+                Some(r) => r.trim_start_matches('/'),
+                None if !p.starts_with('/') => p.trim_start_matches("./"),
+                None => return None,
+            };
+            Some(rel.to_string())
+        })
+        .collect()
 }
 
 /// The images a launcher's containers start, as its evaluation `e` gives them.

@@ -1107,3 +1107,47 @@ fn an_srt_slurm_setup_script_that_edits_the_engine_is_an_error() {
     let breach = "#!/bin/bash\napt-get install -y jq\nsed -i 's/a/b/' /usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py\n";
     assert_caught("a setup_script editing vLLM", &[recipe, (setup, honest)], setup, breach, "engine-patch", 3);
 }
+
+/// A multi-node entry runs what its runner runs, evaluated with the
+/// entry's inputs (`IS_MULTINODE`, the exp-name's model prefix), not the
+/// single-node script the name grammar picks for its model, precision and
+/// SKU: a forbidden flag in that script is the entry's; a script in which
+/// the auditor finds no engine launch leaves the entry undetermined,
+/// naming it.
+#[test]
+fn a_multi_node_entry_runs_what_its_runner_runs() {
+    let entry = |prefix: &str| {
+        format!(
+            "{prefix}-fp8-mi355x-sglang-disagg:\n  image: lmsysorg/sglang:v1\n  model: x/X\n  model-prefix: {prefix}\n  precision: fp8\n  framework: sglang-disagg\n  runner: mi355x-amds\n  multinode: true\n  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - {{ tp: 8, conc-start: 4, conc-end: 4 }}\n"
+        )
+    };
+    let launcher = "#!/usr/bin/env bash\nif [[ \"$IS_MULTINODE\" == \"true\" ]]; then\n  SCRIPT_NAME=\"${EXP_NAME%%_*}_${PRECISION}_mi355x_${FRAMEWORK}.sh\"\n  JOB_ID=$(bash \"benchmarks/multi_node/${SCRIPT_NAME}\")\nelse\n  bash benchmarks/single_node/fixed_seq_len/${EXP_NAME%%_*}_${PRECISION}_mi355x.sh\nfi\n";
+    let master = format!("{}{}", entry("q"), entry("r"));
+    let tmp = tempfile::tempdir().unwrap();
+    write_tree(
+        tmp.path(),
+        &[
+            ("configs/amd-master.yaml", master.as_str()),
+            ("runners/launch_mi355x-amds.sh", launcher),
+            ("benchmarks/single_node/fixed_seq_len/q_fp8_mi355x.sh", "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /m --tp 8\n"),
+            (
+                "benchmarks/multi_node/q_fp8_mi355x_sglang-disagg.sh",
+                "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /m --tp 8 --disaggregation-mode decode\n",
+            ),
+            ("benchmarks/single_node/fixed_seq_len/r_fp8_mi355x.sh", "#!/usr/bin/env bash\npython3 -m sglang.launch_server --model-path /m --tp 8\n"),
+            ("benchmarks/multi_node/r_fp8_mi355x_sglang-disagg.sh", "#!/usr/bin/env bash\nsbatch job.slurm\n"),
+        ],
+    );
+    let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+    let reason = |id: &str| {
+        let jobs = report["jobs"].as_array().unwrap();
+        let job = jobs.iter().find(|j| j["id"] == id).unwrap_or_else(|| panic!("no job {id}: {:#?}", jobs.iter().map(|j| &j["id"]).collect::<Vec<_>>()));
+        job["kind_reason"].as_str().unwrap().to_string()
+    };
+    let q = reason("configs/amd-master.yaml#q-fp8-mi355x-sglang-disagg");
+    assert!(q.ends_with("runs benchmarks/multi_node/q_fp8_mi355x_sglang-disagg.sh (by its runner's evaluation)"), "{q}");
+    let r = reason("configs/amd-master.yaml#r-fp8-mi355x-sglang-disagg");
+    assert!(r.contains("its runner runs benchmarks/multi_node/r_fp8_mi355x_sglang-disagg.sh") && !r.contains("single_node"), "{r}");
+    let not_in_input = report["not_in_input"].to_string();
+    assert!(not_in_input.contains("r_fp8_mi355x_sglang-disagg.sh"), "{not_in_input}");
+}
