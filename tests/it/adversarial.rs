@@ -360,6 +360,16 @@ fn launcher(edit: &str) -> String {
     format!("#!/usr/bin/env bash\n{edit}\npython3 -m sglang.launch_server --model-path /models/dsv4\n")
 }
 
+/// Each honest edit at line 2 of a launch script adds no engine-patch error.
+fn assert_no_engine_patch(honest: &[&str]) {
+    for edit in honest {
+        let tmp = tempfile::tempdir().unwrap();
+        write_tree(tmp.path(), &[(LAUNCHER, &launcher(edit))]);
+        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
+        assert!(error_lines(&report, "engine-patch").is_empty(), "{edit}: {:#}", check(&report, "engine-patch"));
+    }
+}
+
 /// Each edit at line 2 of a launch script, as the pull request's only
 /// change, is an error of its check at its line.
 fn assert_script_cases(cases: &[(&str, &str, &str, u64)]) {
@@ -839,12 +849,7 @@ fn honest_installs_and_git_reads_of_engine_trees_add_no_error() {
         "cd /sgl-workspace/sglang && git log -1 && git fetch --dry-run origin",
         "export PYTHONPATH=/workspace/utils:$PYTHONPATH",
     ];
-    for edit in honest {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(LAUNCHER, &launcher(edit))]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        assert!(error_lines(&report, "engine-patch").is_empty(), "{edit}: {:#}", check(&report, "engine-patch"));
-    }
+    assert_no_engine_patch(&honest);
 }
 
 /// A recipe that is a symbolic link into a directory the policy skips
@@ -1084,12 +1089,7 @@ fn engine_writes_by_where_they_land_are_errors_and_their_twins_pass() {
         "M=\"${EXTRA_DOCKER_MOUNTS:-} -v /data/models:/models:ro\"\ndocker run --rm $M img python3 -m sglang.launch_server --model-path /models/m",
         "cp /workspace/fix.py /tmp/aiter_notes.py",
     ];
-    for edit in honest {
-        let tmp = tempfile::tempdir().unwrap();
-        write_tree(tmp.path(), &[(LAUNCHER, &launcher(edit))]);
-        let report = json(&audit(&[tmp.path().to_str().unwrap(), "--format", "json"]));
-        assert!(error_lines(&report, "engine-patch").is_empty(), "{edit}: {:#}", check(&report, "engine-patch"));
-    }
+    assert_no_engine_patch(&honest);
 }
 
 /// An srt-slurm recipe's `setup_script:` runs in the engine's container
