@@ -418,7 +418,11 @@ pub(crate) fn audit_prepared(
                 if !waivers.is_empty() {
                     reference_only.push(AuditedJob { files: waivers, unexamined: Vec::new(), ..job.clone() });
                 }
-                skipped.push((job, format!("unchanged since {reference}: none of its files, sourced files or master-config lines changed")));
+                let why = match selection.unselected.get(&i) {
+                    Some(untouched) => format!("unchanged since {reference}: none of its files or master-config lines changed, and {untouched}"),
+                    None => format!("unchanged since {reference}: none of its files, sourced files or master-config lines changed"),
+                };
+                skipped.push((job, why));
             }
             start_runners(jobs[judged_here..].iter_mut(), &sources);
         }

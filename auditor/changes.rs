@@ -11,6 +11,7 @@
 
 use crate::checks::AuditedJob;
 use crate::evidence::FileEvidence;
+use crate::evidence::shell::library;
 use crate::git;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
@@ -41,6 +42,10 @@ pub struct Changes {
     /// For files read line by line (master configs): the changed lines of
     /// the current file (1-based); `None` when the whole file is new.
     lines: BTreeMap<String, Option<BTreeSet<u64>>>,
+    /// For changed shell files the base holds too (the libraries scripts
+    /// source): the functions whose behaviour changed, `None` when the
+    /// change reaches beyond them ([`library::changed_functions`]).
+    functions: BTreeMap<String, Option<BTreeSet<String>>>,
 }
 
 /// Files of the work tree, relative to `dir`, as `/`-joined paths: every
@@ -100,7 +105,7 @@ impl Changes {
         }
         let present: BTreeSet<&String> = on_disk.iter().collect();
         files.extend(blobs.keys().filter(|p| !present.contains(p)).cloned());
-        Ok(Changes { files, lines: BTreeMap::new(), base: Some((base, blobs)), prefix })
+        Ok(Changes { files, lines: BTreeMap::new(), functions: BTreeMap::new(), base: Some((base, blobs)), prefix })
     }
 
     /// The base commit (its full id) and the checkout's folder within the
@@ -109,35 +114,73 @@ impl Changes {
         self.base.as_ref().map(|(commit, _)| (commit.as_str(), self.prefix.as_str()))
     }
 
-    /// Add the changed lines of the changed master configs among `sources`.
+    /// Add the changed lines of the changed master configs among `sources`,
+    /// and the changed functions of the changed shell files.
     pub fn with_lines(&self, dir: &Path, _reference: &str, sources: &[FileEvidence]) -> Result<Self, ChangesError> {
         let mut out = self.clone();
         let masters: Vec<&str> = sources.iter().filter(|f| !f.master.is_empty() && self.files.contains(&f.path)).map(|f| f.path.as_str()).collect();
-        if masters.is_empty() {
+        let shell: Vec<&str> =
+            self.files.iter().filter(|p| p.ends_with(".sh") && self.base_blob(p).is_some() && dir.join(p).is_file()).map(String::as_str).collect();
+        if masters.is_empty() && shell.is_empty() {
             return Ok(out);
         }
-        let failed = |detail: String| ChangesError::Git { path: dir.to_path_buf(), args: "cat-file --batch".to_string(), detail };
         let mut objects = git::Objects::open(dir).map_err(ChangesError::NoGit)?;
         for path in masters {
-            let oid = self.base.as_ref().and_then(|(_, blobs)| blobs.get(path));
             // A file the base does not hold is new whole (`None`).
-            let changed = match oid {
-                Some(oid) => {
-                    let old = objects
-                        .with_blob(oid, |_, reader| {
-                            let mut text = String::new();
-                            reader.read_to_string(&mut text).map(|_| text)
-                        })
-                        .map_err(|e| failed(e.to_string()))?
-                        .map_err(|e| failed(e.to_string()))?;
-                    let new = std::fs::read_to_string(dir.join(path)).map_err(|e| failed(format!("{path}: {e}")))?;
-                    Some(changed_lines(&old, &new))
-                }
-                None => None,
-            };
+            let changed = self.old_and_new(&mut objects, dir, path)?.map(|(old, new)| changed_lines(&old, &new));
             out.lines.insert(path.to_string(), changed);
         }
+        for path in shell {
+            let functions = self.old_and_new(&mut objects, dir, path)?.and_then(|(old, new)| library::changed_functions(&old, &new));
+            out.functions.insert(path.to_string(), functions);
+        }
         Ok(out)
+    }
+
+    fn base_blob(&self, path: &str) -> Option<&String> {
+        self.base.as_ref().and_then(|(_, blobs)| blobs.get(path))
+    }
+
+    /// The base's text of `path` and the work tree's, when the base holds it.
+    fn old_and_new(&self, objects: &mut git::Objects, dir: &Path, path: &str) -> Result<Option<(String, String)>, ChangesError> {
+        let failed = |detail: String| ChangesError::Git { path: dir.to_path_buf(), args: "cat-file --batch".to_string(), detail };
+        let Some(oid) = self.base_blob(path) else { return Ok(None) };
+        let old = objects
+            .with_blob(oid, |_, reader| {
+                let mut text = String::new();
+                reader.read_to_string(&mut text).map(|_| text)
+            })
+            .map_err(|e| failed(e.to_string()))?
+            .map_err(|e| failed(e.to_string()))?;
+        let new = std::fs::read_to_string(dir.join(path)).map_err(|e| failed(format!("{path}: {e}")))?;
+        Ok(Some((old, new)))
+    }
+
+    /// Whether running `script` may run something that changed in a file
+    /// it sources (`sourced`): any change but one to a library's functions
+    /// that no file of the run names — neither the script, nor another file
+    /// it sources, nor the job's `others` (its config, its runners), read
+    /// through `texts`. A function called by a name the run assembles from
+    /// pieces is the one call this misses; the library's own evaluation
+    /// still judges what the changed function does. The reason, or why not.
+    pub fn sourced_change(&self, script: &str, sourced: &BTreeSet<String>, others: &[&str], texts: &mut SourceGraph) -> Result<String, String> {
+        let mut untouched = Vec::new();
+        for lib in sourced.iter().filter(|s| self.files.contains(*s)) {
+            let Some(Some(functions)) = self.functions.get(lib) else { return Ok(format!("{script} sources {lib}, which changed")) };
+            if functions.is_empty() {
+                untouched.push(format!("{lib} changed in comments or blank lines only"));
+                continue;
+            }
+            let files = std::iter::once(script).chain(sourced.iter().map(String::as_str)).chain(others.iter().copied());
+            for file in files.filter(|f| *f != lib) {
+                if let Some(name) = library::named(&texts.text(file), functions) {
+                    return Ok(format!("{script} sources {lib}, whose function {name} changed, and {file} names it"));
+                }
+            }
+            let names: Vec<&str> = functions.iter().map(String::as_str).collect();
+            untouched.push(format!("it sources {lib}, whose changed functions ({}) none of its files names", names.join(", ")));
+        }
+        Err(untouched.join("; "))
     }
 }
 
@@ -246,11 +289,24 @@ fn normalise(path: &Path) -> Option<String> {
 pub struct SourceGraph<'r> {
     root: &'r Path,
     direct: BTreeMap<String, BTreeSet<String>>,
+    texts: BTreeMap<String, std::rc::Rc<str>>,
 }
 
 impl<'r> SourceGraph<'r> {
     pub fn new(root: &'r Path) -> Self {
-        SourceGraph { root, direct: BTreeMap::new() }
+        SourceGraph { root, direct: BTreeMap::new(), texts: BTreeMap::new() }
+    }
+
+    /// The text of the checkout's file `path` (its first 4 MiB; empty when unreadable).
+    pub fn text(&mut self, path: &str) -> std::rc::Rc<str> {
+        let root = self.root;
+        self.texts
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let bytes = std::fs::read(root.join(path)).unwrap_or_default();
+                String::from_utf8_lossy(&bytes[..bytes.len().min(4 << 20)]).into()
+            })
+            .clone()
     }
 
     /// Every file `script` sources, directly or through another (at most 64).
@@ -261,12 +317,11 @@ impl<'r> SourceGraph<'r> {
             if seen.len() > 64 {
                 break;
             }
-            let root = self.root;
-            let direct = self.direct.entry(s.clone()).or_insert_with(|| {
-                let text = std::fs::read(root.join(&s)).map(|b| String::from_utf8_lossy(&b[..b.len().min(4 << 20)]).into_owned()).unwrap_or_default();
-                sourced(&s, &text).into_iter().collect()
-            });
-            for d in direct.clone() {
+            if !self.direct.contains_key(&s) {
+                let text = self.text(&s);
+                self.direct.insert(s.clone(), sourced(&s, &text).into_iter().collect());
+            }
+            for d in self.direct[&s].clone() {
                 if seen.insert(d.clone()) {
                     stack.push(d);
                 }
@@ -280,6 +335,9 @@ impl<'r> SourceGraph<'r> {
 pub struct Selection {
     /// Index into the jobs -> why it is judged.
     pub selected: BTreeMap<usize, String>,
+    /// Index into the jobs -> why a job that sources a changed library is
+    /// not: the library changed only in functions it never names.
+    pub unselected: BTreeMap<usize, String>,
 }
 
 impl Selection {
@@ -294,7 +352,8 @@ impl Selection {
         for job in self.selected.keys().filter_map(|i| jobs.get(*i)) {
             let leftover = job.job.id == crate::jobs::repository::LEFTOVER;
             for file in job.files.iter().filter(|f| f.kind == crate::evidence::FileKind::Script) {
-                if !leftover || changes.files.contains(&file.path) || graph.closure(&file.path).iter().any(|s| changes.files.contains(s)) {
+                let sourced = if leftover && !changes.files.contains(&file.path) { graph.closure(&file.path) } else { BTreeSet::new() };
+                if !leftover || changes.files.contains(&file.path) || changes.sourced_change(&file.path, &sourced, &[], &mut graph).is_ok() {
                     out.insert(file.path.clone());
                 }
             }
@@ -322,8 +381,10 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
     let mut graph = SourceGraph::new(root);
     let changed_waivers: Vec<&FileEvidence> = sources.iter().filter(|f| f.waiver.is_some() && changes.files.contains(&f.path)).collect();
     let mut selected = BTreeMap::new();
+    let mut unselected = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
         let mut why = None;
+        let mut unchanged = None;
         for view in &job.files {
             let path = view.path.as_str();
             if let Some(ranges) = changed_entries.get(path) {
@@ -347,22 +408,34 @@ pub fn select(root: &Path, jobs: &[AuditedJob], sources: &[FileEvidence], change
                 why = Some(format!("{changed}, which the runner of its entry runs, changed"));
                 break;
             }
-            if view.kind == crate::evidence::FileKind::Script
-                && let Some(lib) = graph.closure(path).into_iter().find(|s| changes.files.contains(s))
-            {
-                why = Some(format!("{path} sources {lib}, which changed"));
-                break;
+            if view.kind == crate::evidence::FileKind::Script {
+                let sourced = graph.closure(path);
+                let others: Vec<&str> = job.files.iter().map(|f| f.path.as_str()).chain(runners.iter().map(String::as_str)).collect();
+                match changes.sourced_change(path, &sourced, &others, &mut graph) {
+                    Ok(reason) => {
+                        why = Some(reason);
+                        break;
+                    }
+                    Err(untouched) if !untouched.is_empty() => unchanged = Some(untouched),
+                    Err(_) => {}
+                }
             }
             if let Some(w) = changed_waivers.iter().find(|w| w.waiver.as_ref().is_some_and(|w| w.names(path))) {
                 why = Some(format!("the waiver {} naming {path} changed", w.path));
                 break;
             }
         }
-        if let Some(why) = why {
-            selected.insert(i, why);
+        match (why, unchanged) {
+            (Some(why), _) => {
+                selected.insert(i, why);
+            }
+            (None, Some(untouched)) => {
+                unselected.insert(i, untouched);
+            }
+            (None, None) => {}
         }
     }
-    Selection { selected }
+    Selection { selected, unselected }
 }
 
 #[cfg(test)]

@@ -176,8 +176,7 @@ fn multi_node_targets(files: &[FileEvidence], groups: &mut [EntryGroup]) {
         return;
     }
     let launchers = runners::Launchers::of(files);
-    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
-    let tree = crate::evidence::shell::evaluated::TreeFiles::new(texts);
+    let tree = runners::tree_of(files);
     for group in groups.iter_mut().filter(|g| needs(g)) {
         let runs = launchers.runs(&group.entry.meta, group.scenario.scenario, &group.spec_decoding);
         group.runs = launchers.targets(&runs, &tree);

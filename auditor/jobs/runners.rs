@@ -167,14 +167,10 @@ impl<'f> Launchers<'f> {
     /// (`bash benchmarks/multi_node/${SCRIPT_NAME}`), by their paths in
     /// the input, from the evaluation of each run.
     pub fn targets(&self, runs: &[RunnerRun], tree: &TreeFiles) -> Vec<String> {
-        let by_path: BTreeMap<&str, &FileEvidence> = self.scripts.values().map(|f| (f.path.as_str(), *f)).collect();
         let files = TargetFiles(tree);
         let mut out: Vec<String> = Vec::new();
         for run in runs {
-            let Some(f) = by_path.get(run.launcher.as_str()) else { continue };
-            let Some(text) = f.script.as_deref() else { continue };
-            let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
-            let e = evaluation(&file, text, &run.env, &files);
+            let Some((_, e)) = self.evaluate_run(run, &files) else { continue };
             for path in in_tree_reached(&e) {
                 // Files of the input only: not those the launcher itself wrote.
                 let in_input = tree.read(&format!("{MOUNT}/{path}")).is_some();
@@ -186,6 +182,15 @@ impl<'f> Launchers<'f> {
         out
     }
 
+    /// Evaluate one run's launcher, reading `files`: the launcher and what it did.
+    fn evaluate_run(&self, run: &RunnerRun, files: &dyn Files) -> Option<(FileRef, Evaluation)> {
+        let f = self.scripts.values().find(|f| f.path == run.launcher)?;
+        let text = f.script.as_deref()?;
+        let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
+        let e = evaluation(&file, text, &run.env, files);
+        Some((file, e))
+    }
+
     /// The launcher paths of a label.
     pub fn paths(&self, label: &str) -> Vec<String> {
         self.for_label(label).into_iter().map(|(f, _)| f.path.clone()).collect()
@@ -194,16 +199,12 @@ impl<'f> Launchers<'f> {
     /// Evaluate each run: the images its containers start.
     fn evaluate(&self, runs: &[RunnerRun], tree: &TreeFiles) -> BTreeMap<RunnerRun, Vec<StartedImage>> {
         use rayon::prelude::*;
-        let by_path: BTreeMap<&str, &FileEvidence> = self.scripts.values().map(|f| (f.path.as_str(), *f)).collect();
         let files = RunnerFiles(tree);
         let work = || -> Vec<(RunnerRun, Vec<StartedImage>)> {
             runs.par_iter()
                 .with_max_len(1)
                 .filter_map(|run| {
-                    let f = by_path.get(run.launcher.as_str())?;
-                    let text = f.script.clone()?;
-                    let file = FileRef { path: f.path.clone(), artifact: f.artifact.clone() };
-                    let e = evaluation(&file, &text, &run.env, &files);
+                    let (file, e) = self.evaluate_run(run, &files)?;
                     let image = run.env.get("IMAGE").map(String::as_str).unwrap_or_default();
                     Some((run.clone(), started(&file, &e, image)))
                 })
@@ -223,8 +224,12 @@ pub fn reach_of(files: &[FileEvidence]) -> Reach {
     if launchers.scripts.is_empty() {
         return Reach::new();
     }
-    let texts: Vec<(&str, &str)> = files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))).collect();
-    launchers.reach(&TreeFiles::new(texts))
+    launchers.reach(&tree_of(files))
+}
+
+/// The input's files as a run sees them: each one's script, or its text.
+pub fn tree_of(files: &[FileEvidence]) -> TreeFiles<'_> {
+    TreeFiles::new(files.iter().filter_map(|f| Some((f.path.as_str(), f.script.as_deref().or(f.text.as_deref())?))))
 }
 
 /// Fill in the images the runners start for the master-config entries

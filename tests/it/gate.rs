@@ -173,6 +173,42 @@ fn changed_since_judges_only_the_jobs_of_changed_files_and_lists_the_rest_as_ski
     assert!(judged(&report).iter().any(|j| j == "benchmarks/single_node/d_fp8_h100.sh"), "{:?}", judged(&report));
 }
 
+/// A library edited inside one function changes what the scripts calling
+/// it run, not what every script sourcing it runs: those are judged, the
+/// others skipped with the function named; an edit at the library's top
+/// level reaches them all.
+#[test]
+fn changed_since_a_library_function_judges_the_scripts_that_call_it() {
+    let dir = repo();
+    let root = s(dir.path());
+    let lib = "benchmarks/benchmark_lib.sh";
+    let library = |replay: &str, top: &str| format!("run_eval() {{ :; }}\n{top}replay() {{\n    {replay}\n}}\n");
+    let d = "benchmarks/single_node/d_fp8_h100.sh";
+    write_tree(dir.path(), &[(lib, &library("echo replay", "")), (d, &SCRIPT.replace("python3 -m", "replay\npython3 -m"))]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "replay"]);
+
+    std::fs::write(dir.path().join(lib), library("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", "")).unwrap();
+    let out = auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"]);
+    let report = json(&out);
+    let ids = judged(&report);
+    assert!(ids.iter().any(|j| j == d) && ids.iter().any(|j| *j == format!("{d} (eval-only)")), "{ids:?}");
+    assert!(!ids.iter().any(|j| j.contains("a_fp8_h100") || j.contains("b_fp8_h100")), "{ids:?}");
+    let a = report["jobs"].as_array().unwrap().iter().find(|j| j["id"] == "benchmarks/single_node/a_fp8_h100.sh").unwrap();
+    let why = a["skipped"].as_str().unwrap();
+    assert!(why.contains(&format!("it sources {lib}, whose changed functions (replay) none of its files names")), "{why}");
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let errors = counted_errors(&report);
+    assert!(errors.iter().any(|f| f["job"] == d && f["evidence"][0]["file"] == lib && f["evidence"][0]["line"] == 3), "{errors:?}");
+
+    // The same edit with a top-level line beside it: every script sourcing the library runs it.
+    std::fs::write(dir.path().join(lib), library("export SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1", "PORT=8001\n")).unwrap();
+    let ids = judged(&json(&auditor(&["audit", root, "--changed-since", "HEAD", "--format", "json"])));
+    for script in ["a_fp8_h100", "b_fp8_h100", "d_fp8_h100"] {
+        assert!(ids.iter().any(|j| j.contains(script)), "{script}: {ids:?}");
+    }
+}
+
 #[test]
 fn changed_since_a_master_config_entry_judges_that_entry_only() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,7 @@ pub mod evaluated;
 pub mod expand;
 pub mod installer;
 pub mod interp;
+pub mod library;
 pub mod log_commands;
 pub mod prompt;
 pub mod read_loop;
