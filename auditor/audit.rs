@@ -197,7 +197,7 @@ fn assemble(bundle: &mut Bundle, files: Vec<FileEvidence>, options: &ReadOptions
         retired.extend(more);
         active = rest;
     }
-    let (mut jobs, sources) = match repository::group_with(&active, reach) {
+    let (jobs, sources) = match repository::group_with(&active, reach) {
         Some(repo) if jobs.is_empty() => {
             skip(bundle, &retired, |path| {
                 let why = if is_retired(path) { "it is under a deprecated/ directory" } else { "only retired master configs run it" };
@@ -213,6 +213,7 @@ fn assemble(bundle: &mut Bundle, files: Vec<FileEvidence>, options: &ReadOptions
             (by_artifact(bundle, jobs, &assignment, files), Vec::new())
         }
     };
+    let mut jobs: Vec<AuditedJob> = jobs.into_iter().flat_map(crate::facts::paths::split).collect();
     for job in &mut jobs {
         let hints = hints(&job.files);
         jobs::apply_hints(&mut job.job, &hints);

@@ -7,6 +7,7 @@
 //! place it was read from; [`simulation`] decides whether the engine
 //! simulates acceptance; [`view`] renders it all for `auditor evidence`.
 
+pub mod paths;
 pub mod simulation;
 pub mod view;
 

@@ -324,6 +324,7 @@ mod tests {
             args_at: Vec::new(),
             branches: Vec::new(),
             open: Vec::new(),
+            path: Vec::new(),
         };
         parse(&command).unwrap()
     }

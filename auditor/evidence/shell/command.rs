@@ -30,6 +30,27 @@ pub struct Command {
     /// such a word may hold any number of them.
     #[serde(skip)]
     pub open: Vec<usize>,
+    /// The conditions the path that runs it assumed, where only the run
+    /// decides them: two launches whose paths took opposite arms of one
+    /// condition never run in the same job ([`crate::facts::paths`]).
+    #[serde(skip)]
+    pub path: Vec<Assumed>,
+}
+
+/// A condition a path assumed: where it is written, its text, the arm taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assumed {
+    pub file: String,
+    pub line: u64,
+    pub condition: String,
+    pub held: bool,
+}
+
+impl Assumed {
+    /// Whether two paths took opposite arms of this condition.
+    pub fn excludes(&self, other: &Assumed) -> bool {
+        self.file == other.file && self.line == other.line && self.condition == other.condition && self.held != other.held
+    }
 }
 
 impl Command {
@@ -99,6 +120,7 @@ mod tests {
     #[test]
     fn engines() {
         let cmd = |argv: &[&str]| Command {
+            path: Vec::new(),
             argv: argv.iter().map(|s| s.to_string()).collect(),
             gate: Gate::Always,
             provenance: Provenance::at_line(&FileRef::default(), 1, 0, ""),

@@ -9,7 +9,7 @@ use crate::evidence::env::{EnvAssignment, EnvOrigin, Scope};
 use crate::evidence::gate::Gate;
 use crate::evidence::provenance::{FileRef, Provenance};
 use crate::evidence::shell::actions::{ActionScanner, ScriptAction};
-use crate::evidence::shell::command::{self, Command};
+use crate::evidence::shell::command::{self, Assumed, Command};
 use crate::evidence::shell::installer;
 use crate::evidence::shell::interp::value::{Piece, Place, Str};
 use crate::evidence::shell::interp::{self, CallKind, Evaluation, Files, How, Inputs, Limits};
@@ -315,7 +315,18 @@ fn items(file: &FileRef, e: &Evaluation, called_elsewhere: &std::collections::BT
         if command::launch_of(&argv).is_some() {
             let args_at = x.argv.iter().map(|a| provenance(file, e, a.first_place().filter(|p| p.line > 0).unwrap_or(x.ctx.at))).collect();
             let open = x.argv.iter().enumerate().filter(|(_, a)| a.first_place().is_none() && !a.is_empty()).map(|(i, _)| i).collect();
-            seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new(), open })));
+            let path = x
+                .ctx
+                .marks
+                .iter()
+                .map(|m| Assumed {
+                    file: bundle_path(file, e, m.at).unwrap_or(&file.path).to_string(),
+                    line: m.at.line as u64,
+                    condition: m.text.to_string(),
+                    held: m.held,
+                })
+                .collect();
+            seq.push((x.ctx.order, Item::Launch(Command { argv, gate: Gate::Always, provenance: at, args_at, branches: Vec::new(), open, path })));
         }
     }
     // A container launcher's own options (`docker run -v …`, `srun

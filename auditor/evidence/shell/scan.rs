@@ -1225,7 +1225,7 @@ impl ShellScanner {
             let argv = texts(&args);
             let branches = args.iter().map(|a| a.branch.clone()).collect();
             let args_at = args.into_iter().map(|a| a.at).collect();
-            let command = Command { argv, gate, provenance: self.at(line, base, argv_words), args_at, branches, open: Vec::new() };
+            let command = Command { argv, gate, provenance: self.at(line, base, argv_words), args_at, branches, open: Vec::new(), path: Vec::new() };
             if command.engine().is_some() {
                 self.commands.push(command);
             }

@@ -943,7 +943,9 @@ impl Interp<'_> {
             return first;
         }
         let all: Vec<&World> = std::iter::once(&first).chain(rest.iter()).collect();
-        let globals = join_vars(all.iter().map(|w| &w.globals).collect(), first.open, at);
+        self.joins += 1;
+        let mut join = Join { id: self.joins, at, marks: Rc::new(all.iter().map(|w| w.marks.clone()).collect()), names: Vec::new() };
+        let globals = join_vars(all.iter().map(|w| &w.globals).collect(), first.open, &mut join);
         // Paths at one statement are at one call depth: each frame's locals join too.
         let mut frames = first.frames.clone();
         if all.iter().all(|w| w.frames.len() == frames.len()) {
@@ -952,7 +954,7 @@ impl Interp<'_> {
                     all.iter().map(|w| w.frames[i].locals.iter().filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect()).collect();
                 let unset: std::collections::BTreeSet<&String> =
                     all.iter().flat_map(|w| w.frames[i].locals.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| k)).collect();
-                let joined = join_vars(locals.iter().collect(), false, at);
+                let joined = join_vars(locals.iter().collect(), false, &mut join);
                 let mut merged: imbl::OrdMap<String, Option<super::state::Var>> = joined.into_iter().map(|(k, v)| (k, Some(v))).collect();
                 for name in unset {
                     merged.entry(name.clone()).or_insert(None);
@@ -972,6 +974,8 @@ impl Interp<'_> {
         }
         first.globals = globals;
         first.frames = frames;
+        // Older alternatives of the joined paths no longer say which path is which.
+        first.alternatives = join.names;
         first.cwd = Str::one_of(cwds, at);
         first.status = join_status(&statuses);
         if outs.iter().all(Option::is_some) {
@@ -998,7 +1002,23 @@ impl Interp<'_> {
 
 /// Variables of several paths as one: where they differ, "one of" their
 /// values (an undetermined array where one of them is an array).
-fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, at: Place) -> imbl::OrdMap<String, super::state::Var> {
+/// One join of paths: what the variables they disagree on as arrays keep.
+struct Join {
+    id: u32,
+    at: Place,
+    /// Each path's conditions.
+    marks: Rc<Vec<Vec<Mark>>>,
+    /// The arrays given [`super::state::Alternatives`].
+    names: Vec<(String, Rc<super::state::Alternatives>)>,
+}
+
+/// Most paths a join keeps each one's arrays of ([`super::state::Alternatives`]),
+/// and most distinct values of one array it keeps.
+const MAX_JOINED: usize = 64;
+const MAX_ALTERNATIVES: usize = 8;
+
+fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, join: &mut Join) -> imbl::OrdMap<String, super::state::Var> {
+    let at = join.at;
     use imbl::ordmap::DiffItem;
     let first = maps[0];
     // Paths share most of their variables (and the map's nodes): only the
@@ -1019,6 +1039,20 @@ fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, at
         let absent = open.then(|| super::state::Value::Scalar(Str::unknown(Why::Input(name.clone()), at, format!("${name}"))));
         let values: Vec<Option<&super::state::Value>> = vars.iter().map(|v| v.map_or(absent.as_ref(), |v| v.value.as_ref())).collect();
         var.value = Some(join_values(&values, name, at));
+        // An array the paths disagree on: each path's value kept, for the command that uses it.
+        let array = values.iter().any(|v| matches!(v, Some(super::state::Value::Indexed(_) | super::state::Value::Assoc(_))));
+        let undetermined = values.iter().any(|v| matches!(v, Some(super::state::Value::Undetermined(_))));
+        let mut distinct: Vec<&Option<&super::state::Value>> = Vec::new();
+        for v in &values {
+            if !distinct.contains(&v) {
+                distinct.push(v);
+            }
+        }
+        if array && !undetermined && values.len() <= MAX_JOINED && distinct.len() <= MAX_ALTERNATIVES {
+            let options = values.iter().map(|v| v.cloned()).collect();
+            let alternatives = super::state::Alternatives { join: join.id, joined: var.value.clone(), options, marks: Rc::clone(&join.marks) };
+            join.names.push((name.clone(), Rc::new(alternatives)));
+        }
         out.insert(name.clone(), var);
     }
     out
@@ -1033,7 +1067,7 @@ fn join_elements<K: Ord + Clone>(maps: &[&std::collections::BTreeMap<K, Str>], a
 
 /// Values of several paths as one: arrays with the same indices element by
 /// element, scalars "one of", anything else an undetermined array.
-fn join_values(values: &[Option<&super::state::Value>], name: &str, at: Place) -> super::state::Value {
+pub(super) fn join_values(values: &[Option<&super::state::Value>], name: &str, at: Place) -> super::state::Value {
     use super::state::Value;
     let indexed: Option<Vec<&std::collections::BTreeMap<i64, Str>>> = values
         .iter()

@@ -315,6 +315,8 @@ pub(crate) struct Interp<'a> {
     at: Place,
     /// Events so far (their order).
     order: usize,
+    /// Joins of paths so far (each one's id).
+    joins: u32,
     /// Next `/dev/fd/N` a process substitution names.
     next_fd: u32,
     /// A bound tripped already on this evaluation (reported once per kind).
@@ -355,6 +357,7 @@ impl<'a> Interp<'a> {
             nesting: 0,
             at: Place::default(),
             order: 0,
+            joins: 0,
             next_fd: 63,
             tripped: Default::default(),
             checking: 0,

@@ -15,6 +15,56 @@ fn is_declaration(name: &str) -> bool {
 }
 
 impl Interp<'_> {
+    /// An assignment naming arrays a join kept each path's value of
+    /// ([`super::state::Alternatives`]), made once per path and kept in
+    /// one: what it assigns is joined, each path's value kept under the
+    /// same join. `None` when it names none, or a path of it forks.
+    fn assign_per_alternative(&mut self, w: &World, cmd: &ast::SimpleCommand, text: &str) -> Option<World> {
+        let named = w.named_alternatives(text);
+        let join = named.first()?.1.join;
+        let group: Vec<(String, std::rc::Rc<super::state::Alternatives>)> = named.into_iter().filter(|(_, a)| a.join == join).cloned().collect();
+        let (first, marks) = (&group[0].1, std::rc::Rc::clone(&group[0].1.marks));
+        let mut results: Vec<World> = Vec::with_capacity(first.options.len());
+        for k in 0..first.options.len() {
+            let mut path = w.clone();
+            path.alternatives.retain(|(n, _)| !group.iter().any(|(g, _)| g == n));
+            for (name, alts) in &group {
+                path.set_value(name, alts.options.get(k).cloned().flatten());
+            }
+            self.steps -= 1;
+            let mut out = self.run_simple(path, cmd);
+            if out.len() != 1 {
+                return None;
+            }
+            results.push(out.pop().expect("one path"));
+        }
+        let assigned: Vec<String> = cmd
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .filter_map(|item| match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(a, _) => Some(match &a.name {
+                    AssignmentName::VariableName(n) | AssignmentName::ArrayElementName(n, _) => n.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        let mut out = results[0].clone();
+        out.alternatives = w.alternatives.iter().filter(|(n, _)| !assigned.contains(n)).cloned().collect();
+        for (name, alts) in &group {
+            out.set_value(name, alts.joined.clone());
+        }
+        for name in assigned {
+            let values: Vec<Option<Value>> = results.iter().map(|r| r.get_raw(&name).and_then(|v| v.value.clone())).collect();
+            let refs: Vec<Option<&Value>> = values.iter().map(Option::as_ref).collect();
+            let joined = super::exec::join_values(&refs, &name, self.at);
+            out.set_value(&name, Some(joined.clone()));
+            let alternatives = super::state::Alternatives { join, joined: Some(joined), options: values, marks: std::rc::Rc::clone(&marks) };
+            out.alternatives.push((name, std::rc::Rc::new(alternatives)));
+        }
+        Some(out)
+    }
+
     pub(super) fn run_simple(&mut self, w: World, cmd: &ast::SimpleCommand) -> Vec<World> {
         self.at = self.place_of(cmd);
         self.steps += 1;
@@ -23,6 +73,23 @@ impl Interp<'_> {
             let mut w = w;
             w.flow = super::state::Flow::Exit;
             return vec![w];
+        }
+        // A command of the script itself that uses an array joined paths
+        // disagree on runs once per path again; an assignment keeps the
+        // path joined, the array it makes holding each path's value (a
+        // library's helpers, with their retry loops, keep the joined value:
+        // splitting there would multiply the paths at every pass).
+        if !w.alternatives.is_empty() && self.at.file == 0 {
+            let text = cmd.to_string();
+            if cmd.word_or_name.is_none()
+                && let Some(w) = self.assign_per_alternative(&w, cmd, &text)
+            {
+                return vec![w];
+            }
+            if let Some(worlds) = w.split_alternatives(&text) {
+                self.steps -= 1;
+                return worlds.into_iter().flat_map(|w| self.run_simple(w, cmd)).collect();
+            }
         }
         let mut w = w;
         // Alias expansion of the command word. Bash expands aliases as it

@@ -70,6 +70,23 @@ pub enum Value {
     Undetermined(Str),
 }
 
+/// What each path joined into one held, for an array they disagreed on:
+/// a command that names it runs once per path again
+/// ([`World::split_alternatives`]), every array of the same join taking
+/// that path's value and the path its conditions back.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Alternatives {
+    /// Which join made it: arrays of one join split together.
+    pub join: u32,
+    /// The value the join gave: while the variable still holds it, nothing
+    /// assigned it since.
+    pub joined: Option<Value>,
+    /// Path k's value (`None`: unset there).
+    pub options: Vec<Option<Value>>,
+    /// Path k's conditions.
+    pub marks: Rc<Vec<Vec<Mark>>>,
+}
+
 impl Value {
     /// The value `$NAME` gives: a scalar, or element 0 of an array.
     pub fn scalar(&self) -> Option<&Str> {
@@ -248,6 +265,9 @@ pub struct World {
     /// What each outcome of the last test tells of an input variable,
     /// for the fork that follows it: (held, failed).
     pub assumed: Option<Box<(Fact, Fact)>>,
+    /// Arrays joined paths disagreed on, by name, with each path's value
+    /// (stale once the variable is assigned again).
+    pub alternatives: Vec<(String, Rc<Alternatives>)>,
 }
 
 /// What taking one arm of a test tells of an input variable.
@@ -289,6 +309,69 @@ impl World {
             marks: Vec::new(),
             excluded: OrdMap::new(),
             assumed: None,
+            alternatives: Vec::new(),
+        }
+    }
+
+    /// The arrays of [`World::alternatives`] that `text`, a command, names
+    /// and that still hold what the join gave them.
+    pub fn named_alternatives(&self, text: &str) -> Vec<&(String, Rc<Alternatives>)> {
+        let word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+        let names = |name: &str| {
+            text.match_indices(name).any(|(i, _)| {
+                let before = i.checked_sub(1).and_then(|j| text.as_bytes().get(j)).copied();
+                let after = text.as_bytes().get(i + name.len()).copied();
+                !before.is_some_and(word_byte) && !after.is_some_and(word_byte)
+            })
+        };
+        self.alternatives.iter().filter(|(name, alts)| names(name) && self.get_raw(name).and_then(|v| v.value.as_ref()) == alts.joined.as_ref()).collect()
+    }
+
+    /// This path split back into the paths a join made one, for a command
+    /// (`text`) that names a variable they disagreed on as arrays: each
+    /// with its own values of that join's variables, and its conditions.
+    /// `None` when the command names none.
+    pub fn split_alternatives(&self, text: &str) -> Option<Vec<World>> {
+        let named = self.named_alternatives(text);
+        let join = named.first()?.1.join;
+        let group: Vec<&(String, Rc<Alternatives>)> = named.into_iter().filter(|(_, a)| a.join == join).collect();
+        // Paths that held the same values make one: the conditions they all assumed kept.
+        let mut combos: Vec<(Vec<Option<Value>>, Vec<Mark>)> = Vec::new();
+        for k in 0..group[0].1.options.len() {
+            let values: Vec<Option<Value>> = group.iter().map(|(_, a)| a.options.get(k).cloned().flatten()).collect();
+            let marks = group[0].1.marks.get(k).cloned().unwrap_or_default();
+            match combos.iter_mut().find(|(v, _)| *v == values) {
+                Some((_, common)) => common.retain(|m| marks.contains(m)),
+                None => combos.push((values, marks)),
+            }
+        }
+        let mut out = Vec::with_capacity(combos.len());
+        for (values, marks) in combos {
+            let mut w = self.clone();
+            w.alternatives.retain(|(n, _)| !group.iter().any(|(g, _)| g == n));
+            for ((name, _), value) in group.iter().zip(values) {
+                w.set_value(name, value);
+            }
+            for mark in marks {
+                if !w.marks.contains(&mark) {
+                    w.marks.push(mark);
+                }
+            }
+            out.push(w);
+        }
+        Some(out)
+    }
+
+    /// Set the value of `name` where it lives, its attributes kept.
+    pub fn set_value(&mut self, name: &str, value: Option<Value>) {
+        if let Some(i) = self.frames.iter().rposition(|f| f.locals.contains_key(name)) {
+            if let Some(Some(var)) = self.frames[i].locals.get_mut(name) {
+                var.value = value;
+            }
+            return;
+        }
+        if let Some(var) = self.globals.get_mut(name) {
+            var.value = value;
         }
     }
 

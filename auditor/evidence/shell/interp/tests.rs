@@ -442,3 +442,27 @@ fn container_words_the_run_decides_are_options_before_the_image() {
     let (image, ran) = image_of(&format!("I=$(pick_image)\ndocker run --rm -v /a:/b \"$I\" {launch}"));
     assert_eq!((image.as_str(), ran), ("$(pick_image)", vec![launch.to_string()]));
 }
+
+/// Paths joined past the bound keep the arrays they disagree on: a launch
+/// that uses them runs once per path again, each array with the value its
+/// path gave it, never one path's with another's.
+#[test]
+fn arrays_paths_disagree_on_split_again_where_a_command_uses_them() {
+    let many: String = (1..=4).map(|i| format!("if [ -f /a{i} ]; then V{i}=1; fi\n")).collect();
+    let script = format!(
+        "if [ -f /dcp ]; then D=(--dcp 4); S=(--spec 3); else D=(); S=(--spec 4 --al 3.24); fi\n{many}CMD=(python3 -m sglang.launch_server \"${{D[@]}}\" \"${{S[@]}}\")\n\"${{CMD[@]}}\"\n"
+    );
+    let e = run(&script);
+    let mut argv: Vec<String> = launches(&e, FLAG).into_iter().map(|(a, _)| a).collect();
+    argv.sort();
+    argv.dedup();
+    assert_eq!(argv, vec!["python3 -m sglang.launch_server --dcp 4 --spec 3", "python3 -m sglang.launch_server --spec 4 --al 3.24"]);
+    // Each launch keeps the condition of its arm.
+    let held: Vec<Vec<bool>> = e
+        .execs
+        .iter()
+        .map(|x| x.ctx.marks.iter().filter(|m| m.text.contains("/dcp")).map(|m| m.held).collect())
+        .filter(|h: &Vec<bool>| !h.is_empty())
+        .collect();
+    assert!(held.contains(&vec![true]) && held.contains(&vec![false]), "{held:?}");
+}
