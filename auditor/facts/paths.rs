@@ -63,6 +63,13 @@ pub fn split(job: AuditedJob) -> Vec<AuditedJob> {
             let mut path = job.clone();
             for file in &mut path.files {
                 file.commands.retain(|c| c.launch().is_none() || kept.contains(&c.argv));
+                // What the files do to files and packages is judged alike
+                // whichever path launches (engine-patch, arch-override): once,
+                // in the first path, not copied into every other.
+                if k > 0 {
+                    file.actions = Vec::new();
+                    file.signatures = Vec::new();
+                }
             }
             path.job.id = format!("{} [path {} of {count}]", job.job.id, k + 1);
             let first = path.files.iter().flat_map(|f| f.commands.iter()).find(|c| c.launch().is_some());
