@@ -55,6 +55,25 @@ pub fn split(job: AuditedJob) -> Vec<AuditedJob> {
         return vec![job];
     }
     let argvs: Vec<Vec<Vec<String>>> = sets.iter().map(|set| set.iter().map(|i| launches[*i].0.clone()).collect()).collect();
+    // What sets each path apart: the arms its launches took that another path's did not.
+    let arms: Vec<String> = sets
+        .iter()
+        .map(|set| {
+            let mut own: Vec<&crate::evidence::shell::command::Assumed> = Vec::new();
+            for a in set.iter().flat_map(|i| launches[*i].1.iter().copied()) {
+                if !own.contains(&a) {
+                    own.push(a);
+                }
+            }
+            let apart: Vec<String> = own
+                .iter()
+                .filter(|a| launches.iter().any(|(_, other)| other.iter().any(|b| a.excludes(b))))
+                .take(3)
+                .map(|a| format!("`{}` {} (line {})", a.condition, if a.held { "held" } else { "failed" }, a.line))
+                .collect();
+            if apart.is_empty() { String::new() } else { format!(", where {}", apart.join(", ")) }
+        })
+        .collect();
     let count = argvs.len();
     argvs
         .into_iter()
@@ -74,7 +93,7 @@ pub fn split(job: AuditedJob) -> Vec<AuditedJob> {
             path.job.id = format!("{} [path {} of {count}]", job.job.id, k + 1);
             let first = path.files.iter().flat_map(|f| f.commands.iter()).find(|c| c.launch().is_some());
             if let Some(at) = first.and_then(|c| c.provenance.line.map(|l| format!("{}:{l}", c.provenance.file))) {
-                path.job.kind_reason.push_str(&format!("; one of {count} paths whose launches exclude each other: the one launching at {at}"));
+                path.job.kind_reason.push_str(&format!("; one of {count} paths whose launches exclude each other: the one launching at {at}{}", arms[k]));
             }
             path
         })
@@ -118,6 +137,7 @@ mod tests {
     fn launches_on_paths_that_exclude_each_other_are_jobs_of_their_own() {
         let jobs = split(job(vec![launch("2.88", &[(3, true)]), launch("3.99", &[(3, false)])]));
         assert_eq!(launched(&jobs), vec![("s.sh [path 1 of 2]".into(), vec!["2.88".into()]), ("s.sh [path 2 of 2]".into(), vec!["3.99".into()])]);
+        assert!(jobs[1].job.kind_reason.ends_with("the one launching at s.sh:5, where `[[ $X ]]` failed (line 3)"), "{}", jobs[1].job.kind_reason);
         // Two servers one path starts, or one launch both arms reach: one job.
         assert_eq!(split(job(vec![launch("2.88", &[(3, true)]), launch("3.99", &[(3, true), (4, false)])])).len(), 1);
         assert_eq!(split(job(vec![launch("2.88", &[(3, true)]), launch("2.88", &[(3, false)])])).len(), 1);
