@@ -117,15 +117,7 @@ pub fn changed_functions(old: &str, new: &str) -> Option<BTreeSet<String>> {
 /// The first of `names` that `text` names as a word (anywhere: a call, a
 /// string handed to `trap` or `eval`, a comment), or `None`.
 pub fn named<'n>(text: &str, names: &'n BTreeSet<String>) -> Option<&'n str> {
-    let word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    names.iter().map(String::as_str).find(|name| {
-        !name.is_empty()
-            && text.match_indices(name).any(|(i, _)| {
-                let before = text.as_bytes().get(i.wrapping_sub(1)).copied().filter(|_| i > 0);
-                let after = text.as_bytes().get(i + name.len()).copied();
-                !before.is_some_and(word_byte) && !after.is_some_and(word_byte)
-            })
-    })
+    names.iter().map(String::as_str).find(|name| syntax::names_word(text, name))
 }
 
 #[cfg(test)]

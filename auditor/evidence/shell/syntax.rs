@@ -142,6 +142,17 @@ fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// Whether `text` holds `name` as a whole word, not inside a longer name
+/// (`run_eval` in `x=$(run_eval)`, not in `run_eval_helper`).
+pub fn names_word(text: &str, name: &str) -> bool {
+    !name.is_empty()
+        && text.match_indices(name).any(|(i, _)| {
+            let before = i.checked_sub(1).map(|j| text.as_bytes()[j]);
+            let after = text.as_bytes().get(i + name.len()).copied();
+            !before.is_some_and(is_word_byte) && !after.is_some_and(is_word_byte)
+        })
+}
+
 /// Run `f` on a thread with a [`STACK`]-sized stack (reserved, not
 /// committed: only what the recursion touches is used). `None` if the
 /// thread could not be started or `f` panicked.

@@ -1000,8 +1000,6 @@ impl Interp<'_> {
     }
 }
 
-/// Variables of several paths as one: where they differ, "one of" their
-/// values (an undetermined array where one of them is an array).
 /// One join of paths: what the variables they disagree on as arrays keep.
 struct Join {
     id: u32,
@@ -1017,6 +1015,9 @@ struct Join {
 const MAX_JOINED: usize = 64;
 const MAX_ALTERNATIVES: usize = 8;
 
+/// Variables of several paths as one: where they differ, "one of" their
+/// values (an undetermined array where one of them is an array), and each
+/// path's value of the arrays they disagree on kept in `join`.
 fn join_vars(maps: Vec<&imbl::OrdMap<String, super::state::Var>>, open: bool, join: &mut Join) -> imbl::OrdMap<String, super::state::Var> {
     let at = join.at;
     use imbl::ordmap::DiffItem;

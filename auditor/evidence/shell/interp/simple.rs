@@ -20,17 +20,11 @@ impl Interp<'_> {
     /// one: what it assigns is joined, each path's value kept under the
     /// same join. `None` when it names none, or a path of it forks.
     fn assign_per_alternative(&mut self, w: &World, cmd: &ast::SimpleCommand, text: &str) -> Option<World> {
-        let named = w.named_alternatives(text);
-        let join = named.first()?.1.join;
-        let group: Vec<(String, std::rc::Rc<super::state::Alternatives>)> = named.into_iter().filter(|(_, a)| a.join == join).cloned().collect();
-        let (first, marks) = (&group[0].1, std::rc::Rc::clone(&group[0].1.marks));
-        let mut results: Vec<World> = Vec::with_capacity(first.options.len());
-        for k in 0..first.options.len() {
-            let mut path = w.clone();
-            path.alternatives.retain(|(n, _)| !group.iter().any(|(g, _)| g == n));
-            for (name, alts) in &group {
-                path.set_value(name, alts.options.get(k).cloned().flatten());
-            }
+        let group = w.named_alternatives(text)?;
+        let (join, paths, marks) = (group[0].1.join, group[0].1.options.len(), std::rc::Rc::clone(&group[0].1.marks));
+        let mut results: Vec<World> = Vec::with_capacity(paths);
+        for k in 0..paths {
+            let path = w.with_values(&group, super::state::Alternatives::of_path(&group, k));
             self.steps -= 1;
             let mut out = self.run_simple(path, cmd);
             if out.len() != 1 {

@@ -87,6 +87,13 @@ pub struct Alternatives {
     pub marks: Rc<Vec<Vec<Mark>>>,
 }
 
+impl Alternatives {
+    /// Path k's value of each array of `group`.
+    pub fn of_path(group: &[(String, Rc<Alternatives>)], k: usize) -> Vec<Option<Value>> {
+        group.iter().map(|(_, a)| a.options.get(k).cloned().flatten()).collect()
+    }
+}
+
 impl Value {
     /// The value `$NAME` gives: a scalar, or element 0 of an array.
     pub fn scalar(&self) -> Option<&Str> {
@@ -314,17 +321,25 @@ impl World {
     }
 
     /// The arrays of [`World::alternatives`] that `text`, a command, names
-    /// and that still hold what the join gave them.
-    pub fn named_alternatives(&self, text: &str) -> Vec<&(String, Rc<Alternatives>)> {
-        let word_byte = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-        let names = |name: &str| {
-            text.match_indices(name).any(|(i, _)| {
-                let before = i.checked_sub(1).and_then(|j| text.as_bytes().get(j)).copied();
-                let after = text.as_bytes().get(i + name.len()).copied();
-                !before.is_some_and(word_byte) && !after.is_some_and(word_byte)
-            })
-        };
-        self.alternatives.iter().filter(|(name, alts)| names(name) && self.get_raw(name).and_then(|v| v.value.as_ref()) == alts.joined.as_ref()).collect()
+    /// and that still hold what the join gave them: those of the first join
+    /// it names (arrays of one join split together). `None` when it names none.
+    pub fn named_alternatives(&self, text: &str) -> Option<Vec<(String, Rc<Alternatives>)>> {
+        let current = |name: &str, alts: &Alternatives| self.get_raw(name).and_then(|v| v.value.as_ref()) == alts.joined.as_ref();
+        let named: Vec<&(String, Rc<Alternatives>)> =
+            self.alternatives.iter().filter(|(name, alts)| crate::evidence::shell::syntax::names_word(text, name) && current(name, alts)).collect();
+        let join = named.first()?.1.join;
+        Some(named.into_iter().filter(|(_, a)| a.join == join).cloned().collect())
+    }
+
+    /// This path with the arrays of `group` holding `values` (one each), no
+    /// longer alternatives.
+    pub fn with_values(&self, group: &[(String, Rc<Alternatives>)], values: Vec<Option<Value>>) -> World {
+        let mut w = self.clone();
+        w.alternatives.retain(|(n, _)| !group.iter().any(|(g, _)| g == n));
+        for ((name, _), value) in group.iter().zip(values) {
+            w.set_value(name, value);
+        }
+        w
     }
 
     /// This path split back into the paths a join made one, for a command
@@ -332,13 +347,11 @@ impl World {
     /// with its own values of that join's variables, and its conditions.
     /// `None` when the command names none.
     pub fn split_alternatives(&self, text: &str) -> Option<Vec<World>> {
-        let named = self.named_alternatives(text);
-        let join = named.first()?.1.join;
-        let group: Vec<&(String, Rc<Alternatives>)> = named.into_iter().filter(|(_, a)| a.join == join).collect();
+        let group = self.named_alternatives(text)?;
         // Paths that held the same values make one: the conditions they all assumed kept.
         let mut combos: Vec<(Vec<Option<Value>>, Vec<Mark>)> = Vec::new();
         for k in 0..group[0].1.options.len() {
-            let values: Vec<Option<Value>> = group.iter().map(|(_, a)| a.options.get(k).cloned().flatten()).collect();
+            let values = Alternatives::of_path(&group, k);
             let marks = group[0].1.marks.get(k).cloned().unwrap_or_default();
             match combos.iter_mut().find(|(v, _)| *v == values) {
                 Some((_, common)) => common.retain(|m| marks.contains(m)),
@@ -347,11 +360,7 @@ impl World {
         }
         let mut out = Vec::with_capacity(combos.len());
         for (values, marks) in combos {
-            let mut w = self.clone();
-            w.alternatives.retain(|(n, _)| !group.iter().any(|(g, _)| g == n));
-            for ((name, _), value) in group.iter().zip(values) {
-                w.set_value(name, value);
-            }
+            let mut w = self.with_values(&group, values);
             for mark in marks {
                 if !w.marks.contains(&mark) {
                     w.marks.push(mark);
